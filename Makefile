@@ -1,0 +1,50 @@
+# The two commands of the README, and the rest. Each target installs what it needs itself:
+# a .venv, maturin and the dev dependencies from the package registry.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+
+.PHONY: demo test develop lint fmt clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.dev-deps: requirements-dev.txt | $(PY)
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+$(VENV)/.maturin: | $(PY)
+	$(PY) -m pip install -q "maturin>=1.8,<2"
+	touch $@
+
+# Builds the extension into the venv (debug profile: the tests and the demo share it).
+develop: $(VENV)/.maturin
+	$(VENV)/bin/maturin develop -q
+
+demo: develop
+	$(PY) examples/quickstart.py
+
+test: $(VENV)/.dev-deps develop
+	cargo fmt --check
+	cargo test -q
+	$(VENV)/bin/ruff check python tests examples
+	$(VENV)/bin/ruff format --check python tests examples
+	$(PY) -m pytest -q
+
+lint: $(VENV)/.dev-deps
+	cargo fmt --check
+	cargo clippy --all-targets --features python -- -D warnings
+	$(VENV)/bin/ruff check python tests examples
+	$(VENV)/bin/ruff format --check python tests examples
+
+fmt: $(VENV)/.dev-deps
+	cargo fmt
+	$(VENV)/bin/ruff format python tests examples
+	$(VENV)/bin/ruff check --fix python tests examples
+
+clean:
+	rm -rf $(VENV) target

@@ -1,0 +1,51 @@
+"""``python -m pushwire.emulator``: serve the emulator until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import threading
+from typing import Optional
+
+from pushwire.testing import Emulator
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m pushwire.emulator",
+        description="Serve a local emulator of the push notification service.",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8900, help="main interface (0: any free)")
+    parser.add_argument(
+        "--events-port",
+        type=int,
+        default=None,
+        help="event-tracking interface (default: port + 1, or any free when port is 0)",
+    )
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("PUSHWIRE_API_KEY", "test-key"),
+        help="key of the default site (default: $PUSHWIRE_API_KEY or test-key)",
+    )
+    args = parser.parse_args(argv)
+    events_port = args.events_port
+    if events_port is None:
+        events_port = args.port + 1 if args.port else 0
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with Emulator(args.api_key, host=args.host, port=args.port, events_port=events_port) as emu:
+        print(f"PUSHWIRE_BASE_URL={emu.base_url}", flush=True)
+        print(f"PUSHWIRE_EVENTS_URL={emu.events_url}", flush=True)
+        print("serving; Ctrl-C to stop", flush=True)
+        try:
+            while not stop.wait(0.2):
+                pass
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

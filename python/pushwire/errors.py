@@ -1,0 +1,81 @@
+"""The exceptions pushwire raises. Defined in Python, raised from the Rust core."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+
+class PushwireError(Exception):
+    """Base of every error pushwire raises."""
+
+
+class ValidationError(PushwireError, ValueError):
+    """Bad input, caught before anything was sent. ``field`` names the offending parameter."""
+
+    def __init__(self, message: str, *, field: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class APIError(PushwireError):
+    """The service answered with an error (or HTTP 200 with ``success: false``)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int,
+        body: Any = None,
+        code: Optional[int] = None,
+        details: Optional[list[dict[str, Any]]] = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        self.body = body
+        self.code = code
+        self.details = details or []
+
+    def __str__(self) -> str:
+        return f"{self.status_code}: {self.message}"
+
+
+class AuthenticationError(APIError):
+    """401: the API key is missing or invalid."""
+
+
+class BadRequestError(APIError):
+    """400: the service refused the request; ``details`` lists fields on the events interface."""
+
+
+class NotFoundError(APIError):
+    """404."""
+
+
+class RateLimitError(APIError):
+    """429. ``retry_after`` is the service's wait in seconds, when it gave one."""
+
+    def __init__(self, message: str, *, retry_after: Optional[float] = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
+class ServerError(APIError):
+    """5xx."""
+
+
+class APIConnectionError(PushwireError):
+    """The service could not be reached, or the connection failed mid-request.
+
+    ``outcome_unknown`` is true when a write may have been processed before the failure.
+    """
+
+    def __init__(self, message: str, *, outcome_unknown: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.outcome_unknown = outcome_unknown
+
+
+class APITimeoutError(APIConnectionError):
+    """The call did not finish within its ``timeout``."""

@@ -1,0 +1,25 @@
+"""The ``pushwire_emulator`` pytest fixture, registered through the ``pytest11`` entry point.
+
+One emulator serves the whole session; each test gets it reset to a fresh state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from pushwire.testing import Emulator
+
+
+@pytest.fixture(scope="session")
+def _pushwire_emulator_session() -> Iterator[Emulator]:
+    with Emulator() as emu:
+        yield emu
+
+
+@pytest.fixture
+def pushwire_emulator(_pushwire_emulator_session: Emulator) -> Iterator[Emulator]:
+    """A running :class:`pushwire.testing.Emulator` with fresh state."""
+    _pushwire_emulator_session.reset()
+    yield _pushwire_emulator_session

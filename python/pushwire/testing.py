@@ -1,0 +1,223 @@
+"""A faithful local emulator of the push notification service, for tests and demos.
+
+>>> from pushwire.testing import Emulator
+>>> with Emulator(api_key="test-key") as emu:
+...     emu.create_segment("vip")
+...     # point your code at emu.base_url / emu.events_url with emu.api_key
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from types import TracebackType
+from typing import Any, Optional, Union
+
+from pushwire._core import EmulatorServer
+
+DateLike = Union[_dt.date, _dt.datetime, str]
+
+__all__ = ["Emulator"]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        return value.isoformat()
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _parse_time(s: str) -> _dt.datetime:
+    return _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+
+class Emulator:
+    """The whole API of the service, served from memory on 127.0.0.1 (free ports by default).
+
+    Runs in-process on a background runtime; use it as a context manager or call
+    :meth:`close`. Every method here is also an HTTP route ``/_emulator/{op}`` of
+    :attr:`base_url`, so code in any language can drive the same emulator.
+    """
+
+    def __init__(
+        self,
+        api_key: str = "test-key",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        events_port: int = 0,
+    ) -> None:
+        self._server = EmulatorServer(api_key, host, port, events_port)
+        self.api_key = api_key
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self) -> None:
+        self._server.stop()
+
+    def __enter__(self) -> Emulator:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Emulator(base_url={self.base_url!r}, events_url={self.events_url!r})"
+
+    @property
+    def base_url(self) -> str:
+        """Root of the main interface (without ``/apiv1``)."""
+        return self._server.base_url
+
+    @property
+    def events_url(self) -> str:
+        """Root of the event-tracking interface (without ``/api/v1``)."""
+        return self._server.events_url
+
+    @property
+    def site_id(self) -> int:
+        """The id of the site of :attr:`api_key`."""
+        return int(self._call("add_site", api_key=self.api_key)["site_id"])
+
+    def _call(self, op: str, **args: Any) -> Any:
+        clean = {k: v for k, v in args.items() if v is not None}
+        return json.loads(self._server.admin(op, json.dumps(clean, default=_jsonable)))
+
+    # -- seeding -----------------------------------------------------------------------------
+    def add_site(self, api_key: str) -> int:
+        """Adds a site with its own key and data; returns its site id."""
+        return int(self._call("add_site", api_key=api_key)["site_id"])
+
+    def add_subscriber(
+        self,
+        subscriber_hash: Optional[str] = None,
+        profile_id: Optional[str] = None,
+        country: Optional[str] = None,
+        state: Optional[str] = None,
+        city: Optional[str] = None,
+        device: Optional[str] = None,
+        device_type: Optional[str] = None,
+        browser: Optional[str] = None,
+        platform: Optional[str] = None,
+        attributes: Optional[dict[str, Any]] = None,
+        subscribed_at: Optional[DateLike] = None,
+        *,
+        segments: Optional[list[int]] = None,
+        api_key: Optional[str] = None,
+    ) -> str:
+        """Adds a subscriber (to the default site, or the site of ``api_key``); returns its hash."""
+        out = self._call(
+            "add_subscriber",
+            subscriber_hash=subscriber_hash,
+            profile_id=profile_id,
+            country=country,
+            state=state,
+            city=city,
+            device=device,
+            device_type=device_type,
+            browser=browser,
+            platform=platform,
+            attributes=attributes,
+            subscribed_at=subscribed_at,
+            segments=segments,
+            api_key=api_key,
+        )
+        return str(out["subscriber_hash"])
+
+    def create_segment(
+        self, name: str, *, segment_type: str = "custom", api_key: Optional[str] = None
+    ) -> int:
+        """Creates a segment; returns its id. ``segment_type`` other than ``custom`` (``geo``,
+        ``device``, ``browser``) makes one of the service's own, listed with ``segment_type=all``."""
+        out = self._call("create_segment", name=name, segment_type=segment_type, api_key=api_key)
+        return int(out["segment_id"])
+
+    def create_trigger(self, **fields: Any) -> int:
+        """Creates a triggered campaign from the fields of spec 2.1 (without ids and dates);
+        returns its ``trigger_id``. ``rules`` and ``campaign_name`` are required."""
+        return int(self._call("create_trigger", **fields)["trigger_id"])
+
+    # -- what the service received and holds -------------------------------------------------
+    def requests(self) -> list[dict[str, Any]]:
+        """Every API request received, oldest first, with the key redacted."""
+        out: list[dict[str, Any]] = self._call("requests")
+        return out
+
+    def clear_requests(self) -> None:
+        self._call("clear_requests")
+
+    def subscribers(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = self._call("subscribers", api_key=api_key)
+        return out
+
+    def segments(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        """Every segment of the site with its ``members`` (subscriber hashes)."""
+        out: list[dict[str, Any]] = self._call("segments", api_key=api_key)
+        return out
+
+    def notifications(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        """Every broadcast created, oldest first, with its ``status`` and ``request``."""
+        out: list[dict[str, Any]] = self._call("notifications", api_key=api_key)
+        return out
+
+    def events(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        """Every event tracked, oldest first."""
+        out: list[dict[str, Any]] = self._call("events", api_key=api_key)
+        return out
+
+    def products(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        """The latest state of every product updated."""
+        out: list[dict[str, Any]] = self._call("products", api_key=api_key)
+        return out
+
+    # -- faults and the clock ----------------------------------------------------------------
+    def inject_fault(
+        self,
+        path: str,
+        *,
+        status: Optional[int] = None,
+        times: int = 1,
+        retry_after: Optional[int] = None,
+        delay: Optional[float] = None,
+        drop: Union[bool, str] = False,
+        method: Optional[str] = None,
+    ) -> None:
+        """Makes the next ``times`` requests to ``path`` (a prefix when it ends with ``*``) fail:
+        answer ``status`` (with ``Retry-After: retry_after``), wait ``delay`` seconds first, or
+        drop the connection without an answer, ``"before"`` (or ``True``) the request is
+        processed or ``"after"``."""
+        self._call(
+            "inject_fault",
+            path=path,
+            status=status,
+            times=times,
+            retry_after=retry_after,
+            delay=delay,
+            drop=drop,
+            method=method,
+        )
+
+    def clear_faults(self) -> None:
+        self._call("clear_faults")
+
+    @property
+    def now(self) -> _dt.datetime:
+        """The emulator's clock (aware, UTC): wall time plus what :meth:`advance` added."""
+        return _parse_time(self._call("now")["now"])
+
+    def advance(self, seconds: float) -> _dt.datetime:
+        """Moves the emulator's clock forward; returns the new time."""
+        return _parse_time(self._call("advance", seconds=seconds)["now"])
+
+    def reset(self) -> None:
+        """Back to a fresh state: only the default site, no data, no faults, clock at wall time."""
+        self._call("reset")

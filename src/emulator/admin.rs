@@ -1,0 +1,410 @@
+//! The emulator's own controls, apart from the API: seeding subscribers, segments and
+//! triggered campaigns, reading what the service received and holds, faults, the clock,
+//! reset. Each operation is a function of JSON to JSON, served as `/_emulator/{op}` and
+//! called in-process by `pushwire.testing.Emulator`, so both ways run the same code.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::faults::FaultSpec;
+use super::state::{iso, Counters, Emu, SegmentRec, SiteId, Subscriber};
+use crate::model::{
+    Analytics, CampaignOptions, Rules, TriggerOptions, TriggeredCampaign, TriggeredNotification,
+    UtmParams,
+};
+use crate::validate::{self, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, CAMPAIGN_EXPIRY_MAX_SECONDS};
+
+/// The operations, for the admin index and error messages.
+pub const OPERATIONS: [&str; 16] = [
+    "add_site",
+    "add_subscriber",
+    "create_segment",
+    "create_trigger",
+    "requests",
+    "clear_requests",
+    "subscribers",
+    "segments",
+    "notifications",
+    "events",
+    "products",
+    "inject_fault",
+    "clear_faults",
+    "now",
+    "advance",
+    "reset",
+];
+
+/// Runs one admin operation.
+pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
+    let args = match args {
+        Value::Object(m) => m,
+        Value::Null => Map::new(),
+        _ => return Err("arguments must be a JSON object".into()),
+    };
+    let site = site_of(emu, &args)?;
+    match op {
+        "add_site" => {
+            let key = str_arg(&args, "api_key")?.ok_or("api_key is required")?;
+            if key.is_empty() {
+                return Err("api_key must not be empty".into());
+            }
+            let id = emu.lock().add_site(&key);
+            Ok(json!({"site_id": id, "api_key_set": true}))
+        }
+        "add_subscriber" => add_subscriber(emu, site, args),
+        "create_segment" => {
+            let name = str_arg(&args, "name")?.ok_or("name is required")?;
+            let kind = str_arg(&args, "segment_type")?.unwrap_or_else(|| "custom".into());
+            let id = emu.with_site(site, |s, ids, now| {
+                let segment_id = Counters::next(&mut ids.segment);
+                s.segments.push(SegmentRec {
+                    segment_id,
+                    segment_name: name,
+                    segment_type: kind,
+                    created_at: now,
+                });
+                segment_id
+            });
+            Ok(json!({"segment_id": id}))
+        }
+        "create_trigger" => create_trigger(emu, site, args),
+        "requests" => Ok(json!(emu.lock().log)),
+        "clear_requests" => {
+            emu.lock().log.clear();
+            Ok(json!({}))
+        }
+        "subscribers" => Ok(emu.with_site(site, |s, _, _| json!(s.subscribers))),
+        "segments" => Ok(emu.with_site(site, |s, _, _| {
+            let members = |id: i64| -> Vec<&str> {
+                s.subscribers
+                    .iter()
+                    .filter(|sub| sub.segments.contains(&id))
+                    .map(|sub| sub.subscriber_hash.as_str())
+                    .collect()
+            };
+            Value::Array(
+                s.segments
+                    .iter()
+                    .map(|seg| {
+                        let mut v = json!(seg);
+                        v["members"] = json!(members(seg.segment_id));
+                        v
+                    })
+                    .collect(),
+            )
+        })),
+        "notifications" => Ok(emu.with_site(site, |s, _, _| json!(s.notifications))),
+        "events" => Ok(emu.with_site(site, |s, _, _| json!(s.events))),
+        "products" => Ok(emu.with_site(site, |s, _, _| {
+            json!(s.products.values().collect::<Vec<_>>())
+        })),
+        "inject_fault" => {
+            let spec: FaultSpec =
+                serde_json::from_value(Value::Object(args)).map_err(|e| e.to_string())?;
+            let fault = spec.into_fault()?;
+            emu.lock().faults.push(fault);
+            Ok(json!({}))
+        }
+        "clear_faults" => {
+            emu.lock().faults.clear();
+            Ok(json!({}))
+        }
+        "now" => Ok(json!({"now": iso(emu.lock().now())})),
+        "advance" => {
+            let secs = args
+                .get("seconds")
+                .and_then(Value::as_f64)
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .ok_or("seconds must be a number not below 0")?;
+            let mut st = emu.lock();
+            st.clock_offset += chrono::Duration::milliseconds((secs * 1000.0).round() as i64);
+            Ok(json!({"now": iso(st.now())}))
+        }
+        "reset" => {
+            emu.reset();
+            Ok(json!({}))
+        }
+        other => Err(format!(
+            "unknown operation {other}; operations: {}",
+            OPERATIONS.join(", ")
+        )),
+    }
+}
+
+/// The site an operation acts on: the one of `api_key` when given, else the default.
+fn site_of(emu: &Emu, args: &Map<String, Value>) -> Result<SiteId, String> {
+    let key = match args.get("api_key").and_then(Value::as_str) {
+        Some(k) => k.to_string(),
+        None => emu.default_key.clone(),
+    };
+    match emu.site_for_key(&key) {
+        Some(site) => Ok(site),
+        // add_site names a key that has no site yet.
+        None => emu
+            .site_for_key(&emu.default_key)
+            .ok_or_else(|| "the emulator has no default site".to_string()),
+    }
+}
+
+fn str_arg(args: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(_) => Err(format!("{key} must be a string")),
+    }
+}
+
+fn time_arg(args: &Map<String, Value>, key: &str) -> Result<Option<DateTime<Utc>>, String> {
+    let Some(s) = str_arg(args, key)? else {
+        return Ok(None);
+    };
+    if let Ok(t) = DateTime::parse_from_rfc3339(&s) {
+        return Ok(Some(t.with_timezone(&Utc)));
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(&s, "%Y-%m-%d") {
+        return Ok(Some(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc()));
+    }
+    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(&s, "%Y-%m-%dT%H:%M:%S%.f") {
+        return Ok(Some(t.and_utc()));
+    }
+    Err(format!("{key} must be an ISO 8601 date or date-time"))
+}
+
+fn random_hash() -> String {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    (0..32)
+        .map(|_| char::from_digit(rng.random_range(0..16), 16).unwrap_or('0'))
+        .collect()
+}
+
+fn add_subscriber(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<Value, String> {
+    let attributes = match args.get("attributes") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return Err("attributes must be an object".into()),
+    };
+    let hash = str_arg(&args, "subscriber_hash")?.unwrap_or_else(random_hash);
+    let subscribed_at = time_arg(&args, "subscribed_at")?;
+    let mut sub = Subscriber {
+        subscriber_hash: hash.clone(),
+        profile_id: str_arg(&args, "profile_id")?,
+        country: str_arg(&args, "country")?,
+        state: str_arg(&args, "state")?,
+        city: str_arg(&args, "city")?,
+        device: str_arg(&args, "device")?,
+        device_type: str_arg(&args, "device_type")?,
+        browser: str_arg(&args, "browser")?,
+        platform: str_arg(&args, "platform")?,
+        attributes,
+        subscribed_at: Utc::now(),
+        unsubscribed_at: None,
+        segments: Default::default(),
+    };
+    let segments: Vec<i64> = match args.get("segments") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_i64()
+                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                    .ok_or("segments must be segment ids")
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("segments must be a list of segment ids".into()),
+    };
+    emu.with_site(site, |s, _, now| {
+        if s.subscribers.iter().any(|x| x.subscriber_hash == hash) {
+            return Err(format!("subscriber {hash} already exists"));
+        }
+        for id in &segments {
+            if s.segment(*id).is_none() {
+                return Err(format!("segment {id} does not exist"));
+            }
+        }
+        sub.subscribed_at = subscribed_at.unwrap_or(now);
+        sub.segments = segments.iter().copied().collect();
+        s.subscribers.push(sub);
+        Ok(())
+    })?;
+    Ok(json!({"subscriber_hash": hash}))
+}
+
+/// The fields of 2.1 without ids and dates; notifications of 2.2 without ids.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewTrigger {
+    campaign_name: String,
+    #[serde(default = "default_type")]
+    campaign_type: String,
+    #[serde(default = "default_status")]
+    status: String,
+    #[serde(default = "default_limit")]
+    daily_trigger_limit: i64,
+    #[serde(default = "default_limit")]
+    weekly_trigger_limit: i64,
+    rules: Rules,
+    #[serde(default)]
+    notifications: Vec<TriggeredNotification>,
+    #[serde(default)]
+    options: Option<TriggerOptions>,
+    #[serde(default)]
+    utm_params: Option<Value>,
+    #[serde(default)]
+    api_key: Option<String>,
+}
+
+fn default_type() -> String {
+    "trigger".into()
+}
+fn default_status() -> String {
+    "active".into()
+}
+fn default_limit() -> i64 {
+    10
+}
+
+fn create_trigger(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<Value, String> {
+    let t: NewTrigger = serde_json::from_value(Value::Object(args)).map_err(|e| e.to_string())?;
+    let _ = t.api_key;
+    const TYPES: [&str; 5] = ["generic", "browse", "trigger", "price_drop", "inventory"];
+    const STATUSES: [&str; 4] = ["draft", "active", "pause", "deleted"];
+    if t.campaign_name.trim().is_empty() {
+        return Err("campaign_name is required".into());
+    }
+    if !TYPES.contains(&t.campaign_type.as_str()) {
+        return Err(format!("campaign_type must be one of {}", TYPES.join(", ")));
+    }
+    if !STATUSES.contains(&t.status.as_str()) {
+        return Err(format!("status must be one of {}", STATUSES.join(", ")));
+    }
+    if t.daily_trigger_limit < 0 || t.weekly_trigger_limit < 0 {
+        return Err("trigger limits must not be negative".into());
+    }
+    if t.rules.start_event_name.trim().is_empty() {
+        return Err("rules.start_event_name is required".into());
+    }
+    let mut notifications = t.notifications;
+    for (i, n) in notifications.iter_mut().enumerate() {
+        let prefix = format!("notifications[{i}].");
+        if n.title.is_empty() || n.message.is_empty() || n.url.is_empty() {
+            return Err(format!("{prefix}title, message and url are required"));
+        }
+        if n.expiry == 0 {
+            n.expiry = CAMPAIGN_EXPIRY_MAX_SECONDS;
+        }
+        validate::campaign_expiry(&format!("{prefix}expiry"), n.expiry)
+            .map_err(|v| v.message_with_field())?;
+        if n.schedule_options.kind.is_empty() {
+            n.schedule_options = if i == 0 {
+                crate::model::ScheduleOptions {
+                    kind: "rightaway".into(),
+                    ..Default::default()
+                }
+            } else {
+                crate::model::ScheduleOptions {
+                    kind: "after".into(),
+                    value: Some(0),
+                    unit: Some("minutes".into()),
+                    at: None,
+                }
+            };
+        }
+        validate::schedule(&prefix, i, &n.schedule_options, false)
+            .map_err(|v| v.message_with_field())?;
+        validate::actions(&prefix, &n.actions).map_err(|v| v.message_with_field())?;
+    }
+    let mut options = t.options;
+    if matches!(t.campaign_type.as_str(), "price_drop" | "inventory") {
+        let o = options.get_or_insert_with(TriggerOptions::default);
+        let c = o.campaign.get_or_insert_with(CampaignOptions::default);
+        c.expiry
+            .get_or_insert_with(|| CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS.to_string());
+        if t.campaign_type == "price_drop" {
+            let th = c
+                .price_drop_threshold
+                .as_ref()
+                .ok_or("options.campaign.price_drop_threshold is required for price_drop")?;
+            if th.kind != "absolute" && th.kind != "percentage" {
+                return Err("price_drop_threshold.type must be absolute or percentage".into());
+            }
+        }
+    }
+    let utm = t
+        .utm_params
+        .map(|v| UtmParams::from_either(&v))
+        .transpose()?
+        .flatten();
+    let id = emu.with_site(site, |s, ids, now| {
+        let trigger_id = Counters::next(&mut ids.trigger);
+        for (i, n) in notifications.iter_mut().enumerate() {
+            n.id = Counters::next(&mut ids.campaign_notification);
+            n.order = i as i64 + 1;
+            n.analytics = Analytics::default();
+        }
+        s.triggers.push(TriggeredCampaign {
+            trigger_id,
+            campaign_name: t.campaign_name,
+            campaign_type: t.campaign_type,
+            status: t.status,
+            site_id: s.site_id,
+            created_at_utc: iso(now),
+            updated_at_utc: iso(now),
+            daily_trigger_limit: t.daily_trigger_limit,
+            weekly_trigger_limit: t.weekly_trigger_limit,
+            rules: t.rules,
+            analytics: Analytics::default(),
+            notifications: Some(notifications),
+            options,
+            utm_params: utm,
+            extra: Default::default(),
+        });
+        trigger_id
+    });
+    Ok(json!({"trigger_id": id}))
+}
+
+/// `/_emulator/{op}`: arguments from the JSON body and the query string.
+pub async fn route(
+    State(emu): State<Arc<Emu>>,
+    Path(op): Path<String>,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let mut args = if body.is_empty() {
+        Map::new()
+    } else {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(Value::Object(m)) => m,
+            _ => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    Json(json!({"error": "the body must be a JSON object"})),
+                )
+                    .into_response()
+            }
+        }
+    };
+    for (k, v) in form_urlencoded::parse(uri.query().unwrap_or("").as_bytes()) {
+        args.entry(k.into_owned())
+            .or_insert_with(|| Value::String(v.into_owned()));
+    }
+    if let Some(seconds) = args.get("seconds").and_then(Value::as_str) {
+        if let Ok(s) = seconds.parse::<f64>() {
+            args.insert("seconds".into(), json!(s));
+        }
+    }
+    match dispatch(&emu, &op, Value::Object(args)) {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => (StatusCode::BAD_REQUEST, Json(json!({"error": e}))).into_response(),
+    }
+}

@@ -1,0 +1,104 @@
+//! Faults injected into the API routes by tests: an error status (with `Retry-After`), a
+//! delay, or a connection dropped before or after the request is processed.
+
+use std::time::Duration;
+
+use axum::http::{Method, StatusCode};
+use serde::Deserialize;
+
+/// When a dropped connection is cut: before the service processed the request (it surely
+/// did nothing) or after (it did, and the client never hears so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropMode {
+    Before,
+    After,
+}
+
+/// One armed fault: it fires on the next `times` requests matching `path` (and `method`,
+/// when given). `path` is exact, or a prefix when it ends with `*`.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub path: String,
+    pub method: Option<Method>,
+    pub status: Option<StatusCode>,
+    pub retry_after: Option<u64>,
+    pub delay: Option<Duration>,
+    pub drop: Option<DropMode>,
+    pub times: u32,
+}
+
+impl Fault {
+    pub fn matches(&self, method: &Method, path: &str) -> bool {
+        let path_ok = match self.path.strip_suffix('*') {
+            Some(prefix) => path.starts_with(prefix),
+            None => self.path == path,
+        };
+        path_ok && self.method.as_ref().is_none_or(|m| m == method)
+    }
+}
+
+/// The admin request that arms a fault (`POST /_emulator/inject_fault`).
+#[derive(Debug, Deserialize)]
+pub struct FaultSpec {
+    pub path: String,
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub status: Option<u16>,
+    #[serde(default = "one")]
+    pub times: u32,
+    #[serde(default)]
+    pub retry_after: Option<u64>,
+    /// Seconds.
+    #[serde(default)]
+    pub delay: Option<f64>,
+    /// `false`, `true` (same as `"before"`), `"before"` or `"after"`.
+    #[serde(default)]
+    pub drop: Option<serde_json::Value>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl FaultSpec {
+    pub fn into_fault(self) -> Result<Fault, String> {
+        let method = self
+            .method
+            .map(|m| Method::from_bytes(m.to_ascii_uppercase().as_bytes()))
+            .transpose()
+            .map_err(|_| "method is not an HTTP method".to_string())?;
+        let status = self
+            .status
+            .map(StatusCode::from_u16)
+            .transpose()
+            .map_err(|_| "status is not an HTTP status".to_string())?;
+        let drop = match self.drop {
+            None | Some(serde_json::Value::Bool(false)) | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::Bool(true)) => Some(DropMode::Before),
+            Some(serde_json::Value::String(s)) if s == "before" => Some(DropMode::Before),
+            Some(serde_json::Value::String(s)) if s == "after" => Some(DropMode::After),
+            Some(_) => return Err("drop must be false, true, \"before\" or \"after\"".into()),
+        };
+        let delay = match self.delay {
+            Some(d) if d.is_finite() && d >= 0.0 => Some(Duration::from_secs_f64(d)),
+            Some(_) => return Err("delay must be a number of seconds".into()),
+            None => None,
+        };
+        if status.is_none() && drop.is_none() && delay.is_none() {
+            return Err("a fault needs a status, a delay or drop".into());
+        }
+        if !self.path.starts_with('/') {
+            return Err("path must start with /".into());
+        }
+        Ok(Fault {
+            path: self.path,
+            method,
+            status,
+            retry_after: self.retry_after,
+            delay,
+            drop,
+            times: self.times.max(1),
+        })
+    }
+}

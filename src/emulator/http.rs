@@ -1,0 +1,337 @@
+//! What every request of an interface goes through before its route: the body cap, the
+//! request log, injected faults and authentication; and the spec's error shapes (section 7).
+
+use std::sync::Arc;
+
+use axum::body::{to_bytes, Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Map, Value};
+use tokio::sync::Notify;
+
+use super::faults::DropMode;
+use super::state::{Emu, SiteId};
+use crate::form::Form;
+use crate::validate::Violation;
+
+/// Request bodies above this are refused with 413 before they are buffered further.
+pub const BODY_LIMIT: usize = 1 << 20;
+
+/// The two interfaces, which differ in their error shapes and authentication codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interface {
+    Main,
+    Events,
+}
+
+impl Interface {
+    pub fn name(self) -> &'static str {
+        match self {
+            Interface::Main => "main",
+            Interface::Events => "events",
+        }
+    }
+}
+
+/// An error answer in the spec's shapes.
+#[derive(Debug)]
+pub enum ApiError {
+    /// Main interface 401: `{success: false, message: "API KEY Invalid"}`.
+    Unauthorized,
+    /// Campaign endpoints: `{success: false, error: {name: "InvalidRequestException", message}}`.
+    Campaign(StatusCode, String),
+    /// Segment, notification and other main endpoints: `{success: false, message}`.
+    Message(StatusCode, String),
+    /// Events interface: `{error: {message, code, details?}}`.
+    Events {
+        status: StatusCode,
+        code: u32,
+        message: String,
+        details: Vec<Violation>,
+    },
+}
+
+impl ApiError {
+    pub fn bad_campaign(v: impl std::fmt::Display) -> ApiError {
+        ApiError::Campaign(StatusCode::BAD_REQUEST, v.to_string())
+    }
+
+    pub fn bad(message: impl Into<String>) -> ApiError {
+        ApiError::Message(StatusCode::BAD_REQUEST, message.into())
+    }
+
+    pub fn invalid_event(details: Vec<Violation>) -> ApiError {
+        ApiError::Events {
+            status: StatusCode::BAD_REQUEST,
+            code: 1003,
+            message: "Invalid data".into(),
+            details,
+        }
+    }
+
+    /// The plain error of `iface` for transport-level failures (bad body, 404, 413, faults).
+    pub fn plain(iface: Interface, status: StatusCode, message: impl Into<String>) -> ApiError {
+        let message = message.into();
+        match iface {
+            Interface::Main => ApiError::Message(status, message),
+            Interface::Events => ApiError::Events {
+                status,
+                code: if status.is_server_error() { 1001 } else { 1003 },
+                details: Vec::new(),
+                message,
+            },
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match self {
+            ApiError::Unauthorized => (
+                StatusCode::UNAUTHORIZED,
+                Json(json!({"success": false, "message": "API KEY Invalid"})),
+            )
+                .into_response(),
+            ApiError::Campaign(status, message) => (
+                status,
+                Json(json!({
+                    "success": false,
+                    "error": {"name": "InvalidRequestException", "message": message},
+                })),
+            )
+                .into_response(),
+            ApiError::Message(status, message) => {
+                (status, Json(json!({"success": false, "message": message}))).into_response()
+            }
+            ApiError::Events {
+                status,
+                code,
+                message,
+                details,
+            } => {
+                let mut error = json!({"message": message, "code": code});
+                if !details.is_empty() {
+                    error["details"] = details
+                        .iter()
+                        .map(|v| {
+                            json!({
+                                "message": v.message,
+                                "path": v.field.split('.').collect::<Vec<_>>(),
+                            })
+                        })
+                        .collect();
+                }
+                (status, Json(json!({ "error": error }))).into_response()
+            }
+        }
+    }
+}
+
+pub type ApiResult = Result<Response, ApiError>;
+
+/// A success body.
+pub fn ok(body: Value) -> ApiResult {
+    Ok(Json(body).into_response())
+}
+
+/// The header spellings real clients use for the key: `Api-Key`/`api-key` and
+/// `api_key`/`Api_key` (header names compare case-insensitively).
+pub fn api_key(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get("api-key")
+        .or_else(|| headers.get("api_key"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+/// Closes the connection a request arrived on without an answer (the `drop` fault).
+#[derive(Clone)]
+pub struct ConnKill(pub Arc<Notify>);
+
+/// Per-interface context of the gate.
+#[derive(Clone)]
+pub struct Gate {
+    pub emu: Arc<Emu>,
+    pub iface: Interface,
+}
+
+/// The middleware in front of every API route of an interface.
+pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Response {
+    let Gate { emu, iface } = gate;
+    let (mut parts, body) = req.into_parts();
+    // to_bytes caps the read (http-body-util's Limited underneath): nothing past the cap
+    // is buffered.
+    let bytes = match to_bytes(body, BODY_LIMIT).await {
+        Ok(b) => b,
+        Err(_) => {
+            return ApiError::plain(
+                iface,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Request body exceeds {BODY_LIMIT} bytes"),
+            )
+            .into_response()
+        }
+    };
+    let path = parts.uri.path().to_string();
+    let entry = emu.log_request(iface, &parts, &bytes);
+    let kill = parts.extensions.get::<ConnKill>().cloned();
+
+    let fault = emu.take_fault(&parts.method, &path);
+    let mut drop_after = false;
+    if let Some(f) = &fault {
+        if let Some(d) = f.delay {
+            tokio::time::sleep(d).await;
+        }
+        match f.drop {
+            Some(DropMode::Before) => return hang_up(kill).await,
+            Some(DropMode::After) => drop_after = true,
+            None => {}
+        }
+        if let Some(status) = f.status {
+            let mut resp = ApiError::plain(iface, status, "Injected fault").into_response();
+            if let Some(ra) = f.retry_after {
+                if let Ok(v) = HeaderValue::from_str(&ra.to_string()) {
+                    resp.headers_mut().insert("retry-after", v);
+                }
+            }
+            emu.log_status(entry, resp.status());
+            return resp;
+        }
+    }
+
+    let resp = match authenticate(&emu, iface, &parts.headers) {
+        Ok(site) => {
+            parts.extensions.insert(site);
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Err(e) => e.into_response(),
+    };
+    emu.log_status(entry, resp.status());
+    if drop_after {
+        return hang_up(kill).await;
+    }
+    resp
+}
+
+/// Closes the connection and never answers.
+async fn hang_up(kill: Option<ConnKill>) -> Response {
+    if let Some(ConnKill(k)) = kill {
+        k.notify_one();
+    }
+    std::future::pending::<Response>().await
+}
+
+fn authenticate(emu: &Emu, iface: Interface, headers: &HeaderMap) -> Result<SiteId, ApiError> {
+    let key = api_key(headers).filter(|k| !k.is_empty());
+    match (key.and_then(|k| emu.site_for_key(k)), key, iface) {
+        (Some(site), _, _) => Ok(site),
+        (None, _, Interface::Main) => Err(ApiError::Unauthorized),
+        (None, None, Interface::Events) => Err(ApiError::Events {
+            status: StatusCode::UNAUTHORIZED,
+            code: 401002,
+            message: "API key missing. It must be sent in the API-KEY header".into(),
+            details: Vec::new(),
+        }),
+        (None, Some(_), Interface::Events) => Err(ApiError::Events {
+            status: StatusCode::UNAUTHORIZED,
+            code: 401000,
+            message: "API key not found or incorrect".into(),
+            details: Vec::new(),
+        }),
+    }
+}
+
+/// Unknown paths, in the interface's error shape.
+pub async fn not_found(State(gate): State<Gate>, method: Method, req: Request) -> Response {
+    ApiError::plain(
+        gate.iface,
+        StatusCode::NOT_FOUND,
+        format!("Cannot {method} {}", req.uri().path()),
+    )
+    .into_response()
+}
+
+fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// A JSON object body; `None` names what is wrong with it.
+pub fn json_object(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>, String> {
+    let ct = content_type(headers);
+    if !(ct == "application/json" || ct.ends_with("+json")) {
+        return Err(if ct.is_empty() {
+            "Content-Type must be application/json".to_string()
+        } else {
+            format!("Unsupported Content-Type {ct}: send application/json")
+        });
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err("The body must be a JSON object".to_string()),
+        Err(e) => Err(format!("Malformed JSON body: {e}")),
+    }
+}
+
+/// A form body. The spec's endpoints are form-encoded; a JSON object is accepted too (its
+/// arrays become lists), since clients send one by mistake and the service reads both.
+pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
+    let ct = content_type(headers);
+    match ct.as_str() {
+        "" | "application/x-www-form-urlencoded" => Ok(Form::parse(body)),
+        "application/json" => {
+            let obj = json_object(headers, body)?;
+            let mut w = crate::form::FormWriter::new();
+            for (k, v) in &obj {
+                match v {
+                    Value::Array(items) => {
+                        let items: Vec<String> = items.iter().map(scalar_text).collect();
+                        w.list(k, &items);
+                    }
+                    Value::Null => {}
+                    other => {
+                        w.field(k, &scalar_text(other));
+                    }
+                }
+            }
+            Ok(Form::parse(w.finish().as_bytes()))
+        }
+        other => Err(format!(
+            "Unsupported Content-Type {other}: send application/x-www-form-urlencoded"
+        )),
+    }
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The query string as a form (same array spellings).
+pub fn query(uri: &axum::http::Uri) -> Form {
+    Form::parse(uri.query().unwrap_or("").as_bytes())
+}
+
+/// An optional integer query parameter; a value that is not one is a violation.
+pub fn int_param(q: &Form, name: &str) -> Result<Option<i64>, Violation> {
+    match q.text(name) {
+        None => Ok(None),
+        Some(s) => s
+            .parse::<i64>()
+            .map(Some)
+            .map_err(|_| Violation::new(name, format!("{name} must be an integer"))),
+    }
+}

@@ -1,0 +1,135 @@
+//! Summary analytics (4.10) and the subscriber distribution (4.11).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::Uri;
+use axum::Extension;
+use chrono::{Datelike, Days, Months, NaiveDate};
+use serde_json::{json, Map, Value};
+
+use crate::emulator::http::{ok, query, ApiError, ApiResult};
+use crate::emulator::state::{Emu, Site, SiteId, Subscriber};
+use crate::model::common::ctr;
+use crate::model::SummaryRow;
+use crate::validate::{self, GroupBy};
+
+pub async fn summary(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    uri: Uri,
+) -> ApiResult {
+    let q = query(&uri);
+    let (from, to, group_by) =
+        validate::summary_query(q.get("from"), q.get("to"), q.get("group_by"))
+            .map_err(|v| ApiError::bad(v.message))?;
+    let rows = emu.with_site(site, |s, _, _| summary_rows(s, from, to, group_by));
+    ok(json!({"success": true, "data": rows}))
+}
+
+/// The first day of the period `d` falls in (weeks start on Monday).
+fn period_start(d: NaiveDate, g: GroupBy) -> NaiveDate {
+    match g {
+        GroupBy::Day => d,
+        GroupBy::Week => d - Days::new(d.weekday().num_days_from_monday() as u64),
+        GroupBy::Month => d.with_day(1).unwrap_or(d),
+    }
+}
+
+fn next_period(start: NaiveDate, g: GroupBy) -> NaiveDate {
+    match g {
+        GroupBy::Day => start + Days::new(1),
+        GroupBy::Week => start + Days::new(7),
+        GroupBy::Month => start + Months::new(1),
+    }
+}
+
+fn is_mobile(sub: &Subscriber) -> bool {
+    matches!(sub.device_type.as_deref(), Some("mobile") | Some("tablet"))
+}
+
+/// One row per day, week or month of `[from, to]`, dated by the period's first day within
+/// the range.
+pub fn summary_rows(s: &Site, from: NaiveDate, to: NaiveDate, g: GroupBy) -> Vec<SummaryRow> {
+    let mut rows: BTreeMap<NaiveDate, SummaryRow> = BTreeMap::new();
+    let mut start = period_start(from, g);
+    while start <= to {
+        let label = start.max(from);
+        rows.insert(
+            period_start(label, g),
+            SummaryRow {
+                date: label.format("%Y-%m-%d").to_string(),
+                ..Default::default()
+            },
+        );
+        start = next_period(start, g);
+    }
+    let in_range = |d: NaiveDate| d >= from && d <= to;
+    for sub in &s.subscribers {
+        let joined = sub.subscribed_at.date_naive();
+        if in_range(joined) {
+            if let Some(r) = rows.get_mut(&period_start(joined, g)) {
+                r.subscriber_count += 1;
+                if is_mobile(sub) {
+                    r.mobile_subscriber_count += 1;
+                } else {
+                    r.desktop_subscriber_count += 1;
+                }
+            }
+        }
+        if let Some(left) = sub.unsubscribed_at.map(|t| t.date_naive()) {
+            if in_range(left) {
+                if let Some(r) = rows.get_mut(&period_start(left, g)) {
+                    r.unsubscribed_count += 1;
+                    if is_mobile(sub) {
+                        r.mobile_unsubscribed_count += 1;
+                    } else {
+                        r.desktop_unsubscribed_count += 1;
+                    }
+                }
+            }
+        }
+    }
+    rows.into_values()
+        .map(|mut r| {
+            r.ctr = ctr(r.click_count, r.view_count);
+            r
+        })
+        .collect()
+}
+
+pub async fn subscribers(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    uri: Uri,
+) -> ApiResult {
+    let q = query(&uri);
+    let dims =
+        validate::subscriber_dimensions(q.get("type")).map_err(|v| ApiError::bad(v.message))?;
+    let data = emu.with_site(site, |s, _, _| distribution(s, &dims));
+    ok(json!({"success": true, "data": data}))
+}
+
+/// Active subscribers counted by each dimension's values (2.13).
+pub fn distribution(s: &Site, dims: &[String]) -> Map<String, Value> {
+    let mut out = Map::new();
+    for dim in dims {
+        let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+        for sub in s.subscribers.iter().filter(|s| s.unsubscribed_at.is_none()) {
+            let v = match dim.as_str() {
+                "country" => &sub.country,
+                "state" => &sub.state,
+                "city" => &sub.city,
+                "device" => &sub.device,
+                "device_type" => &sub.device_type,
+                _ => &sub.platform,
+            };
+            if let Some(v) = v {
+                *counts.entry(v.clone()).or_default() += 1;
+            }
+        }
+        out.insert(dim.clone(), json!(counts));
+    }
+    out
+}

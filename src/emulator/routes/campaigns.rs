@@ -1,0 +1,242 @@
+//! Triggered campaigns (4.1, 4.2) and drip autoresponders (4.3-4.5).
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, Uri};
+use axum::Extension;
+use serde_json::{json, Value};
+
+use crate::emulator::http::{int_param, json_object, ok, query, ApiError, ApiResult};
+use crate::emulator::state::{iso, Counters, DripRec, Emu, Site, SiteId};
+use crate::form::Form;
+use crate::model::{
+    Analytics, Audience, AudienceFilter, AudienceRule, Drip, DripNotification, DripOptions, Meta,
+    NewDrip, SendTo, UtmParams,
+};
+use crate::validate::{self, Violation};
+
+fn bad(v: Violation) -> ApiError {
+    ApiError::bad_campaign(v.message)
+}
+
+/// `page` and `limit` of a campaign list, and its analytics range.
+fn list_params(q: &Form) -> Result<(u32, u32), ApiError> {
+    let page = validate::page(int_param(q, "page").map_err(bad)?).map_err(bad)?;
+    let limit = validate::limit(int_param(q, "limit").map_err(bad)?).map_err(bad)?;
+    analytics_range(q)?;
+    Ok((page, limit))
+}
+
+fn analytics_range(q: &Form) -> Result<(), ApiError> {
+    validate::analytics_range(
+        q.text("analytics_start_at").as_deref(),
+        q.text("analytics_end_at").as_deref(),
+    )
+    .map_err(bad)?;
+    Ok(())
+}
+
+/// Newest first, one page of it, and the `meta` of 4.2.
+fn paginate<T: Clone>(items: &[T], page: u32, limit: u32) -> (Vec<T>, Meta) {
+    let start = (page as usize - 1).saturating_mul(limit as usize);
+    let data = items
+        .iter()
+        .rev()
+        .skip(start)
+        .take(limit as usize)
+        .cloned()
+        .collect();
+    (data, Meta::new(items.len(), page, limit))
+}
+
+fn path_id(raw: &str, what: &str) -> Result<i64, ApiError> {
+    raw.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| ApiError::bad_campaign(format!("{what} must be a positive integer")))
+}
+
+pub async fn list_triggers(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    uri: Uri,
+) -> ApiResult {
+    let (page, limit) = list_params(&query(&uri))?;
+    let (data, meta) = emu.with_site(site, |s, _, _| {
+        let (mut data, meta) = paginate(&s.triggers, page, limit);
+        for t in &mut data {
+            t.notifications = None;
+        }
+        (data, meta)
+    });
+    ok(json!({"success": true, "data": data, "meta": meta}))
+}
+
+pub async fn get_trigger(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    Path(raw): Path<String>,
+    uri: Uri,
+) -> ApiResult {
+    let id = path_id(&raw, "trigger_id")?;
+    analytics_range(&query(&uri))?;
+    let found = emu.with_site(site, |s, _, _| {
+        s.triggers.iter().find(|t| t.trigger_id == id).cloned()
+    });
+    match found {
+        Some(t) => ok(json!({"success": true, "data": t})),
+        None => Err(ApiError::bad_campaign(format!(
+            "Triggered campaign {id} does not exist"
+        ))),
+    }
+}
+
+pub async fn list_drips(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    uri: Uri,
+) -> ApiResult {
+    let (page, limit) = list_params(&query(&uri))?;
+    let (data, meta) = emu.with_site(site, |s, _, _| {
+        let (recs, meta) = paginate(&s.drips, page, limit);
+        let data: Vec<Drip> = recs
+            .into_iter()
+            .map(|r| Drip {
+                notifications: None,
+                ..r.drip
+            })
+            .collect();
+        (data, meta)
+    });
+    ok(json!({"success": true, "data": data, "meta": meta}))
+}
+
+pub async fn get_drip(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    Path(raw): Path<String>,
+    uri: Uri,
+) -> ApiResult {
+    let id = path_id(&raw, "drip_id")?;
+    analytics_range(&query(&uri))?;
+    let found = emu.with_site(site, |s, _, _| {
+        s.drips.iter().find(|d| d.drip.drip_id == id).cloned()
+    });
+    match found {
+        Some(r) => ok(json!({"success": true, "data": r.drip})),
+        None => Err(ApiError::bad_campaign(format!(
+            "Drip autoresponder {id} does not exist"
+        ))),
+    }
+}
+
+/// Reads the body of 4.3; `utm_params` may come in either shape of 2.5.
+pub fn parse_new_drip(mut obj: serde_json::Map<String, Value>) -> Result<NewDrip, String> {
+    let utm = match obj.remove("utm_params") {
+        None | Some(Value::Null) => None,
+        Some(v) => UtmParams::from_either(&v)?,
+    };
+    for key in ["campaign_name", "notifications"] {
+        if !obj.contains_key(key) {
+            return Err(format!("{key} is required"));
+        }
+    }
+    let mut drip: NewDrip =
+        serde_json::from_value(Value::Object(obj)).map_err(|e| format!("Invalid body: {e}"))?;
+    drip.utm_params = utm;
+    Ok(drip)
+}
+
+pub async fn create_drip(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let obj = json_object(&headers, &body).map_err(ApiError::bad_campaign)?;
+    let new = parse_new_drip(obj).map_err(ApiError::bad_campaign)?;
+    validate::drip(&new).map_err(|v| ApiError::bad_campaign(v.message_with_field()))?;
+    let drip_id = emu.with_site(site, |s, ids, now| store_drip(s, ids, now, new));
+    ok(json!({"success": true, "drip_id": drip_id}))
+}
+
+fn store_drip(
+    s: &mut Site,
+    ids: &mut Counters,
+    now: chrono::DateTime<chrono::Utc>,
+    new: NewDrip,
+) -> i64 {
+    let drip_id = Counters::next(&mut ids.drip);
+    let send_to = new.send_to.unwrap_or_default();
+    let notifications = new
+        .notifications
+        .into_iter()
+        .enumerate()
+        .map(|(i, content)| DripNotification {
+            id: Counters::next(&mut ids.campaign_notification),
+            order: i as i64 + 1,
+            content,
+            analytics: Analytics::default(),
+        })
+        .collect();
+    let drip = Drip {
+        drip_id,
+        campaign_name: new.campaign_name.trim().to_string(),
+        drip_type: "generic".into(),
+        status: "active".into(),
+        site_id: s.site_id,
+        created_at_utc: iso(now),
+        updated_at_utc: iso(now),
+        audience: audience_of(&send_to),
+        options: DripOptions::default(),
+        analytics: Analytics::default(),
+        notifications: Some(notifications),
+        utm_params: new.utm_params,
+        extra: Default::default(),
+    };
+    s.drips.push(DripRec { drip, send_to });
+    drip_id
+}
+
+/// The read shape's audience (2.7) for a drip's `send_to` (2.9): one group whose rules are
+/// the include (`in`) and exclude (`nin`) lists; no lists means everyone (`all`).
+pub fn audience_of(send_to: &SendTo) -> Audience {
+    let pairs: [(&str, &str, &Vec<String>); 8] = [
+        ("segments", "in", &send_to.include_segments),
+        ("segments", "nin", &send_to.exclude_segments),
+        ("country", "in", &send_to.include_countries),
+        ("country", "nin", &send_to.exclude_countries),
+        ("states", "in", &send_to.include_states),
+        ("states", "nin", &send_to.exclude_states),
+        ("city", "in", &send_to.include_cities),
+        ("city", "nin", &send_to.exclude_cities),
+    ];
+    let mut rules: Vec<AudienceRule> = pairs
+        .iter()
+        .filter(|(_, _, v)| !v.is_empty())
+        .map(|(field, op, v)| AudienceRule {
+            field: field.to_string(),
+            op: op.to_string(),
+            value: v
+                .iter()
+                .map(|s| match (*field, s.parse::<i64>()) {
+                    ("segments", Ok(n)) => Value::from(n),
+                    _ => Value::from(s.as_str()),
+                })
+                .collect(),
+        })
+        .collect();
+    if rules.is_empty() {
+        rules.push(AudienceRule {
+            field: "segments".into(),
+            op: "all".into(),
+            value: Vec::new(),
+        });
+    }
+    Audience {
+        filter: AudienceFilter { value: vec![rules] },
+    }
+}

@@ -1,0 +1,49 @@
+//! Product update (4.12): latest price and availability, for price-drop and back-in-stock
+//! alerts.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::Extension;
+use serde_json::{json, Value};
+
+use crate::emulator::http::{json_object, ok, ApiError, ApiResult};
+use crate::emulator::state::{Emu, ProductRec, SiteId};
+use crate::model::Product;
+use crate::validate;
+
+pub async fn update(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let obj = json_object(&headers, &body).map_err(ApiError::bad)?;
+    let items = match obj.get("products") {
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(ApiError::bad("products must be an array")),
+        None => return Err(ApiError::bad("The products field is required.")),
+    };
+    let mut products = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let p: Product = serde_json::from_value(item.clone())
+            .map_err(|e| ApiError::bad(format!("products[{i}]: {e}")))?;
+        products.push(p);
+    }
+    validate::products(&products).map_err(|v| ApiError::bad(v.message_with_field()))?;
+    emu.with_site(site, |s, _, now| {
+        for p in products {
+            let key = (p.product_id.clone(), p.variant_id.clone());
+            s.products.insert(
+                key,
+                ProductRec {
+                    product: p,
+                    updated_at: now,
+                },
+            );
+        }
+    });
+    ok(json!({"success": true}))
+}

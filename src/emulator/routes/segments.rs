@@ -1,0 +1,141 @@
+//! Segments (4.6-4.9): membership by subscriber hash and by profile id.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Uri};
+use axum::Extension;
+use serde_json::json;
+
+use crate::emulator::http::{form_body, int_param, ok, query, ApiError, ApiResult};
+use crate::emulator::state::{Emu, SiteId};
+use crate::form::Form;
+use crate::model::Segment;
+use crate::validate::{self, Violation, UNKNOWN_SEGMENT_ID};
+
+fn bad(v: Violation) -> ApiError {
+    ApiError::bad(v.message)
+}
+
+/// `segment_id` of a form: present, a positive integer, and one of the site's segments.
+fn segment_of(form: &Form, emu: &Emu, site: SiteId) -> Result<i64, ApiError> {
+    let raw = form.text("segment_id").unwrap_or_default();
+    let id = validate::segment_id(&raw).map_err(bad)?;
+    let exists = emu.with_site(site, |s, _, _| s.segment(id).is_some());
+    if exists {
+        Ok(id)
+    } else {
+        Err(ApiError::bad(UNKNOWN_SEGMENT_ID))
+    }
+}
+
+pub async fn list(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    uri: Uri,
+) -> ApiResult {
+    let q = query(&uri);
+    let limit = int_param(&q, "limit").map_err(bad)?;
+    let offset = int_param(&q, "offset").map_err(bad)?;
+    validate::segments_window(limit, offset).map_err(bad)?;
+    let only = q
+        .text("segment_id")
+        .map(|raw| validate::segment_id(&raw).map_err(bad))
+        .transpose()?;
+    let all_types = q.text("segment_type").as_deref() == Some("all");
+    let segments: Vec<Segment> = emu.with_site(site, |s, _, _| {
+        s.segments
+            .iter()
+            .rev()
+            .filter(|seg| all_types || seg.segment_type == "custom")
+            .filter(|seg| only.is_none_or(|id| seg.segment_id == id))
+            .skip(offset.unwrap_or(0) as usize)
+            .take(limit.map_or(usize::MAX, |l| l as usize))
+            .map(|seg| Segment {
+                segment_id: seg.segment_id.to_string(),
+                segment_name: seg.segment_name.clone(),
+            })
+            .collect()
+    });
+    ok(json!({"success": true, "segments": segments, "count": segments.len()}))
+}
+
+pub async fn add_with_hash(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let form = form_body(&headers, &body).map_err(ApiError::bad)?;
+    let id = segment_of(&form, &emu, site)?;
+    let hashes = form.list("subscriber_hash");
+    validate::segment_hashes(&hashes).map_err(bad)?;
+    let added = emu.with_site(site, |s, _, _| {
+        let mut added = 0;
+        for sub in s.subscribers.iter_mut() {
+            if hashes.contains(&sub.subscriber_hash) && sub.segments.insert(id) {
+                added += 1;
+            }
+        }
+        added
+    });
+    log::debug!("segment {id}: {added} subscribers added by hash");
+    ok(json!({"success": true, "message": "Subscribers added to the segment successfully"}))
+}
+
+pub async fn delete(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let form = form_body(&headers, &body).map_err(ApiError::bad)?;
+    let id = segment_of(&form, &emu, site)?;
+    emu.with_site(site, |s, _, _| {
+        s.segments.retain(|seg| seg.segment_id != id);
+        for sub in s.subscribers.iter_mut() {
+            sub.segments.remove(&id);
+        }
+    });
+    ok(json!({"success": true, "message": "Segment deleted successfully"}))
+}
+
+pub async fn profile(
+    State(emu): State<Arc<Emu>>,
+    Extension(site): Extension<SiteId>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let form = form_body(&headers, &body).map_err(ApiError::bad)?;
+    let name = form.text("segment_name").unwrap_or_default();
+    let profile_ids = form.list("profile_id");
+    let operation = form.text("operation").unwrap_or_default();
+    validate::profile_membership(&name, &profile_ids, &operation).map_err(bad)?;
+    let done = emu.with_site(site, |s, _, _| {
+        let id = s
+            .segments
+            .iter()
+            .rev()
+            .find(|seg| seg.segment_name == name)?
+            .segment_id;
+        for sub in s.subscribers.iter_mut() {
+            if sub
+                .profile_id
+                .as_ref()
+                .is_some_and(|p| profile_ids.contains(p))
+            {
+                if operation == "add" {
+                    sub.segments.insert(id);
+                } else {
+                    sub.segments.remove(&id);
+                }
+            }
+        }
+        Some(())
+    });
+    match done {
+        Some(()) => ok(json!({"success": true})),
+        None => Err(ApiError::bad(format!("Segment {name} does not exist"))),
+    }
+}

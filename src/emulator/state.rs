@@ -1,0 +1,312 @@
+//! The emulator's state, explicit and in one place so a test can reset it: sites (one per
+//! API key) and everything each site holds, the request log, armed faults and the clock.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard};
+
+use axum::body::Bytes;
+use axum::http::request::Parts;
+use axum::http::{Method, StatusCode};
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::faults::Fault;
+use super::http::Interface;
+use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
+
+/// The site a request's key belongs to, put in the request by the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SiteId(pub i64);
+
+/// A subscriber (the spec does not show its record; these are the fields targeting uses).
+#[derive(Debug, Clone, Serialize)]
+pub struct Subscriber {
+    pub subscriber_hash: String,
+    pub profile_id: Option<String>,
+    pub country: Option<String>,
+    pub state: Option<String>,
+    pub city: Option<String>,
+    pub device: Option<String>,
+    pub device_type: Option<String>,
+    pub browser: Option<String>,
+    pub platform: Option<String>,
+    pub attributes: Map<String, Value>,
+    #[serde(serialize_with = "ser_time")]
+    pub subscribed_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub unsubscribed_at: Option<DateTime<Utc>>,
+    pub segments: BTreeSet<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SegmentRec {
+    pub segment_id: i64,
+    pub segment_name: String,
+    /// `custom` (made by the site), or `geo`, `device`, `browser` (the service's own,
+    /// listed only with `segment_type=all`).
+    pub segment_type: String,
+    #[serde(serialize_with = "ser_time")]
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DripRec {
+    pub drip: Drip,
+    pub send_to: SendTo,
+}
+
+/// A broadcast as the service holds it.
+#[derive(Debug, Clone, Serialize)]
+pub struct NotificationRec {
+    pub notification_id: i64,
+    /// `sent`, `scheduled` or `draft`.
+    pub status: String,
+    #[serde(serialize_with = "ser_time")]
+    pub created_at: DateTime<Utc>,
+    pub request: NewNotification,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProductRec {
+    pub product: Product,
+    #[serde(serialize_with = "ser_time")]
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EventRec {
+    pub event_name: String,
+    pub profile_id: Option<String>,
+    pub device_token_hash: Option<String>,
+    pub data: Map<String, Value>,
+    #[serde(serialize_with = "ser_time")]
+    pub received_at: DateTime<Utc>,
+}
+
+/// Everything one site (one API key) holds. Lists are kept in creation order.
+#[derive(Debug, Clone)]
+pub struct Site {
+    pub site_id: i64,
+    pub api_key: String,
+    pub subscribers: Vec<Subscriber>,
+    pub segments: Vec<SegmentRec>,
+    pub triggers: Vec<TriggeredCampaign>,
+    pub drips: Vec<DripRec>,
+    pub notifications: Vec<NotificationRec>,
+    pub products: BTreeMap<(String, Option<String>), ProductRec>,
+    pub events: Vec<EventRec>,
+}
+
+impl Site {
+    fn new(site_id: i64, api_key: String) -> Site {
+        Site {
+            site_id,
+            api_key,
+            subscribers: Vec::new(),
+            segments: Vec::new(),
+            triggers: Vec::new(),
+            drips: Vec::new(),
+            notifications: Vec::new(),
+            products: BTreeMap::new(),
+            events: Vec::new(),
+        }
+    }
+
+    pub fn segment(&self, id: i64) -> Option<&SegmentRec> {
+        self.segments.iter().find(|s| s.segment_id == id)
+    }
+}
+
+/// One received API request, as `emu.requests()` shows it (the key redacted).
+#[derive(Debug, Clone, Serialize)]
+pub struct LogEntry {
+    pub interface: &'static str,
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub headers: Map<String, Value>,
+    pub body: String,
+    pub status: Option<u16>,
+    #[serde(serialize_with = "ser_time")]
+    pub received_at: DateTime<Utc>,
+}
+
+pub const REDACTED: &str = "[redacted]";
+
+/// Ids come from counters shared by all sites, so no two sites ever hold the same id and
+/// a key asking for another site's id finds nothing.
+#[derive(Debug, Default, Clone)]
+pub struct Counters {
+    pub site: i64,
+    pub segment: i64,
+    pub trigger: i64,
+    pub drip: i64,
+    pub campaign_notification: i64,
+    pub notification: i64,
+}
+
+impl Counters {
+    pub fn next(slot: &mut i64) -> i64 {
+        *slot += 1;
+        *slot
+    }
+}
+
+#[derive(Debug)]
+pub struct State {
+    pub sites: BTreeMap<i64, Site>,
+    keys: HashMap<String, i64>,
+    pub ids: Counters,
+    pub log: Vec<LogEntry>,
+    pub faults: Vec<Fault>,
+    /// The clock: wall time plus what `advance` added.
+    pub clock_offset: Duration,
+}
+
+impl State {
+    fn new(default_key: &str) -> State {
+        let mut st = State {
+            sites: BTreeMap::new(),
+            keys: HashMap::new(),
+            ids: Counters::default(),
+            log: Vec::new(),
+            faults: Vec::new(),
+            clock_offset: Duration::zero(),
+        };
+        st.add_site(default_key);
+        st
+    }
+
+    /// Adds a site for `api_key`, or returns the one it already has.
+    pub fn add_site(&mut self, api_key: &str) -> i64 {
+        if let Some(id) = self.keys.get(api_key) {
+            return *id;
+        }
+        let id = Counters::next(&mut self.ids.site);
+        self.sites.insert(id, Site::new(id, api_key.to_string()));
+        self.keys.insert(api_key.to_string(), id);
+        id
+    }
+
+    pub fn site_id_for_key(&self, key: &str) -> Option<i64> {
+        self.keys.get(key).copied()
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        Utc::now() + self.clock_offset
+    }
+}
+
+/// The emulator: its state behind one lock (every critical section is short and never
+/// awaits) and the key of its default site.
+#[derive(Debug)]
+pub struct Emu {
+    state: Mutex<State>,
+    pub default_key: String,
+}
+
+impl Emu {
+    pub fn new(default_key: &str) -> Emu {
+        Emu {
+            state: Mutex::new(State::new(default_key)),
+            default_key: default_key.to_string(),
+        }
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind; keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn reset(&self) {
+        *self.lock() = State::new(&self.default_key);
+    }
+
+    pub fn site_for_key(&self, key: &str) -> Option<SiteId> {
+        self.lock().site_id_for_key(key).map(SiteId)
+    }
+
+    /// Runs `f` on the site, with the state's id counters and clock at hand.
+    pub fn with_site<R>(
+        &self,
+        site: SiteId,
+        f: impl FnOnce(&mut Site, &mut Counters, DateTime<Utc>) -> R,
+    ) -> R {
+        let mut st = self.lock();
+        let now = st.now();
+        let State { sites, ids, .. } = &mut *st;
+        let site = sites
+            .get_mut(&site.0)
+            .expect("a SiteId is only made for a site that exists");
+        f(site, ids, now)
+    }
+
+    pub fn log_request(&self, iface: Interface, parts: &Parts, body: &Bytes) -> usize {
+        let mut headers = Map::new();
+        for (name, value) in &parts.headers {
+            let shown = if name.as_str() == "api-key" || name.as_str() == "api_key" {
+                REDACTED.to_string()
+            } else {
+                String::from_utf8_lossy(value.as_bytes()).into_owned()
+            };
+            headers.insert(name.as_str().to_string(), Value::String(shown));
+        }
+        let mut st = self.lock();
+        let received_at = st.now();
+        let key = super::http::api_key(&parts.headers)
+            .unwrap_or("")
+            .to_string();
+        let mut body = String::from_utf8_lossy(body).into_owned();
+        let mut query = parts.uri.query().unwrap_or("").to_string();
+        if key.len() >= 4 {
+            body = body.replace(&key, REDACTED);
+            query = query.replace(&key, REDACTED);
+        }
+        st.log.push(LogEntry {
+            interface: iface.name(),
+            method: parts.method.to_string(),
+            path: parts.uri.path().to_string(),
+            query,
+            headers,
+            body,
+            status: None,
+            received_at,
+        });
+        st.log.len() - 1
+    }
+
+    pub fn log_status(&self, entry: usize, status: StatusCode) {
+        if let Some(e) = self.lock().log.get_mut(entry) {
+            e.status = Some(status.as_u16());
+        }
+    }
+
+    /// The first armed fault matching the request, used up by one.
+    pub fn take_fault(&self, method: &Method, path: &str) -> Option<Fault> {
+        let mut st = self.lock();
+        let i = st.faults.iter().position(|f| f.matches(method, path))?;
+        let f = st.faults[i].clone();
+        st.faults[i].times -= 1;
+        if st.faults[i].times == 0 {
+            st.faults.remove(i);
+        }
+        Some(f)
+    }
+}
+
+/// Timestamps as the service gives them: UTC ISO 8601 with milliseconds and `Z`.
+pub fn iso(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn ser_time<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&iso(*t))
+}
+
+fn ser_opt_time<S: serde::Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&iso(*t)),
+        None => s.serialize_none(),
+    }
+}

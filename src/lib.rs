@@ -1,0 +1,17 @@
+//! pushwire: a client for the push notification service REST API, and an emulator of it.
+//!
+//! - [`model`]: the spec's resources as serde types, shared by both halves.
+//! - [`validate`]: the spec's limits, once, for the client and the emulator.
+//! - [`form`]: form-encoded bodies with arrays as indexed keys.
+//! - [`emulator`] (feature `emulator`): the axum server of both interfaces.
+//! - `python` (feature `python`): the pyo3 glue, nothing else.
+
+pub mod form;
+pub mod model;
+pub mod validate;
+
+#[cfg(feature = "emulator")]
+pub mod emulator;
+
+#[cfg(feature = "python")]
+mod python;

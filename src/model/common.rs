@@ -1,0 +1,190 @@
+//! Shapes shared by several resources: analytics (2.3), UTM params (2.5), actions (2.6),
+//! schedule options (2.2, 2.8) and the pagination `meta` of list endpoints.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::lenient;
+
+/// Spec 2.3. `ctr` is `clicks / views * 100`, 0 when nothing was viewed.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Analytics {
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub views: i64,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub clicks: i64,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub sentcount: i64,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub unsubscribed: i64,
+    #[serde(default, deserialize_with = "lenient::float")]
+    pub ctr: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub result: Vec<GoalResult>,
+}
+
+impl Analytics {
+    /// Analytics from raw counts, with the spec's click-through rate.
+    pub fn from_counts(sent: i64, views: i64, clicks: i64, unsubscribed: i64) -> Self {
+        Analytics {
+            views,
+            clicks,
+            sentcount: sent,
+            unsubscribed,
+            ctr: ctr(clicks, views),
+            result: Vec::new(),
+        }
+    }
+}
+
+/// `click_count / view_count * 100`, rounded to two decimals; 0 when nothing was viewed.
+pub fn ctr(clicks: i64, views: i64) -> f64 {
+    if views == 0 {
+        0.0
+    } else {
+        ((clicks as f64 / views as f64) * 10000.0).round() / 100.0
+    }
+}
+
+/// A goal entry of `analytics.result`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct GoalResult {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub name: String,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub count: i64,
+    #[serde(default, deserialize_with = "lenient::float")]
+    pub value: f64,
+}
+
+/// Spec 2.5, the read shape (`utm_*` keys).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct UtmParams {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub utm_source: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub utm_medium: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub utm_campaign: String,
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub utm_term: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub utm_content: Option<String>,
+}
+
+impl UtmParams {
+    /// Reads either shape the interface uses (2.5): `utm_source`... or the drip sample's
+    /// `{enabled, source, medium, campaign, term, content}`. `enabled: false` means none.
+    pub fn from_either(v: &Value) -> Result<Option<UtmParams>, String> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| "utm_params must be an object".to_string())?;
+        if obj.get("enabled") == Some(&Value::Bool(false)) {
+            return Ok(None);
+        }
+        let pick = |long: &str, short: &str| -> Option<String> {
+            obj.get(long)
+                .or_else(|| obj.get(short))
+                .and_then(|x| match x {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Null => None,
+                    other => Some(other.to_string()),
+                })
+        };
+        let mut missing = Vec::new();
+        let mut req = |long: &'static str, short: &str| {
+            pick(long, short).unwrap_or_else(|| {
+                missing.push(long);
+                String::new()
+            })
+        };
+        let utm = UtmParams {
+            utm_source: req("utm_source", "source"),
+            utm_medium: req("utm_medium", "medium"),
+            utm_campaign: req("utm_campaign", "campaign"),
+            utm_term: pick("utm_term", "term"),
+            utm_content: pick("utm_content", "content"),
+        };
+        if let Some(first) = missing.first() {
+            return Err(format!("utm_params.{first} is required"));
+        }
+        Ok(Some(utm))
+    }
+}
+
+/// Spec 2.6: a notification button.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Action {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub label: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub url: String,
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub image_url: Option<String>,
+}
+
+/// Spec 2.2 / 2.8 `schedule_options`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct ScheduleOptions {
+    #[serde(rename = "type", default, deserialize_with = "lenient::string")]
+    pub kind: String,
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_int",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub value: Option<i64>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unit: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub at: Option<String>,
+}
+
+/// The `meta` of list endpoints (4.2, 4.4).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Meta {
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub total: i64,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub page: i64,
+    #[serde(rename = "perPage", default, deserialize_with = "lenient::int")]
+    pub per_page: i64,
+    #[serde(rename = "lastPage", default, deserialize_with = "lenient::int")]
+    pub last_page: i64,
+}
+
+impl Meta {
+    /// Pagination arithmetic: `lastPage` is at least 1, even for an empty list.
+    pub fn new(total: usize, page: u32, per_page: u32) -> Meta {
+        let last = total.div_ceil(per_page as usize).max(1);
+        Meta {
+            total: total as i64,
+            page: page as i64,
+            per_page: per_page as i64,
+            last_page: last as i64,
+        }
+    }
+}
+
+/// Unknown fields the service sends beyond the spec, kept rather than dropped.
+pub type Extra = Map<String, Value>;

@@ -1,0 +1,138 @@
+//! Drip autoresponders (spec 2.7-2.9, 4.3-4.5).
+
+use serde::{Deserialize, Serialize};
+
+use super::common::{Action, Analytics, Extra, ScheduleOptions, UtmParams};
+use super::lenient;
+
+/// Spec 2.7, the read shape.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Drip {
+    #[serde(deserialize_with = "lenient::int")]
+    pub drip_id: i64,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub campaign_name: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub drip_type: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub status: String,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub site_id: i64,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub created_at_utc: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub updated_at_utc: String,
+    #[serde(default)]
+    pub audience: Audience,
+    #[serde(default)]
+    pub options: DripOptions,
+    #[serde(default)]
+    pub analytics: Analytics,
+    /// Present in the single-campaign response, absent in list items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notifications: Option<Vec<DripNotification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utm_params: Option<UtmParams>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `options` of 2.7.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct DripOptions {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub result_name: String,
+}
+
+/// Audience of 2.7: groups OR-ed, the rules of a group AND-ed.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Audience {
+    #[serde(default)]
+    pub filter: AudienceFilter,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct AudienceFilter {
+    #[serde(default)]
+    pub value: Vec<Vec<AudienceRule>>,
+}
+
+/// One audience rule: `field` in segments, country, states, city, device, device_type;
+/// `op` in all, in, nin.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct AudienceRule {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub field: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub op: String,
+    #[serde(default)]
+    pub value: Vec<serde_json::Value>,
+}
+
+/// Spec 2.8, the read shape.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct DripNotification {
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub id: i64,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub order: i64,
+    #[serde(flatten)]
+    pub content: NewDripNotification,
+    #[serde(default)]
+    pub analytics: Analytics,
+}
+
+/// Spec 2.8, the create shape.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct NewDripNotification {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub title: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub message: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub url: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub image_url: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub big_image_url: String,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub require_interaction: i64,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub expiry: i64,
+    #[serde(default)]
+    pub schedule_options: ScheduleOptions,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<Action>,
+}
+
+/// Spec 2.9.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct SendTo {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include_segments: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_segments: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include_countries: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_countries: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include_states: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_states: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include_cities: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_cities: Vec<String>,
+}
+
+/// The body of 4.3.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct NewDrip {
+    pub campaign_name: String,
+    pub notifications: Vec<NewDripNotification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_to: Option<SendTo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utm_params: Option<UtmParams>,
+}

@@ -1,0 +1,21 @@
+//! The spec's resources as serde types, shared by the client and the emulator. Response
+//! types are lenient (see `lenient`) and keep unknown fields in `extra`.
+
+pub mod common;
+pub mod drip;
+pub mod lenient;
+pub mod misc;
+pub mod notification;
+pub mod trigger;
+
+pub use common::{Action, Analytics, GoalResult, Meta, ScheduleOptions, UtmParams};
+pub use drip::{
+    Audience, AudienceFilter, AudienceRule, Drip, DripNotification, DripOptions, NewDrip,
+    NewDripNotification, SendTo,
+};
+pub use misc::{Event, Product, Segment, SummaryRow};
+pub use notification::{AttributeRule, NewNotification, NotificationType};
+pub use trigger::{
+    CampaignOptions, PriceDropThreshold, Rules, TriggerOptions, TriggeredCampaign,
+    TriggeredNotification,
+};

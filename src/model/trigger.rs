@@ -1,0 +1,120 @@
+//! Triggered campaigns (spec 2.1, 2.2, 2.4): read through the API, created by the emulator's
+//! admin routes.
+
+use serde::{Deserialize, Serialize};
+
+use super::common::{Action, Analytics, Extra, ScheduleOptions, UtmParams};
+use super::lenient;
+
+/// Spec 2.1.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct TriggeredCampaign {
+    #[serde(deserialize_with = "lenient::int")]
+    pub trigger_id: i64,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub campaign_name: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub campaign_type: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub status: String,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub site_id: i64,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub created_at_utc: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub updated_at_utc: String,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub daily_trigger_limit: i64,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub weekly_trigger_limit: i64,
+    #[serde(default)]
+    pub rules: Rules,
+    #[serde(default)]
+    pub analytics: Analytics,
+    /// Present in the single-campaign response, absent in list items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notifications: Option<Vec<TriggeredNotification>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<TriggerOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utm_params: Option<UtmParams>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `rules` of 2.1.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Rules {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub start_event_name: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub stop_event_name: String,
+}
+
+/// Spec 2.2.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct TriggeredNotification {
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub id: i64,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub order: i64,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub title: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub message: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub url: String,
+    #[serde(default, deserialize_with = "lenient::opt_string")]
+    pub image_url: Option<String>,
+    #[serde(default, deserialize_with = "lenient::opt_string")]
+    pub big_image_url: Option<String>,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub expiry: i64,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub require_interaction: i64,
+    #[serde(default)]
+    pub actions: Vec<Action>,
+    #[serde(default)]
+    pub schedule_options: ScheduleOptions,
+    #[serde(default)]
+    pub analytics: Analytics,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Spec 2.4.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct TriggerOptions {
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<CampaignOptions>,
+}
+
+/// `options.campaign` of 2.4.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct CampaignOptions {
+    /// Seconds, sent as a string by the service.
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub expiry: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_drop_threshold: Option<PriceDropThreshold>,
+}
+
+/// `options.campaign.price_drop_threshold` of 2.4.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct PriceDropThreshold {
+    /// `absolute` or `percentage`.
+    #[serde(rename = "type", default, deserialize_with = "lenient::string")]
+    pub kind: String,
+    #[serde(default, deserialize_with = "lenient::float")]
+    pub value: f64,
+}
