@@ -10,6 +10,8 @@ pub mod form;
 pub mod model;
 pub mod validate;
 
+pub mod client;
+
 #[cfg(feature = "emulator")]
 pub mod emulator;
 

@@ -373,7 +373,7 @@ pub fn campaign_expiry(field: &str, seconds: i64) -> Check {
 /// `schedule_options` of a campaign notification at `index` in its series.
 pub fn schedule(prefix: &str, index: usize, s: &ScheduleOptions, allow_dow: bool) -> Check {
     let field = |f: &str| format!("{prefix}schedule_options.{f}");
-    match s.kind.as_str() {
+    match s.r#type.as_str() {
         "rightaway" if index == 0 => return Ok(()),
         "rightaway" => {
             return Err(Violation::new(
@@ -651,7 +651,7 @@ pub fn broadcast(n: &NewNotification) -> Check {
                     ));
                 }
                 let needs_value = !matches!(rule.op.as_str(), "exists" | "not_exists");
-                if needs_value && rule.value.is_null() {
+                if needs_value && rule.value.0.is_null() {
                     return Err(Violation::new(
                         "attributes",
                         format!("The attributes rule on {} needs a value.", rule.key),

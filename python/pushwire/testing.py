@@ -13,6 +13,7 @@ import json
 from types import TracebackType
 from typing import Any, Optional, Union
 
+from pushwire._client import AsyncClient, Client
 from pushwire._core import EmulatorServer
 
 DateLike = Union[_dt.date, _dt.datetime, str]
@@ -87,6 +88,16 @@ class Emulator:
     def site_id(self) -> int:
         """The id of the site of :attr:`api_key`."""
         return int(self._call("add_site", api_key=self.api_key)["site_id"])
+
+    def client(self, **kwargs: Any) -> Client:
+        """A :class:`pushwire.Client` pointed at this emulator (keywords as for ``Client``)."""
+        kwargs.setdefault("api_key", self.api_key)
+        return Client(base_url=self.base_url, events_url=self.events_url, **kwargs)
+
+    def async_client(self, **kwargs: Any) -> AsyncClient:
+        """A :class:`pushwire.AsyncClient` pointed at this emulator."""
+        kwargs.setdefault("api_key", self.api_key)
+        return AsyncClient(base_url=self.base_url, events_url=self.events_url, **kwargs)
 
     def _call(self, op: str, **args: Any) -> Any:
         clean = {k: v for k, v in args.items() if v is not None}

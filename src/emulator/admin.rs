@@ -304,15 +304,15 @@ fn create_trigger(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
         }
         validate::campaign_expiry(&format!("{prefix}expiry"), n.expiry)
             .map_err(|v| v.message_with_field())?;
-        if n.schedule_options.kind.is_empty() {
+        if n.schedule_options.r#type.is_empty() {
             n.schedule_options = if i == 0 {
                 crate::model::ScheduleOptions {
-                    kind: "rightaway".into(),
+                    r#type: "rightaway".into(),
                     ..Default::default()
                 }
             } else {
                 crate::model::ScheduleOptions {
-                    kind: "after".into(),
+                    r#type: "after".into(),
                     value: Some(0),
                     unit: Some("minutes".into()),
                     at: None,
@@ -334,7 +334,7 @@ fn create_trigger(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
                 .price_drop_threshold
                 .as_ref()
                 .ok_or("options.campaign.price_drop_threshold is required for price_drop")?;
-            if th.kind != "absolute" && th.kind != "percentage" {
+            if th.r#type != "absolute" && th.r#type != "percentage" {
                 return Err("price_drop_threshold.type must be absolute or percentage".into());
             }
         }

@@ -7,6 +7,10 @@ use serde_json::{Map, Value};
 use super::lenient;
 
 /// Spec 2.3. `ctr` is `clicks / views * 100`, 0 when nothing was viewed.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Analytics {
     #[serde(default, deserialize_with = "lenient::int")]
@@ -47,6 +51,10 @@ pub fn ctr(clicks: i64, views: i64) -> f64 {
 }
 
 /// A goal entry of `analytics.result`.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct GoalResult {
     #[serde(default, deserialize_with = "lenient::string")]
@@ -58,6 +66,10 @@ pub struct GoalResult {
 }
 
 /// Spec 2.5, the read shape (`utm_*` keys).
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct UtmParams {
     #[serde(default, deserialize_with = "lenient::string")]
@@ -121,6 +133,10 @@ impl UtmParams {
 }
 
 /// Spec 2.6: a notification button.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Action {
     #[serde(default, deserialize_with = "lenient::string")]
@@ -136,10 +152,14 @@ pub struct Action {
 }
 
 /// Spec 2.2 / 2.8 `schedule_options`.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct ScheduleOptions {
-    #[serde(rename = "type", default, deserialize_with = "lenient::string")]
-    pub kind: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub r#type: String,
     #[serde(
         default,
         deserialize_with = "lenient::opt_int",
@@ -161,6 +181,10 @@ pub struct ScheduleOptions {
 }
 
 /// The `meta` of list endpoints (4.2, 4.4).
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Meta {
     #[serde(default, deserialize_with = "lenient::int")]
@@ -187,4 +211,11 @@ impl Meta {
 }
 
 /// Unknown fields the service sends beyond the spec, kept rather than dropped.
-pub type Extra = Map<String, Value>;
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(transparent)]
+pub struct Extra(pub Map<String, Value>);
+
+/// Any JSON value (an audience rule's values, an attribute rule's value).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(transparent)]
+pub struct Json(pub Value);

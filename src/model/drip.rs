@@ -2,10 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{Action, Analytics, Extra, ScheduleOptions, UtmParams};
+use super::common::{Action, Analytics, Extra, Json, ScheduleOptions, UtmParams};
 use super::lenient;
 
 /// Spec 2.7, the read shape.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Drip {
     #[serde(deserialize_with = "lenient::int")]
@@ -38,6 +42,10 @@ pub struct Drip {
 }
 
 /// `options` of 2.7.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct DripOptions {
     #[serde(default, deserialize_with = "lenient::string")]
@@ -45,12 +53,20 @@ pub struct DripOptions {
 }
 
 /// Audience of 2.7: groups OR-ed, the rules of a group AND-ed.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Audience {
     #[serde(default)]
     pub filter: AudienceFilter,
 }
 
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct AudienceFilter {
     #[serde(default)]
@@ -59,6 +75,10 @@ pub struct AudienceFilter {
 
 /// One audience rule: `field` in segments, country, states, city, device, device_type;
 /// `op` in all, in, nin.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct AudienceRule {
     #[serde(default, deserialize_with = "lenient::string")]
@@ -66,23 +86,67 @@ pub struct AudienceRule {
     #[serde(default, deserialize_with = "lenient::string")]
     pub op: String,
     #[serde(default)]
-    pub value: Vec<serde_json::Value>,
+    pub value: Json,
 }
 
-/// Spec 2.8, the read shape.
+/// Spec 2.8, the read shape: the create shape's fields plus `id`, `order`, `analytics`.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct DripNotification {
     #[serde(default, deserialize_with = "lenient::int")]
     pub id: i64,
     #[serde(default, deserialize_with = "lenient::int")]
     pub order: i64,
-    #[serde(flatten)]
-    pub content: NewDripNotification,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub title: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub message: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub url: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub image_url: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub big_image_url: String,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub require_interaction: i64,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub expiry: i64,
+    #[serde(default)]
+    pub schedule_options: ScheduleOptions,
+    #[serde(default)]
+    pub actions: Vec<Action>,
     #[serde(default)]
     pub analytics: Analytics,
 }
 
+impl DripNotification {
+    /// The read shape of a created notification.
+    pub fn from_new(id: i64, order: i64, n: NewDripNotification) -> Self {
+        DripNotification {
+            id,
+            order,
+            title: n.title,
+            message: n.message,
+            url: n.url,
+            image_url: n.image_url,
+            big_image_url: n.big_image_url,
+            require_interaction: n.require_interaction,
+            expiry: n.expiry,
+            schedule_options: n.schedule_options,
+            actions: n.actions,
+            analytics: Analytics::default(),
+        }
+    }
+}
+
 /// Spec 2.8, the create shape.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct NewDripNotification {
     #[serde(default, deserialize_with = "lenient::string")]
@@ -106,6 +170,10 @@ pub struct NewDripNotification {
 }
 
 /// Spec 2.9.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct SendTo {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -127,9 +195,15 @@ pub struct SendTo {
 }
 
 /// The body of 4.3.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct NewDrip {
+    #[serde(default)]
     pub campaign_name: String,
+    #[serde(default)]
     pub notifications: Vec<NewDripNotification>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_to: Option<SendTo>,

@@ -7,6 +7,10 @@ use serde_json::{Map, Value};
 use super::lenient;
 
 /// Spec 2.10. The service sends `segment_id` as a string.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Segment {
     #[serde(deserialize_with = "lenient::string")]
@@ -16,6 +20,10 @@ pub struct Segment {
 }
 
 /// Spec 2.11.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Product {
     pub product_id: String,
@@ -28,6 +36,10 @@ pub struct Product {
 }
 
 /// Spec 2.12.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct SummaryRow {
     #[serde(deserialize_with = "lenient::string")]

@@ -2,9 +2,8 @@
 //! form-encoded wire shape in both directions.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::common::Action;
+use super::common::{Action, Json};
 use crate::form::{Form, FormWriter};
 use crate::validate::Violation;
 
@@ -38,16 +37,21 @@ impl NotificationType {
 }
 
 /// One rule of the attribute filter (2.14): groups are OR-ed, rules in a group AND-ed.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct AttributeRule {
     pub key: String,
     pub op: String,
     #[serde(default)]
-    pub value: Value,
+    pub value: Json,
 }
 
 /// The parameters of 4.13, named as the spec names them.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(default)]
 pub struct NewNotification {
     pub notification_title: Option<String>,
     pub notification_message: Option<String>,

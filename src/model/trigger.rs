@@ -7,6 +7,10 @@ use super::common::{Action, Analytics, Extra, ScheduleOptions, UtmParams};
 use super::lenient;
 
 /// Spec 2.1.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct TriggeredCampaign {
     #[serde(deserialize_with = "lenient::int")]
@@ -43,6 +47,10 @@ pub struct TriggeredCampaign {
 }
 
 /// `rules` of 2.1.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Rules {
     #[serde(default, deserialize_with = "lenient::string")]
@@ -52,6 +60,10 @@ pub struct Rules {
 }
 
 /// Spec 2.2.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct TriggeredNotification {
     #[serde(default, deserialize_with = "lenient::int")]
@@ -83,6 +95,10 @@ pub struct TriggeredNotification {
 }
 
 /// Spec 2.4.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct TriggerOptions {
     #[serde(
@@ -96,6 +112,10 @@ pub struct TriggerOptions {
 }
 
 /// `options.campaign` of 2.4.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct CampaignOptions {
     /// Seconds, sent as a string by the service.
@@ -110,11 +130,15 @@ pub struct CampaignOptions {
 }
 
 /// `options.campaign.price_drop_threshold` of 2.4.
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
+)]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct PriceDropThreshold {
     /// `absolute` or `percentage`.
-    #[serde(rename = "type", default, deserialize_with = "lenient::string")]
-    pub kind: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub r#type: String,
     #[serde(default, deserialize_with = "lenient::float")]
     pub value: f64,
 }

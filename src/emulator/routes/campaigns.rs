@@ -12,8 +12,8 @@ use crate::emulator::http::{int_param, json_object, ok, query, ApiError, ApiResu
 use crate::emulator::state::{iso, Counters, DripRec, Emu, Site, SiteId};
 use crate::form::Form;
 use crate::model::{
-    Analytics, Audience, AudienceFilter, AudienceRule, Drip, DripNotification, DripOptions, Meta,
-    NewDrip, SendTo, UtmParams,
+    common::Json, Analytics, Audience, AudienceFilter, AudienceRule, Drip, DripNotification,
+    DripOptions, Meta, NewDrip, SendTo, UtmParams,
 };
 use crate::validate::{self, Violation};
 
@@ -175,11 +175,12 @@ fn store_drip(
         .notifications
         .into_iter()
         .enumerate()
-        .map(|(i, content)| DripNotification {
-            id: Counters::next(&mut ids.campaign_notification),
-            order: i as i64 + 1,
-            content,
-            analytics: Analytics::default(),
+        .map(|(i, content)| {
+            DripNotification::from_new(
+                Counters::next(&mut ids.campaign_notification),
+                i as i64 + 1,
+                content,
+            )
         })
         .collect();
     let drip = Drip {
@@ -220,20 +221,21 @@ pub fn audience_of(send_to: &SendTo) -> Audience {
         .map(|(field, op, v)| AudienceRule {
             field: field.to_string(),
             op: op.to_string(),
-            value: v
-                .iter()
-                .map(|s| match (*field, s.parse::<i64>()) {
-                    ("segments", Ok(n)) => Value::from(n),
-                    _ => Value::from(s.as_str()),
-                })
-                .collect(),
+            value: Json(Value::Array(
+                v.iter()
+                    .map(|s| match (*field, s.parse::<i64>()) {
+                        ("segments", Ok(n)) => Value::from(n),
+                        _ => Value::from(s.as_str()),
+                    })
+                    .collect(),
+            )),
         })
         .collect();
     if rules.is_empty() {
         rules.push(AudienceRule {
             field: "segments".into(),
             op: "all".into(),
-            value: Vec::new(),
+            value: Json(Value::Array(Vec::new())),
         });
     }
     Audience {

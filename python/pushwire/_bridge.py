@@ -1,0 +1,83 @@
+"""Hands the Rust core's async results to asyncio: one pipe and one queue per event loop.
+
+Each finished request pushes its result into the loop's queue in Rust and writes a byte to
+the pipe; the loop's reader drains the whole queue at once, under one GIL hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from typing import Any
+
+from pushwire._core import Completions, CoreClient
+
+
+class _LoopBridge:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        os.set_blocking(write_fd, False)
+        self.completions = Completions(write_fd)  # owns write_fd from here on
+        self.futures: dict[int, asyncio.Future[Any]] = {}
+        self._read_fd = read_fd
+        self._loop = loop
+        loop.add_reader(read_fd, self._drain)
+
+    def _drain(self) -> None:
+        try:
+            os.read(self._read_fd, 65536)
+        except BlockingIOError:
+            pass
+        for call_id, ok, value in self.completions.drain():
+            fut = self.futures.pop(call_id, None)
+            if fut is None or fut.done():
+                continue
+            if ok:
+                fut.set_result(value)
+            else:
+                fut.set_exception(value)
+
+    def close(self) -> None:
+        if self._read_fd >= 0:
+            try:
+                if not self._loop.is_closed():
+                    self._loop.remove_reader(self._read_fd)
+            finally:
+                os.close(self._read_fd)
+                self._read_fd = -1
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+_bridges: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopBridge] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _bridge_for(loop: asyncio.AbstractEventLoop) -> _LoopBridge:
+    bridge = _bridges.get(loop)
+    if bridge is None:
+        bridge = _LoopBridge(loop)
+        _bridges[loop] = bridge
+    return bridge
+
+
+async def submit(core: CoreClient, op: str, *args: Any) -> Any:
+    """Runs ``op`` on the Rust runtime and awaits its result; cancelling aborts the request."""
+    loop = asyncio.get_running_loop()
+    bridge = _bridge_for(loop)
+    call_id = core.submit(op, bridge.completions, *args)
+    fut: asyncio.Future[Any] = loop.create_future()
+    bridge.futures[call_id] = fut
+    try:
+        return await fut
+    except asyncio.CancelledError:
+        bridge.futures.pop(call_id, None)
+        bridge.completions.cancel(call_id)
+        raise

@@ -1,0 +1,778 @@
+"""``pushwire.Client`` and ``pushwire.AsyncClient``: the resource namespaces over the Rust core.
+
+Each method names its arguments as the spec does and hands them to the core, which checks
+them (raising :class:`~pushwire.ValidationError` before anything is sent), sends the request
+with the GIL released, and returns typed results.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Callable, Optional, TypeVar, Union
+
+from pushwire._bridge import submit
+from pushwire._core import (
+    Action,
+    AttributeRule,
+    CoreClient,
+    Drip,
+    NewDripNotification,
+    Page,
+    Product,
+    Segment,
+    SendTo,
+    TriggeredCampaign,
+    UtmParams,
+)
+from pushwire.errors import PushwireError, ValidationError
+
+DateLike = Union[_dt.date, str]
+DateTimeLike = Union[_dt.datetime, str]
+T = TypeVar("T")
+SelfT = TypeVar("SelfT")
+
+__all__ = ["AsyncClient", "Client"]
+
+
+def _strs(name: str, values: Optional[Iterable[Any]]) -> Optional[list[str]]:
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)):
+        raise ValidationError(
+            f"{name} must be a list of strings, not a single string", field=name
+        )
+    return [str(v) for v in values]
+
+
+def _broadcast(
+    title: str,
+    message: str,
+    url: str,
+    type: str,
+    valid_from_utc: Optional[DateTimeLike],
+    expiry: Optional[int],
+    lists: Mapping[str, Optional[Iterable[Any]]],
+    extra: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The parameters of spec 4.13 under their spec names."""
+    fields: dict[str, Any] = {
+        "notification_title": title,
+        "notification_message": message,
+        "notification_url": url,
+        "notification_type": type,
+    }
+    if isinstance(valid_from_utc, _dt.datetime):
+        valid_from_utc = valid_from_utc.strftime("%Y-%m-%d %H:%M:%S")
+    if valid_from_utc is not None:
+        fields["valid_from_utc"] = valid_from_utc
+    if expiry is not None:
+        fields["notification_expiry"] = expiry
+    for name, values in lists.items():
+        as_strs = _strs(name, values)
+        if as_strs is not None:
+            fields[name] = as_strs
+    for name, value in extra.items():
+        if value is not None:
+            fields[name] = value
+    return fields
+
+
+def _settings(
+    api_key: Optional[str], base_url: Optional[str], events_url: Optional[str]
+) -> tuple[str, str, str]:
+    api_key = api_key if api_key is not None else os.environ.get("PUSHWIRE_API_KEY")
+    base_url = base_url if base_url is not None else os.environ.get("PUSHWIRE_BASE_URL")
+    if events_url is None:
+        events_url = os.environ.get("PUSHWIRE_EVENTS_URL", "")
+    if not api_key:
+        raise PushwireError("no API key: pass api_key= or set PUSHWIRE_API_KEY")
+    if not base_url:
+        raise PushwireError("no base URL: pass base_url= or set PUSHWIRE_BASE_URL")
+    return api_key, base_url, events_url
+
+
+class _Base:
+    _core: CoreClient
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        events_url: Optional[str] = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        default_headers: Optional[Mapping[str, str]] = None,
+        *,
+        allow_insecure: bool = False,
+        backoff_base: float = 0.5,
+    ) -> None:
+        key, base, events = _settings(api_key, base_url, events_url)
+        self._core = CoreClient(
+            key,
+            base,
+            events,
+            timeout,
+            max_retries,
+            dict(default_headers) if default_headers else None,
+            allow_insecure,
+            backoff_base,
+        )
+        self._closed = False
+
+    @property
+    def base_url(self) -> str:
+        return self._core.base_url
+
+    @property
+    def events_url(self) -> str:
+        return self._core.events_url
+
+    @property
+    def timeout(self) -> float:
+        return self._core.timeout
+
+    @property
+    def max_retries(self) -> int:
+        return self._core.max_retries
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(base_url={self.base_url!r}, events_url={self.events_url!r}, "
+            f"timeout={self.timeout}, max_retries={self.max_retries})"
+        )
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise PushwireError("this client is closed")
+
+
+# -- blocking --------------------------------------------------------------------------------
+
+
+class _Sync:
+    __slots__ = ("_client",)
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def _call(self, op: str, *args: Any) -> Any:
+        self._client._check_open()
+        return self._client._core.call(op, *args)
+
+
+class Triggers(_Sync):
+    """Triggered campaigns (spec 4.1, 4.2)."""
+
+    def get(
+        self,
+        trigger_id: int,
+        *,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> TriggeredCampaign:
+        out: TriggeredCampaign = self._call(
+            "triggers.get", trigger_id, analytics_start_at, analytics_end_at
+        )
+        return out
+
+    def list(
+        self,
+        *,
+        page: int = 1,
+        limit: int = 10,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Page[TriggeredCampaign]:
+        out: Page[TriggeredCampaign] = self._call(
+            "triggers.list", page, limit, analytics_start_at, analytics_end_at
+        )
+        return out
+
+    def iter(
+        self,
+        *,
+        limit: int = 500,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Iterator[TriggeredCampaign]:
+        """Every campaign, newest first, fetching pages lazily."""
+        return _walk(
+            lambda p: self.list(
+                page=p,
+                limit=limit,
+                analytics_start_at=analytics_start_at,
+                analytics_end_at=analytics_end_at,
+            )
+        )
+
+
+class Drips(_Sync):
+    """Drip autoresponders (spec 4.3-4.5)."""
+
+    def create(
+        self,
+        campaign_name: str,
+        notifications: Sequence[Union[NewDripNotification, Mapping[str, Any]]],
+        *,
+        send_to: Union[SendTo, Mapping[str, Any], None] = None,
+        utm_params: Union[UtmParams, Mapping[str, Any], None] = None,
+    ) -> int:
+        """Creates a drip; its ``drip_id``. Never retried once sent (it would make two)."""
+        out: int = self._call("drips.create", campaign_name, notifications, send_to, utm_params)
+        return out
+
+    def get(
+        self,
+        drip_id: int,
+        *,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Drip:
+        out: Drip = self._call("drips.get", drip_id, analytics_start_at, analytics_end_at)
+        return out
+
+    def list(
+        self,
+        *,
+        page: int = 1,
+        limit: int = 10,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Page[Drip]:
+        out: Page[Drip] = self._call(
+            "drips.list", page, limit, analytics_start_at, analytics_end_at
+        )
+        return out
+
+    def iter(
+        self,
+        *,
+        limit: int = 500,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Iterator[Drip]:
+        """Every drip, newest first, fetching pages lazily."""
+        return _walk(
+            lambda p: self.list(
+                page=p,
+                limit=limit,
+                analytics_start_at=analytics_start_at,
+                analytics_end_at=analytics_end_at,
+            )
+        )
+
+
+class Segments(_Sync):
+    """Segments and their members (spec 4.6-4.9)."""
+
+    def list(
+        self,
+        *,
+        segment_id: Union[int, str, None] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+        segment_type: Optional[str] = None,
+    ) -> list[Segment]:
+        out: list[Segment] = self._call("segments.list", segment_id, limit, offset, segment_type)
+        return out
+
+    def delete(self, segment_id: Union[int, str]) -> str:
+        """Deletes a segment; the service's message."""
+        out: str = self._call("segments.delete", segment_id)
+        return out
+
+    def add_subscribers(self, segment_id: Union[int, str], subscriber_hashes: Iterable[str]) -> str:
+        """Adds up to 500 subscribers by hash; the service's message."""
+        out: str = self._call("segments.add_subscribers", segment_id, list(subscriber_hashes))
+        return out
+
+    def add_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
+        self._call("segments.add_profiles", segment_name, list(profile_ids))
+
+    def remove_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
+        self._call("segments.remove_profiles", segment_name, list(profile_ids))
+
+
+class Analytics(_Sync):
+    """Summary analytics and the subscriber distribution (spec 4.10, 4.11)."""
+
+    def summary(self, start: DateLike, end: DateLike, *, group_by: str = "day") -> list[dict[str, Any]]:
+        """Rows of spec 2.12 as plain dicts (``date`` a ``datetime.date``), ready for
+        ``pandas.DataFrame(rows)`` or ``polars.DataFrame(rows)``."""
+        out: list[dict[str, Any]] = self._call("analytics.summary", start, end, group_by)
+        return out
+
+    def subscribers(self, *, types: Optional[Iterable[str]] = None) -> dict[str, dict[str, int]]:
+        """Active subscribers counted by dimension: ``{"country": {"US": 3, ...}, ...}``."""
+        out: dict[str, dict[str, int]] = self._call(
+            "analytics.subscribers", None if types is None else list(types)
+        )
+        return out
+
+
+class Products(_Sync):
+    """Product updates (spec 4.12)."""
+
+    def update(self, products: Sequence[Union[Product, Mapping[str, Any]]]) -> None:
+        """Sends the latest price and availability. Never retried once sent."""
+        self._call("products.update", products)
+
+
+class Notifications(_Sync):
+    """Push broadcasts (spec 4.13)."""
+
+    def create(
+        self,
+        *,
+        title: str,
+        message: str,
+        url: str,
+        type: str = "now",
+        valid_from_utc: Optional[DateTimeLike] = None,
+        image_url: Optional[str] = None,
+        big_image_url: Optional[str] = None,
+        expiry: Optional[int] = None,
+        require_interaction: Optional[int] = None,
+        profile_id: Optional[Iterable[str]] = None,
+        include_segments: Optional[Iterable[Union[int, str]]] = None,
+        exclude_segments: Optional[Iterable[Union[int, str]]] = None,
+        include_countries: Optional[Iterable[str]] = None,
+        exclude_countries: Optional[Iterable[str]] = None,
+        include_states: Optional[Iterable[str]] = None,
+        include_cities: Optional[Iterable[str]] = None,
+        include_device_types: Optional[Iterable[str]] = None,
+        include_browsers: Optional[Iterable[str]] = None,
+        from_date: Optional[Union[DateLike, _dt.datetime]] = None,
+        to_date: Optional[Union[DateLike, _dt.datetime]] = None,
+        subscriber_hash: Optional[Iterable[str]] = None,
+        attributes: Optional[Sequence[Sequence[Union[AttributeRule, Mapping[str, Any]]]]] = None,
+        actions: Optional[Sequence[Union[Action, Mapping[str, Any]]]] = None,
+    ) -> int:
+        """Creates a broadcast (``type`` now, later or draft); its ``notification_id``.
+        ``expiry`` is in minutes. Never retried once it may have been received, so a
+        broadcast is never sent twice."""
+        fields = _broadcast(
+            title,
+            message,
+            url,
+            type,
+            valid_from_utc,
+            expiry,
+            {
+                "profile_id": profile_id,
+                "include_segments": include_segments,
+                "exclude_segments": exclude_segments,
+                "include_countries": include_countries,
+                "exclude_countries": exclude_countries,
+                "include_states": include_states,
+                "include_cities": include_cities,
+                "include_device_types": include_device_types,
+                "include_browsers": include_browsers,
+                "subscriber_hash": subscriber_hash,
+            },
+            {
+                "image_url": image_url,
+                "big_image_url": big_image_url,
+                "require_interaction": require_interaction,
+                "from_date": from_date,
+                "to_date": to_date,
+                "attributes": attributes,
+                "actions": actions,
+            },
+        )
+        out: int = self._call("notifications.create", fields)
+        return out
+
+
+class Events(_Sync):
+    """Custom event tracking (spec 4.14), on the event-tracking interface."""
+
+    def track(
+        self,
+        event_name: str,
+        *,
+        profile_id: Optional[str] = None,
+        device_token_hash: Optional[str] = None,
+        data: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        """Records an event for a subscriber (``profile_id`` wins over ``device_token_hash``).
+        Never retried once sent: it may start a triggered campaign."""
+        self._call("events.track", event_name, profile_id, device_token_hash, data)
+
+
+def _walk(fetch: Callable[[int], Page[T]]) -> Iterator[T]:
+    page = 1
+    while True:
+        current = fetch(page)
+        yield from current.data
+        if not current.data or current.page >= current.last_page:
+            return
+        page += 1
+
+
+class Client(_Base):
+    """The blocking client. Thread-safe; share one per process (it pools connections).
+
+    ``api_key``, ``base_url`` (root, without ``/apiv1``) and ``events_url`` (root, without
+    ``/api/v1``) default to ``PUSHWIRE_API_KEY``, ``PUSHWIRE_BASE_URL`` and
+    ``PUSHWIRE_EVENTS_URL``. ``timeout`` bounds a whole call, retries included.
+    """
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        events_url: Optional[str] = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        default_headers: Optional[Mapping[str, str]] = None,
+        *,
+        allow_insecure: bool = False,
+        backoff_base: float = 0.5,
+    ) -> None:
+        super().__init__(
+            api_key,
+            base_url,
+            events_url,
+            timeout,
+            max_retries,
+            default_headers,
+            allow_insecure=allow_insecure,
+            backoff_base=backoff_base,
+        )
+        self.triggers = Triggers(self)
+        self.drips = Drips(self)
+        self.segments = Segments(self)
+        self.analytics = Analytics(self)
+        self.products = Products(self)
+        self.notifications = Notifications(self)
+        self.events = Events(self)
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+
+# -- async -----------------------------------------------------------------------------------
+
+
+class _Async:
+    __slots__ = ("_client",)
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+    async def _call(self, op: str, *args: Any) -> Any:
+        self._client._check_open()
+        return await submit(self._client._core, op, *args)
+
+
+class AsyncTriggers(_Async):
+    """Triggered campaigns (spec 4.1, 4.2)."""
+
+    async def get(
+        self,
+        trigger_id: int,
+        *,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> TriggeredCampaign:
+        out: TriggeredCampaign = await self._call(
+            "triggers.get", trigger_id, analytics_start_at, analytics_end_at
+        )
+        return out
+
+    async def list(
+        self,
+        *,
+        page: int = 1,
+        limit: int = 10,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Page[TriggeredCampaign]:
+        out: Page[TriggeredCampaign] = await self._call(
+            "triggers.list", page, limit, analytics_start_at, analytics_end_at
+        )
+        return out
+
+    def iter(
+        self,
+        *,
+        limit: int = 500,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> AsyncIterator[TriggeredCampaign]:
+        """Every campaign, newest first, fetching pages lazily (``async for``)."""
+        return _awalk(
+            lambda p: self.list(
+                page=p,
+                limit=limit,
+                analytics_start_at=analytics_start_at,
+                analytics_end_at=analytics_end_at,
+            )
+        )
+
+
+class AsyncDrips(_Async):
+    """Drip autoresponders (spec 4.3-4.5)."""
+
+    async def create(
+        self,
+        campaign_name: str,
+        notifications: Sequence[Union[NewDripNotification, Mapping[str, Any]]],
+        *,
+        send_to: Union[SendTo, Mapping[str, Any], None] = None,
+        utm_params: Union[UtmParams, Mapping[str, Any], None] = None,
+    ) -> int:
+        out: int = await self._call(
+            "drips.create", campaign_name, notifications, send_to, utm_params
+        )
+        return out
+
+    async def get(
+        self,
+        drip_id: int,
+        *,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Drip:
+        out: Drip = await self._call("drips.get", drip_id, analytics_start_at, analytics_end_at)
+        return out
+
+    async def list(
+        self,
+        *,
+        page: int = 1,
+        limit: int = 10,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Page[Drip]:
+        out: Page[Drip] = await self._call(
+            "drips.list", page, limit, analytics_start_at, analytics_end_at
+        )
+        return out
+
+    def iter(
+        self,
+        *,
+        limit: int = 500,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> AsyncIterator[Drip]:
+        return _awalk(
+            lambda p: self.list(
+                page=p,
+                limit=limit,
+                analytics_start_at=analytics_start_at,
+                analytics_end_at=analytics_end_at,
+            )
+        )
+
+
+class AsyncSegments(_Async):
+    """Segments and their members (spec 4.6-4.9)."""
+
+    async def list(
+        self,
+        *,
+        segment_id: Union[int, str, None] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+        segment_type: Optional[str] = None,
+    ) -> list[Segment]:
+        out: list[Segment] = await self._call(
+            "segments.list", segment_id, limit, offset, segment_type
+        )
+        return out
+
+    async def delete(self, segment_id: Union[int, str]) -> str:
+        out: str = await self._call("segments.delete", segment_id)
+        return out
+
+    async def add_subscribers(
+        self, segment_id: Union[int, str], subscriber_hashes: Iterable[str]
+    ) -> str:
+        out: str = await self._call(
+            "segments.add_subscribers", segment_id, list(subscriber_hashes)
+        )
+        return out
+
+    async def add_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
+        await self._call("segments.add_profiles", segment_name, list(profile_ids))
+
+    async def remove_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
+        await self._call("segments.remove_profiles", segment_name, list(profile_ids))
+
+
+class AsyncAnalytics(_Async):
+    """Summary analytics and the subscriber distribution (spec 4.10, 4.11)."""
+
+    async def summary(
+        self, start: DateLike, end: DateLike, *, group_by: str = "day"
+    ) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = await self._call("analytics.summary", start, end, group_by)
+        return out
+
+    async def subscribers(
+        self, *, types: Optional[Iterable[str]] = None
+    ) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = await self._call(
+            "analytics.subscribers", None if types is None else list(types)
+        )
+        return out
+
+
+class AsyncProducts(_Async):
+    """Product updates (spec 4.12)."""
+
+    async def update(self, products: Sequence[Union[Product, Mapping[str, Any]]]) -> None:
+        await self._call("products.update", products)
+
+
+class AsyncNotifications(_Async):
+    """Push broadcasts (spec 4.13)."""
+
+    async def create(
+        self,
+        *,
+        title: str,
+        message: str,
+        url: str,
+        type: str = "now",
+        valid_from_utc: Optional[DateTimeLike] = None,
+        image_url: Optional[str] = None,
+        big_image_url: Optional[str] = None,
+        expiry: Optional[int] = None,
+        require_interaction: Optional[int] = None,
+        profile_id: Optional[Iterable[str]] = None,
+        include_segments: Optional[Iterable[Union[int, str]]] = None,
+        exclude_segments: Optional[Iterable[Union[int, str]]] = None,
+        include_countries: Optional[Iterable[str]] = None,
+        exclude_countries: Optional[Iterable[str]] = None,
+        include_states: Optional[Iterable[str]] = None,
+        include_cities: Optional[Iterable[str]] = None,
+        include_device_types: Optional[Iterable[str]] = None,
+        include_browsers: Optional[Iterable[str]] = None,
+        from_date: Optional[Union[DateLike, _dt.datetime]] = None,
+        to_date: Optional[Union[DateLike, _dt.datetime]] = None,
+        subscriber_hash: Optional[Iterable[str]] = None,
+        attributes: Optional[Sequence[Sequence[Union[AttributeRule, Mapping[str, Any]]]]] = None,
+        actions: Optional[Sequence[Union[Action, Mapping[str, Any]]]] = None,
+    ) -> int:
+        fields = _broadcast(
+            title,
+            message,
+            url,
+            type,
+            valid_from_utc,
+            expiry,
+            {
+                "profile_id": profile_id,
+                "include_segments": include_segments,
+                "exclude_segments": exclude_segments,
+                "include_countries": include_countries,
+                "exclude_countries": exclude_countries,
+                "include_states": include_states,
+                "include_cities": include_cities,
+                "include_device_types": include_device_types,
+                "include_browsers": include_browsers,
+                "subscriber_hash": subscriber_hash,
+            },
+            {
+                "image_url": image_url,
+                "big_image_url": big_image_url,
+                "require_interaction": require_interaction,
+                "from_date": from_date,
+                "to_date": to_date,
+                "attributes": attributes,
+                "actions": actions,
+            },
+        )
+        out: int = await self._call("notifications.create", fields)
+        return out
+
+
+class AsyncEvents(_Async):
+    """Custom event tracking (spec 4.14)."""
+
+    async def track(
+        self,
+        event_name: str,
+        *,
+        profile_id: Optional[str] = None,
+        device_token_hash: Optional[str] = None,
+        data: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        await self._call("events.track", event_name, profile_id, device_token_hash, data)
+
+
+async def _awalk(fetch: Callable[[int], Any]) -> AsyncIterator[Any]:
+    page = 1
+    while True:
+        current = await fetch(page)
+        for item in current.data:
+            yield item
+        if not current.data or current.page >= current.last_page:
+            return
+        page += 1
+
+
+class AsyncClient(_Base):
+    """The asyncio client: the same surface as :class:`Client`, every call awaited."""
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        events_url: Optional[str] = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        default_headers: Optional[Mapping[str, str]] = None,
+        *,
+        allow_insecure: bool = False,
+        backoff_base: float = 0.5,
+    ) -> None:
+        super().__init__(
+            api_key,
+            base_url,
+            events_url,
+            timeout,
+            max_retries,
+            default_headers,
+            allow_insecure=allow_insecure,
+            backoff_base=backoff_base,
+        )
+        self.triggers = AsyncTriggers(self)
+        self.drips = AsyncDrips(self)
+        self.segments = AsyncSegments(self)
+        self.analytics = AsyncAnalytics(self)
+        self.products = AsyncProducts(self)
+        self.notifications = AsyncNotifications(self)
+        self.events = AsyncEvents(self)
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,36 @@
+//! Summary analytics (4.10) and the subscriber distribution (4.11).
+
+use serde_json::{Map, Value};
+
+use super::transport::{Call, Transport};
+use super::Result;
+use crate::envelope;
+use crate::model::SummaryRow;
+use crate::validate;
+
+envelope!(Summary { data: Vec<SummaryRow> });
+envelope!(Distribution { data: Map<String, Value> });
+
+pub async fn summary(
+    t: &Transport,
+    from: &str,
+    to: &str,
+    group_by: &str,
+) -> Result<Vec<SummaryRow>> {
+    validate::summary_query(Some(from), Some(to), Some(group_by))?;
+    let call = Call::get("/analytics/summary")
+        .query("from", Some(from))
+        .query("to", Some(to))
+        .query("group_by", Some(group_by));
+    let s: Summary = t.send(&call).await?;
+    Ok(s.data)
+}
+
+/// Counts of active subscribers by dimension: `{dimension: {value: count}}`.
+pub async fn subscribers(t: &Transport, types: Option<&[String]>) -> Result<Map<String, Value>> {
+    let joined = types.map(|ts| ts.join(","));
+    validate::subscriber_dimensions(joined.as_deref())?;
+    let call = Call::get("/subscribers/analytics/summary").query("type", joined);
+    let d: Distribution = t.send(&call).await?;
+    Ok(d.data)
+}

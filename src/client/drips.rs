@@ -1,0 +1,50 @@
+//! Drip autoresponders: create (4.3), list (4.4), read (4.5).
+
+use super::transport::{Body, Call, Idempotency, Transport};
+use super::{path_id, AnalyticsRange, Page, Result};
+use crate::envelope;
+use crate::model::{Drip, Meta, NewDrip};
+use crate::validate;
+
+envelope!(Created { drip_id: Option<serde_json::Value> });
+envelope!(One { data: Option<Drip> });
+envelope!(List { data: Vec<Drip>, meta: Meta });
+
+/// Creates a drip; its id. Not retried once sent: a second create is a second drip.
+pub async fn create(t: &Transport, drip: &NewDrip) -> Result<i64> {
+    validate::drip(drip)?;
+    let body = serde_json::to_vec(drip).unwrap_or_default();
+    let call = Call::post("/drips", Body::Json(body), Idempotency::Unsafe);
+    let created: Created = t.send(&call).await?;
+    Ok(super::notifications::id_of(created.drip_id.as_ref()))
+}
+
+pub async fn get(t: &Transport, drip_id: i64, range: &AnalyticsRange) -> Result<Drip> {
+    let id = path_id("drip_id", drip_id)?;
+    range.check()?;
+    let one: One = t
+        .send(&range.apply(Call::get(format!("/drips/{id}"))))
+        .await?;
+    Ok(one.data.unwrap_or_default())
+}
+
+pub async fn list(
+    t: &Transport,
+    page: Option<i64>,
+    limit: Option<i64>,
+    range: &AnalyticsRange,
+) -> Result<Page<Drip>> {
+    let page = validate::page(page)?;
+    let limit = validate::limit(limit)?;
+    range.check()?;
+    let call = range.apply(
+        Call::get("/drips")
+            .query("page", Some(page))
+            .query("limit", Some(limit)),
+    );
+    let list: List = t.send(&call).await?;
+    Ok(Page {
+        data: list.data,
+        meta: list.meta,
+    })
+}

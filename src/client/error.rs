@@ -1,0 +1,71 @@
+//! What a call can end in besides its result. The Python layer maps each variant onto the
+//! exception hierarchy of `pushwire.errors`.
+
+use serde_json::Value;
+
+use crate::validate::Violation;
+
+#[derive(Debug, Clone)]
+pub enum Error {
+    /// Bad input, caught before anything was sent.
+    Validation(Violation),
+    /// The client was configured wrongly (no key, a bad URL...).
+    Config(String),
+    /// The service answered with an error status, or 200 with `success: false`.
+    Api(Box<ApiFailure>),
+    /// The service could not be reached or the connection failed. `outcome_unknown` is true
+    /// when a write may have been processed before the failure.
+    Connection {
+        message: String,
+        outcome_unknown: bool,
+    },
+    /// The call ran out of its `timeout` (which bounds every attempt and wait together).
+    Timeout {
+        message: String,
+        outcome_unknown: bool,
+    },
+}
+
+/// An error answer of the service.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiFailure {
+    pub status: u16,
+    pub message: String,
+    /// The parsed body (a string when it was not JSON).
+    pub body: Value,
+    /// The events interface's `error.code`.
+    pub code: Option<i64>,
+    /// The events interface's `error.details`.
+    pub details: Vec<Value>,
+    /// Seconds, from `Retry-After`.
+    pub retry_after: Option<f64>,
+}
+
+impl Error {
+    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Validation(Violation::new(field, message))
+    }
+}
+
+impl From<Violation> for Error {
+    fn from(v: Violation) -> Self {
+        Error::Validation(v)
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Validation(v) => write!(f, "{v}"),
+            Error::Config(m) => f.write_str(m),
+            Error::Api(a) => write!(f, "{}: {}", a.status, a.message),
+            Error::Connection { message, .. } | Error::Timeout { message, .. } => {
+                f.write_str(message)
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,43 @@
+//! Track event (4.14), on the event-tracking interface.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::transport::{Body, Call, Envelope, Idempotency, Iface, Transport};
+use super::{Error, Result};
+use crate::validate;
+
+/// `{error_code: 0, data: {}}`.
+#[derive(Deserialize, Debug, Default)]
+struct Tracked {
+    #[serde(default)]
+    error_code: Option<i64>,
+}
+
+impl Envelope for Tracked {
+    fn success(&self) -> Option<bool> {
+        self.error_code.map(|c| c == 0)
+    }
+}
+
+/// Checks an event body (4.14) as the events interface would, all fields at once.
+pub fn check(body: &Map<String, Value>) -> Result<()> {
+    let violations = validate::event(body);
+    match violations.into_iter().next() {
+        None => Ok(()),
+        Some(first) => Err(Error::Validation(first)),
+    }
+}
+
+/// The encoded call of one event; `check` it first.
+pub fn call(body: &Map<String, Value>) -> Call {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    Call::post("/events", Body::Json(bytes), Idempotency::Unsafe).on(Iface::Events)
+}
+
+/// Records an event. Not retried once sent: it may start a triggered campaign.
+pub async fn track(t: &Transport, body: &Map<String, Value>) -> Result<()> {
+    check(body)?;
+    let _: Tracked = t.send(&call(body)).await?;
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! Create push broadcast (4.13).
+
+use serde_json::Value;
+
+use super::transport::{Body, Call, Envelope, Idempotency, Transport};
+use super::Result;
+use crate::model::NewNotification;
+use crate::validate;
+
+/// The table names the id `Notification_id`, the samples `notification_id`.
+#[derive(serde::Deserialize, Debug, Default)]
+struct Created {
+    #[serde(default)]
+    success: Option<bool>,
+    #[serde(default, alias = "Notification_id")]
+    notification_id: Option<Value>,
+}
+
+impl Envelope for Created {
+    fn success(&self) -> Option<bool> {
+        self.success
+    }
+}
+
+/// An id the service sent as a number or a numeric string (0 if it sent none, since the
+/// call itself succeeded and must not raise).
+pub fn id_of(v: Option<&Value>) -> i64 {
+    match v {
+        Some(Value::Number(n)) => n.as_i64().unwrap_or_default(),
+        Some(Value::String(s)) => s.trim().parse().unwrap_or_default(),
+        _ => 0,
+    }
+}
+
+/// Creates (and, for `now`, sends) a broadcast; its id. Never retried once it may have been
+/// received: a retried create could send the broadcast twice.
+pub async fn create(t: &Transport, n: &NewNotification) -> Result<i64> {
+    validate::broadcast(n)?;
+    let call = Call::post(
+        "/notifications",
+        Body::Form(n.to_form()),
+        Idempotency::Unsafe,
+    );
+    let created: Created = t.send(&call).await?;
+    Ok(id_of(created.notification_id.as_ref()))
+}

@@ -1,0 +1,16 @@
+//! Product update (4.12).
+
+use super::transport::{Ack, Body, Call, Idempotency, Transport};
+use super::Result;
+use crate::model::Product;
+use crate::validate;
+
+/// Sends the latest price and availability. Not retried once sent: each update may fire
+/// price-drop or back-in-stock alerts.
+pub async fn update(t: &Transport, products: &[Product]) -> Result<()> {
+    validate::products(products)?;
+    let body = serde_json::to_vec(&serde_json::json!({ "products": products })).unwrap_or_default();
+    let call = Call::post("/products", Body::Json(body), Idempotency::Unsafe);
+    let _: Ack = t.send(&call).await?;
+    Ok(())
+}

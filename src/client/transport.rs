@@ -1,0 +1,545 @@
+//! The one place that knows HTTP: base URLs of both interfaces, the `Api-Key` header,
+//! timeouts, retries, error mapping and body encoding. Resource modules describe a call
+//! ([`Call`]) and the shape of its answer; this module sends it.
+//!
+//! Retries (`max_retries`, exponential backoff with jitter, capped, `Retry-After` honoured),
+//! all within one total deadline, `timeout`, that bounds attempts and waits together:
+//!
+//! | call kind                          | retried on                                        |
+//! |------------------------------------|---------------------------------------------------|
+//! | reads, idempotent writes           | connection errors, 408, 429, 5xx                  |
+//! | writes that would repeat an effect | connect failures (nothing was sent), 429, 503 with |
+//! |                                    | `Retry-After` (refused unprocessed); else the      |
+//! |                                    | error says whether the outcome is unknown          |
+
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER, USER_AGENT};
+use reqwest::{Method, StatusCode, Url};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::error::{ApiFailure, Error, Result};
+
+/// Which interface a call goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Iface {
+    /// `{base_url}/apiv1`
+    Main,
+    /// `{events_url}/api/v1`
+    Events,
+}
+
+/// Whether repeating a call could repeat its effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idempotency {
+    /// Reads and writes that land in the same state however often they run.
+    Safe,
+    /// Writes with a side effect per request (a broadcast, a drip, an event, a product update).
+    Unsafe,
+}
+
+#[derive(Debug, Clone)]
+pub enum Body {
+    Empty,
+    Json(Vec<u8>),
+    Form(String),
+}
+
+/// One API call, as a resource module describes it.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub iface: Iface,
+    pub method: Method,
+    pub path: String,
+    pub query: Vec<(&'static str, String)>,
+    pub body: Body,
+    pub idempotency: Idempotency,
+}
+
+impl Call {
+    pub fn get(path: impl Into<String>) -> Call {
+        Call {
+            iface: Iface::Main,
+            method: Method::GET,
+            path: path.into(),
+            query: Vec::new(),
+            body: Body::Empty,
+            idempotency: Idempotency::Safe,
+        }
+    }
+
+    pub fn post(path: impl Into<String>, body: Body, idempotency: Idempotency) -> Call {
+        Call {
+            iface: Iface::Main,
+            method: Method::POST,
+            path: path.into(),
+            query: Vec::new(),
+            body,
+            idempotency,
+        }
+    }
+
+    pub fn query(mut self, key: &'static str, value: Option<impl ToString>) -> Call {
+        if let Some(v) = value {
+            self.query.push((key, v.to_string()));
+        }
+        self
+    }
+
+    pub fn on(mut self, iface: Iface) -> Call {
+        self.iface = iface;
+        self
+    }
+}
+
+/// How a client is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub api_key: String,
+    /// Root of the main interface, without `/apiv1`.
+    pub base_url: String,
+    /// Root of the event-tracking interface, without `/api/v1`.
+    pub events_url: String,
+    /// Bounds a whole call, retries and waits included.
+    pub timeout: Duration,
+    pub max_retries: u32,
+    pub default_headers: Vec<(String, String)>,
+    /// Allows `http://` to a host other than loopback.
+    pub allow_insecure: bool,
+    /// First backoff wait; doubles per retry up to `backoff_max`.
+    pub backoff_base: Duration,
+    pub backoff_max: Duration,
+}
+
+impl Config {
+    pub fn new(api_key: &str, base_url: &str, events_url: &str) -> Config {
+        Config {
+            api_key: api_key.to_string(),
+            base_url: base_url.to_string(),
+            events_url: events_url.to_string(),
+            timeout: Duration::from_secs(30),
+            max_retries: 2,
+            default_headers: Vec::new(),
+            allow_insecure: false,
+            backoff_base: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(8),
+        }
+    }
+}
+
+pub const USER_AGENT_VALUE: &str =
+    concat!("pushwire-python/", env!("CARGO_PKG_VERSION"), " (rust)");
+
+/// A client's HTTP side: one connection pool, both interfaces.
+#[derive(Debug)]
+pub struct Transport {
+    http: reqwest::Client,
+    main_root: String,
+    events_root: Option<String>,
+    timeout: Duration,
+    max_retries: u32,
+    backoff_base: Duration,
+    backoff_max: Duration,
+}
+
+/// Checks a root URL and strips what users paste along with it (`/apiv1`, a trailing `/`).
+fn root_url(name: &str, raw: &str, suffix: &str, allow_insecure: bool) -> Result<String> {
+    let trimmed = raw.trim().trim_end_matches('/');
+    let trimmed = trimmed.strip_suffix(suffix).unwrap_or(trimmed);
+    let url = Url::parse(trimmed)
+        .map_err(|e| Error::Config(format!("{name} is not a valid URL ({e}): {raw:?}")))?;
+    let loopback = match url.host() {
+        Some(url::Host::Domain(d)) => d == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => return Err(Error::Config(format!("{name} has no host: {raw:?}"))),
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback || allow_insecure => {}
+        "http" => {
+            return Err(Error::Config(format!(
+                "{name} uses plain http to a host that is not loopback; use https, or pass \
+                 allow_insecure=True if you really mean it"
+            )))
+        }
+        other => {
+            return Err(Error::Config(format!(
+                "{name} must be http(s), not {other}"
+            )))
+        }
+    }
+    Ok(trimmed.to_string())
+}
+
+impl Transport {
+    pub fn new(cfg: &Config) -> Result<Transport> {
+        if cfg.api_key.trim().is_empty() {
+            return Err(Error::Config(
+                "no API key: pass api_key= or set PUSHWIRE_API_KEY".into(),
+            ));
+        }
+        let main = root_url("base_url", &cfg.base_url, "/apiv1", cfg.allow_insecure)?;
+        // The events interface is optional: a client that never tracks events needs no URL.
+        let events = if cfg.events_url.trim().is_empty() {
+            None
+        } else {
+            Some(root_url(
+                "events_url",
+                &cfg.events_url,
+                "/api/v1",
+                cfg.allow_insecure,
+            )?)
+        };
+        let mut headers = HeaderMap::new();
+        let mut key = HeaderValue::from_str(cfg.api_key.trim())
+            .map_err(|_| Error::Config("api_key holds characters a header cannot carry".into()))?;
+        key.set_sensitive(true);
+        headers.insert(HeaderName::from_static("api-key"), key);
+        headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+        for (k, v) in &cfg.default_headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| Error::Config(format!("default_headers: bad header name {k:?}")))?;
+            let value = HeaderValue::from_str(v)
+                .map_err(|_| Error::Config(format!("default_headers: bad value for {k}")))?;
+            headers.insert(name, value);
+        }
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .connect_timeout(cfg.timeout.min(Duration::from_secs(10)))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| Error::Config(format!("the HTTP client could not be built: {e}")))?;
+        Ok(Transport {
+            http,
+            main_root: format!("{main}/apiv1"),
+            events_root: events.map(|e| format!("{e}/api/v1")),
+            timeout: cfg.timeout,
+            max_retries: cfg.max_retries,
+            backoff_base: cfg.backoff_base,
+            backoff_max: cfg.backoff_max,
+        })
+    }
+
+    /// Sends `call` (with retries) and decodes a successful answer into `R`.
+    pub async fn send<R: DeserializeOwned + Envelope>(&self, call: &Call) -> Result<R> {
+        let bytes = self.send_raw(call).await?;
+        decode::<R>(call.iface, &bytes)
+    }
+
+    /// Sends `call` with retries; the body of the first successful answer.
+    pub async fn send_raw(&self, call: &Call) -> Result<bytes::Bytes> {
+        if call.iface == Iface::Events && self.events_root.is_none() {
+            return Err(Error::Config(
+                "no events_url: pass events_url= or set PUSHWIRE_EVENTS_URL to track events".into(),
+            ));
+        }
+        let started = Instant::now();
+        let deadline = started + self.timeout;
+        let mut retries = 0u32;
+        loop {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(timeout_error(call, self.timeout, false));
+            }
+            let outcome = self.attempt(call, remaining).await;
+            let (err, wait_hint, retryable) = match outcome {
+                Ok((status, _, body)) if status.is_success() => {
+                    log_call(call, status.as_u16(), started, retries);
+                    return Ok(body);
+                }
+                Ok((status, headers, body)) => {
+                    let failure = api_failure(call.iface, status, &headers, &body);
+                    log_call(call, status.as_u16(), started, retries);
+                    let retryable = match call.idempotency {
+                        Idempotency::Safe => {
+                            status == StatusCode::REQUEST_TIMEOUT
+                                || status == StatusCode::TOO_MANY_REQUESTS
+                                || status.is_server_error()
+                        }
+                        Idempotency::Unsafe => {
+                            status == StatusCode::TOO_MANY_REQUESTS
+                                || (status == StatusCode::SERVICE_UNAVAILABLE
+                                    && failure.retry_after.is_some())
+                        }
+                    };
+                    let hint = failure.retry_after;
+                    (Error::Api(Box::new(failure)), hint, retryable)
+                }
+                Err(e) => {
+                    // Only a failed connect proves the request never left.
+                    let not_sent = e.is_connect();
+                    let outcome_unknown = call.method != Method::GET && !not_sent;
+                    log::debug!(
+                        target: "pushwire",
+                        "{} {} failed after {:.1} ms: {}",
+                        call.method,
+                        call.path,
+                        started.elapsed().as_secs_f64() * 1e3,
+                        e
+                    );
+                    let retryable = match call.idempotency {
+                        Idempotency::Safe => true,
+                        Idempotency::Unsafe => not_sent,
+                    };
+                    let err = if e.is_timeout() {
+                        timeout_error(call, self.timeout, outcome_unknown)
+                    } else {
+                        Error::Connection {
+                            message: connection_message(call, &e, outcome_unknown),
+                            outcome_unknown,
+                        }
+                    };
+                    (err, None, retryable)
+                }
+            };
+            if !retryable || retries >= self.max_retries {
+                return Err(err);
+            }
+            let wait = self.backoff(retries, wait_hint);
+            if Instant::now() + wait >= deadline {
+                return Err(err);
+            }
+            log::info!(
+                target: "pushwire",
+                "retrying {} {} in {:.0} ms (retry {} of {}): {}",
+                call.method,
+                call.path,
+                wait.as_secs_f64() * 1e3,
+                retries + 1,
+                self.max_retries,
+                err
+            );
+            tokio::time::sleep(wait).await;
+            retries += 1;
+        }
+    }
+
+    /// The wait before retry number `retries + 1`: the service's `Retry-After` when given,
+    /// else `base * 2^retries` capped, with jitter so clients do not retry in lockstep.
+    fn backoff(&self, retries: u32, retry_after: Option<f64>) -> Duration {
+        if let Some(secs) = retry_after {
+            return Duration::from_secs_f64(secs.clamp(0.0, 600.0));
+        }
+        let exp = self
+            .backoff_base
+            .saturating_mul(1u32 << retries.min(16))
+            .min(self.backoff_max);
+        let jitter: f64 = 0.5 + rand::random::<f64>() * 0.5;
+        exp.mul_f64(jitter)
+    }
+
+    async fn attempt(
+        &self,
+        call: &Call,
+        remaining: Duration,
+    ) -> std::result::Result<(StatusCode, HeaderMap, bytes::Bytes), reqwest::Error> {
+        let root = match call.iface {
+            Iface::Main => &self.main_root,
+            Iface::Events => self.events_root.as_deref().unwrap_or_default(),
+        };
+        let mut url = format!("{root}{}", call.path);
+        if !call.query.is_empty() {
+            url.push('?');
+            let mut q = form_urlencoded::Serializer::new(url);
+            for (k, v) in &call.query {
+                q.append_pair(k, v);
+            }
+            url = q.finish();
+        }
+        let mut req = self
+            .http
+            .request(call.method.clone(), url)
+            .timeout(remaining);
+        req = match &call.body {
+            Body::Empty => req,
+            Body::Json(b) => req.header(CONTENT_TYPE, "application/json").body(b.clone()),
+            Body::Form(f) => req
+                .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(f.clone()),
+        };
+        let resp = req.send().await?;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = resp.bytes().await?;
+        Ok((status, headers, body))
+    }
+}
+
+fn log_call(call: &Call, status: u16, started: Instant, retries: u32) {
+    log::debug!(
+        target: "pushwire",
+        "{} {} -> {} in {:.1} ms ({} retries)",
+        call.method,
+        call.path,
+        status,
+        started.elapsed().as_secs_f64() * 1e3,
+        retries
+    );
+}
+
+fn timeout_error(call: &Call, timeout: Duration, outcome_unknown: bool) -> Error {
+    let mut message = format!(
+        "{} {} did not finish within the timeout of {:.1} s",
+        call.method,
+        call.path,
+        timeout.as_secs_f64()
+    );
+    if outcome_unknown {
+        message.push_str("; the service may have processed it, so it was not retried");
+    }
+    Error::Timeout {
+        message,
+        outcome_unknown,
+    }
+}
+
+fn connection_message(call: &Call, e: &reqwest::Error, outcome_unknown: bool) -> String {
+    // reqwest's error text carries the URL but never headers, so the key cannot leak here.
+    let mut cause = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        cause.push_str(": ");
+        cause.push_str(&s.to_string());
+        source = s.source();
+    }
+    let mut message = format!("{} {} failed: {cause}", call.method, call.path);
+    if outcome_unknown {
+        message.push_str(
+            "; the connection failed after the request was sent, so the outcome is unknown \
+             and it was not retried",
+        );
+    }
+    message
+}
+
+/// `Retry-After` in seconds or as an HTTP date.
+fn retry_after(headers: &HeaderMap) -> Option<f64> {
+    let v = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return Some(secs.max(0.0));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    let secs = (at.timestamp_millis() - chrono::Utc::now().timestamp_millis()) as f64 / 1e3;
+    Some(secs.max(0.0))
+}
+
+/// The error an answer carries, whichever interface's shape it has.
+fn api_failure(iface: Iface, status: StatusCode, headers: &HeaderMap, body: &[u8]) -> ApiFailure {
+    let parsed: Value = serde_json::from_slice(body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
+    let mut failure = failure_from_body(status.as_u16(), parsed);
+    if failure.message.is_empty() {
+        failure.message = status
+            .canonical_reason()
+            .unwrap_or("request failed")
+            .to_string();
+    }
+    failure.retry_after = retry_after(headers);
+    let _ = iface;
+    failure
+}
+
+fn failure_from_body(status: u16, body: Value) -> ApiFailure {
+    let text = |v: Option<&Value>| -> Option<String> {
+        match v? {
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            Value::Null => None,
+            Value::String(_) => None,
+            other => Some(other.to_string()),
+        }
+    };
+    let error = body.get("error");
+    let message = text(body.get("message"))
+        .or_else(|| text(error.and_then(|e| e.get("message"))))
+        .or_else(|| error.filter(|e| e.is_string()).and_then(|e| text(Some(e))))
+        .or_else(|| body.as_str().map(|s| s.chars().take(500).collect()))
+        .unwrap_or_default();
+    let code = error.and_then(|e| e.get("code")).and_then(|c| {
+        c.as_i64()
+            .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
+    });
+    let details = error
+        .and_then(|e| e.get("details"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    ApiFailure {
+        status,
+        message,
+        body,
+        code,
+        details,
+        retry_after: None,
+    }
+}
+
+/// The fields every main-interface answer may carry to say it failed.
+pub trait Envelope {
+    fn success(&self) -> Option<bool>;
+}
+
+/// Decodes a 2xx answer. A `success: false` answer becomes [`Error::Api`] with the
+/// service's message, as the real service sends some failures with HTTP 200.
+pub fn decode<R: DeserializeOwned + Envelope>(iface: Iface, body: &[u8]) -> Result<R> {
+    match serde_json::from_slice::<R>(body) {
+        Ok(r) if r.success() == Some(false) => {
+            let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+            Err(Error::Api(Box::new(failure_from_body(200, v))))
+        }
+        Ok(r) => Ok(r),
+        Err(e) => {
+            let v: Value = serde_json::from_slice(body)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
+            let mut failure = failure_from_body(200, v);
+            if failure.message.is_empty()
+                || failure.body.get("success") != Some(&Value::Bool(false))
+            {
+                failure.message = format!(
+                    "the {} interface answered with an unexpected shape: {e}",
+                    match iface {
+                        Iface::Main => "main",
+                        Iface::Events => "event-tracking",
+                    }
+                );
+            }
+            Err(Error::Api(Box::new(failure)))
+        }
+    }
+}
+
+/// Declares an answer type: `success`/`message` plus the given fields, each defaulted.
+#[macro_export]
+macro_rules! envelope {
+    ($name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+        #[derive(serde::Deserialize, Debug, Default)]
+        pub struct $name {
+            #[serde(default)]
+            pub success: Option<bool>,
+            $(#[serde(default)] pub $field: $ty,)*
+        }
+        impl $crate::client::transport::Envelope for $name {
+            fn success(&self) -> Option<bool> {
+                self.success
+            }
+        }
+    };
+}
+
+/// An answer whose content does not matter beyond success.
+#[derive(Deserialize, Debug, Default)]
+pub struct Ack {
+    #[serde(default)]
+    pub success: Option<bool>,
+    #[serde(default)]
+    pub message: Option<Value>,
+}
+
+impl Envelope for Ack {
+    fn success(&self) -> Option<bool> {
+        self.success
+    }
+}

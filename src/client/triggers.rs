@@ -1,0 +1,43 @@
+//! Triggered campaigns: `GET /triggers/{id}` (4.1) and `GET /triggers` (4.2).
+
+use super::transport::{Call, Transport};
+use super::{path_id, AnalyticsRange, Page, Result};
+use crate::envelope;
+use crate::model::{Meta, TriggeredCampaign};
+use crate::validate;
+
+envelope!(One { data: Option<TriggeredCampaign> });
+envelope!(List { data: Vec<TriggeredCampaign>, meta: Meta });
+
+pub async fn get(
+    t: &Transport,
+    trigger_id: i64,
+    range: &AnalyticsRange,
+) -> Result<TriggeredCampaign> {
+    let id = path_id("trigger_id", trigger_id)?;
+    range.check()?;
+    let call = range.apply(Call::get(format!("/triggers/{id}")));
+    let one: One = t.send(&call).await?;
+    Ok(one.data.unwrap_or_default())
+}
+
+pub async fn list(
+    t: &Transport,
+    page: Option<i64>,
+    limit: Option<i64>,
+    range: &AnalyticsRange,
+) -> Result<Page<TriggeredCampaign>> {
+    let page = validate::page(page)?;
+    let limit = validate::limit(limit)?;
+    range.check()?;
+    let call = range.apply(
+        Call::get("/triggers")
+            .query("page", Some(page))
+            .query("limit", Some(limit)),
+    );
+    let list: List = t.send(&call).await?;
+    Ok(Page {
+        data: list.data,
+        meta: list.meta,
+    })
+}

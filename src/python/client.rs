@@ -1,0 +1,284 @@
+//! `pushwire._core.CoreClient`, the engine under `pushwire.Client` and
+//! `pushwire.AsyncClient`, and `Completions`, the bridge that hands async results to an
+//! asyncio loop.
+//!
+//! Blocking calls run on the caller's thread with the GIL released and wake every 50 ms to
+//! let Python handle signals, so Ctrl-C interrupts a call (and cancels its request) within
+//! about that long.
+//!
+//! Async calls run as tokio tasks. pyo3-async-runtimes' `future_into_py` completes each
+//! future by taking the GIL from a tokio thread, one request at a time, which contends with
+//! the event loop; instead every finished task pushes its result into its loop's queue and
+//! writes one byte to a pipe the loop watches (`add_reader`), and the loop converts the whole
+//! queue in one go (`Completions.drain`). Cancelling the awaiting task aborts the request.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use tokio::task::AbortHandle;
+
+use super::convert::to_pyerr;
+use super::ops::{self, Output};
+use super::runtime::runtime;
+use crate::client::{Config, Error, Transport};
+
+type Done = (u64, Result<Output, Error>, fn(&str) -> String);
+
+#[pyclass(module = "pushwire._core", frozen)]
+pub struct CoreClient {
+    config: Config,
+    /// The transport of the process that made it; a forked child builds its own.
+    transport: Mutex<(u32, Arc<Transport>)>,
+}
+
+impl CoreClient {
+    fn transport(&self) -> Result<Arc<Transport>, Error> {
+        let pid = std::process::id();
+        let mut slot = self.transport.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.0 != pid {
+            let fresh = Arc::new(Transport::new(&self.config)?);
+            let inherited = std::mem::replace(&mut *slot, (pid, fresh));
+            // The parent's pool belongs to threads this process does not have: never touch
+            // (or drop) it here.
+            std::mem::forget(inherited);
+        }
+        Ok(slot.1.clone())
+    }
+}
+
+#[pymethods]
+impl CoreClient {
+    #[new]
+    #[pyo3(signature = (api_key, base_url, events_url, timeout = 30.0, max_retries = 2, default_headers = None, allow_insecure = false, backoff_base = 0.5))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        api_key: &str,
+        base_url: &str,
+        events_url: &str,
+        timeout: f64,
+        max_retries: i64,
+        default_headers: Option<&Bound<'_, PyDict>>,
+        allow_insecure: bool,
+        backoff_base: f64,
+    ) -> PyResult<Self> {
+        let bad =
+            |field: &str, m: &str| to_pyerr(py, Error::validation(field, m), |f| f.to_string());
+        if !(timeout.is_finite() && timeout > 0.0) {
+            return Err(bad(
+                "timeout",
+                "timeout must be a positive number of seconds",
+            ));
+        }
+        if !(0..=20).contains(&max_retries) {
+            return Err(bad("max_retries", "max_retries must be between 0 and 20"));
+        }
+        if !(backoff_base.is_finite() && backoff_base >= 0.0) {
+            return Err(bad(
+                "backoff_base",
+                "backoff_base must be a number of seconds not below 0",
+            ));
+        }
+        let mut config = Config::new(api_key, base_url, events_url);
+        config.timeout = Duration::from_secs_f64(timeout);
+        config.max_retries = max_retries as u32;
+        config.allow_insecure = allow_insecure;
+        config.backoff_base = Duration::from_secs_f64(backoff_base);
+        if let Some(h) = default_headers {
+            for (k, v) in h.iter() {
+                config.default_headers.push((k.extract()?, v.extract()?));
+            }
+        }
+        let transport = Transport::new(&config).map_err(|e| to_pyerr(py, e, |f| f.to_string()))?;
+        Ok(CoreClient {
+            config,
+            transport: Mutex::new((std::process::id(), Arc::new(transport))),
+        })
+    }
+
+    #[getter]
+    fn base_url(&self) -> &str {
+        &self.config.base_url
+    }
+
+    #[getter]
+    fn events_url(&self) -> &str {
+        &self.config.events_url
+    }
+
+    #[getter]
+    fn timeout(&self) -> f64 {
+        self.config.timeout.as_secs_f64()
+    }
+
+    #[getter]
+    fn max_retries(&self) -> u32 {
+        self.config.max_retries
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "CoreClient(base_url={:?}, events_url={:?})",
+            self.config.base_url, self.config.events_url
+        )
+    }
+
+    /// Runs `op` and blocks until it ends, releasing the GIL meanwhile.
+    #[pyo3(signature = (op, *args))]
+    fn call(&self, py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let rename = ops::renamer(op);
+        let parsed = ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?;
+        let transport = self.transport().map_err(|e| to_pyerr(py, e, rename))?;
+        let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
+            runtime().block_on(async {
+                let fut = ops::run(&transport, parsed);
+                tokio::pin!(fut);
+                let mut tick = tokio::time::interval(Duration::from_millis(50));
+                tick.tick().await;
+                loop {
+                    tokio::select! {
+                        out = &mut fut => return Ok(out),
+                        _ = tick.tick() => {
+                            // Returning drops `fut`: the request is cancelled.
+                            Python::attach(|py| py.check_signals())?;
+                        }
+                    }
+                }
+            })
+        });
+        match outcome? {
+            Ok(out) => out.into_py(py),
+            Err(e) => Err(to_pyerr(py, e, rename)),
+        }
+    }
+
+    /// Starts `op` as a task whose result `completions` will hand over; returns its id.
+    /// Bad input raises here, before anything is sent.
+    #[pyo3(signature = (op, completions, *args))]
+    fn submit(
+        &self,
+        py: Python<'_>,
+        op: &str,
+        completions: &Bound<'_, Completions>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<u64> {
+        let rename = ops::renamer(op);
+        let parsed = ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?;
+        let transport = self.transport().map_err(|e| to_pyerr(py, e, rename))?;
+        let inner = completions.get().inner.clone();
+        let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let done = inner.clone();
+        let handle = runtime().spawn(async move {
+            let out = ops::run(&transport, parsed).await;
+            done.complete((id, out, rename));
+        });
+        inner
+            .tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, handle.abort_handle());
+        Ok(id)
+    }
+}
+
+struct Inner {
+    queue: Mutex<Vec<Done>>,
+    pipe: File,
+    tasks: Mutex<HashMap<u64, AbortHandle>>,
+    next_id: AtomicU64,
+}
+
+impl Inner {
+    fn complete(&self, done: Done) {
+        let was_empty = {
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let was_empty = q.is_empty();
+            q.push(done);
+            was_empty
+        };
+        if was_empty {
+            // One byte per batch wakes the loop; a full pipe already means a wake-up is due.
+            let _ = (&self.pipe).write(b"\0");
+        }
+    }
+}
+
+/// The results of one asyncio loop's calls, and the pipe that tells the loop they are in.
+#[pyclass(module = "pushwire._core", frozen)]
+pub struct Completions {
+    inner: Arc<Inner>,
+}
+
+#[pymethods]
+impl Completions {
+    /// Takes ownership of `write_fd`, the write end of a non-blocking pipe.
+    #[new]
+    fn new(write_fd: RawFd) -> PyResult<Self> {
+        if write_fd < 0 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "write_fd must be a file descriptor",
+            ));
+        }
+        // SAFETY: the caller hands over the descriptor and never uses or closes it again.
+        let fd = unsafe { OwnedFd::from_raw_fd(write_fd) };
+        Ok(Completions {
+            inner: Arc::new(Inner {
+                queue: Mutex::new(Vec::new()),
+                pipe: File::from(fd),
+                tasks: Mutex::new(HashMap::new()),
+                next_id: AtomicU64::new(1),
+            }),
+        })
+    }
+
+    /// Every finished call since the last drain: `(id, ok, result or exception)`.
+    fn drain<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let batch =
+            std::mem::take(&mut *self.inner.queue.lock().unwrap_or_else(|e| e.into_inner()));
+        let out = PyList::empty(py);
+        if batch.is_empty() {
+            return Ok(out);
+        }
+        {
+            let mut tasks = self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner());
+            for (id, _, _) in &batch {
+                tasks.remove(id);
+            }
+        }
+        for (id, result, rename) in batch {
+            let item = match result.map(|o| o.into_py(py)) {
+                Ok(Ok(value)) => (id, true, value),
+                Ok(Err(conversion)) => (id, false, conversion.into_value(py).into_any()),
+                Err(e) => (id, false, to_pyerr(py, e, rename).into_value(py).into_any()),
+            };
+            out.append(item)?;
+        }
+        Ok(out)
+    }
+
+    /// Aborts the request of call `id` (its awaiting task was cancelled).
+    fn cancel(&self, id: u64) {
+        if let Some(h) = self
+            .inner
+            .tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id)
+        {
+            h.abort();
+        }
+    }
+
+    /// Calls still running.
+    #[getter]
+    fn pending(&self) -> usize {
+        self.inner.tasks.lock().map(|t| t.len()).unwrap_or(0)
+    }
+}

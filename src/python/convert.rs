@@ -1,0 +1,223 @@
+//! Conversions between Python objects and the core's types, and the core's errors as the
+//! exceptions of `pushwire.errors`.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pythonize::pythonize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::client::Error;
+use crate::model::common::{Extra, Json};
+
+impl<'py> IntoPyObject<'py> for Json {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        Ok(pythonize(py, &self.0)?)
+    }
+}
+
+impl<'py> IntoPyObject<'py> for Extra {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        Ok(pythonize(py, &self.0)?)
+    }
+}
+
+/// A Python value as JSON: dicts, lists, tuples, scalars; dates and datetimes as ISO 8601;
+/// model objects (anything with `to_dict`) as their dict. `path` names the spot for errors.
+pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.to_string_lossy().into_owned()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return obj
+            .extract::<i64>()
+            .map(Value::from)
+            .map_err(|_| Error::validation(path, "integer out of range"));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        let f: f64 = obj.extract().unwrap_or(f64::NAN);
+        return serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .ok_or_else(|| Error::validation(path, "must be a finite number"));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut m = Map::new();
+        for (k, v) in d.iter() {
+            let key = k
+                .cast::<PyString>()
+                .map(|s| s.to_string_lossy().into_owned())
+                .map_err(|_| Error::validation(path, "dict keys must be strings"))?;
+            let child = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            m.insert(key, to_json(&v, &child)?);
+        }
+        return Ok(Value::Object(m));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut out = Vec::new();
+        for (i, item) in obj
+            .try_iter()
+            .map_err(|_| Error::validation(path, "not iterable"))?
+            .enumerate()
+        {
+            let item = item.map_err(|e| Error::validation(path, e.to_string()))?;
+            out.push(to_json(&item, &format!("{path}[{i}]"))?);
+        }
+        return Ok(Value::Array(out));
+    }
+    if obj.is_instance_of::<PyDateTime>() || obj.is_instance_of::<PyDate>() {
+        let iso = obj
+            .call_method0("isoformat")
+            .and_then(|s| s.extract::<String>())
+            .map_err(|e| Error::validation(path, e.to_string()))?;
+        return Ok(Value::String(iso));
+    }
+    if let Ok(d) = obj.call_method0("to_dict") {
+        return to_json(&d, path);
+    }
+    let type_name = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into());
+    Err(Error::validation(
+        path,
+        format!("{path}: {type_name} is not a JSON value, a model or a dict"),
+    ))
+}
+
+/// A model from a model object or a plain dict (or any mix of both in nested fields).
+pub fn model<T: DeserializeOwned>(obj: &Bound<'_, PyAny>, path: &str) -> Result<T, Error> {
+    let v = to_json(obj, path)?;
+    from_json(v, path)
+}
+
+pub fn from_json<T: DeserializeOwned>(v: Value, path: &str) -> Result<T, Error> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let inner = e.path().to_string();
+        let field = match (path.is_empty(), inner.as_str()) {
+            (_, ".") => path.to_string(),
+            (true, _) => inner.clone(),
+            (false, _) => format!("{path}.{inner}"),
+        };
+        let cause = e.into_inner().to_string();
+        let message = if field.is_empty() {
+            cause
+        } else {
+            format!("{field}: {cause}")
+        };
+        Error::validation(field, message)
+    })
+}
+
+/// A `YYYY-MM-DD` parameter from a str, a date or a datetime (its date).
+pub fn date_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
+    if obj.is_instance_of::<PyDateTime>() {
+        let d = obj
+            .call_method0("date")
+            .and_then(|d| d.call_method0("isoformat"))
+            .and_then(|s| s.extract::<String>())
+            .map_err(|e| Error::validation(field, e.to_string()))?;
+        return Ok(d);
+    }
+    match to_json(obj, field)? {
+        Value::String(s) => Ok(s),
+        _ => Err(Error::validation(
+            field,
+            format!("{field} must be a date or a YYYY-MM-DD string"),
+        )),
+    }
+}
+
+static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    ERRORS
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("pushwire.errors")?.unbind())
+        })
+        .map(|m| m.bind(py))
+}
+
+/// The exception of `pushwire.errors` for a core error. `rename` maps a spec parameter
+/// name to the Python argument that carries it.
+pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr {
+    match build_exception(py, err, rename) {
+        Ok(e) => e,
+        Err(e) => e,
+    }
+}
+
+fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyResult<PyErr> {
+    let m = errors_module(py)?;
+    let kwargs = PyDict::new(py);
+    let (class, message) = match err {
+        Error::Validation(v) => {
+            let field = rename(&v.field);
+            let message = if v.message.contains(&v.field) || v.message.contains(&field) {
+                v.message.replace(&v.field, &field)
+            } else {
+                format!("{field}: {}", v.message)
+            };
+            kwargs.set_item("field", field)?;
+            ("ValidationError", message)
+        }
+        Error::Config(m) => ("PushwireError", m),
+        Error::Connection {
+            message,
+            outcome_unknown,
+        } => {
+            kwargs.set_item("outcome_unknown", outcome_unknown)?;
+            ("APIConnectionError", message)
+        }
+        Error::Timeout {
+            message,
+            outcome_unknown,
+        } => {
+            kwargs.set_item("outcome_unknown", outcome_unknown)?;
+            ("APITimeoutError", message)
+        }
+        Error::Api(a) => {
+            kwargs.set_item("status_code", a.status)?;
+            kwargs.set_item("body", pythonize(py, &a.body)?)?;
+            kwargs.set_item("code", a.code)?;
+            kwargs.set_item("details", pythonize(py, &a.details)?)?;
+            let class = match a.status {
+                401 => "AuthenticationError",
+                400 => "BadRequestError",
+                404 => "NotFoundError",
+                429 => {
+                    kwargs.set_item("retry_after", a.retry_after)?;
+                    "RateLimitError"
+                }
+                s if s >= 500 => "ServerError",
+                _ => "APIError",
+            };
+            (class, a.message)
+        }
+    };
+    let cls = m.getattr(class)?;
+    if class == "PushwireError" {
+        return Ok(PyErr::from_value(cls.call1((message,))?));
+    }
+    let exc = cls.call((message,), Some(&kwargs))?;
+    Ok(PyErr::from_value(exc))
+}

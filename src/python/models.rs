@@ -1,0 +1,239 @@
+//! The Python face of the spec's resources: the model structs are pyclasses (frozen, with
+//! the spec's field names as attributes and `==`); this adds construction from keywords,
+//! `to_dict()`, `from_dict()`, `repr()` and pickling to each, and the `Page` of list results.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use pythonize::pythonize;
+
+use super::convert::{from_json, to_json, to_pyerr};
+use crate::model::*;
+
+fn same_name(s: &str) -> String {
+    s.to_string()
+}
+
+/// `Name(field=value, ...)` from the model's dict.
+fn repr_of(py: Python<'_>, name: &str, dict: &Bound<'_, PyAny>) -> PyResult<String> {
+    let mut parts = Vec::new();
+    if let Ok(d) = dict.cast::<PyDict>() {
+        for (k, v) in d.iter() {
+            parts.push(format!("{}={}", k.str()?, v.repr()?));
+        }
+    }
+    let _ = py;
+    Ok(format!("{name}({})", parts.join(", ")))
+}
+
+macro_rules! py_models {
+    ($($ty:ident),* $(,)?) => {$(
+        #[pymethods]
+        impl $ty {
+            /// Builds the model from keywords named as the spec's fields.
+            #[new]
+            #[pyo3(signature = (**fields))]
+            fn __new__(py: Python<'_>, fields: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+                let v = match fields {
+                    Some(f) => to_json(f.as_any(), "").map_err(|e| to_pyerr(py, e, same_name))?,
+                    None => serde_json::Value::Object(Default::default()),
+                };
+                from_json(v, "").map_err(|e| to_pyerr(py, e, same_name))
+            }
+
+            /// The model from a dict shaped as the service sends it.
+            #[classmethod]
+            fn from_dict(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+                let v = to_json(data, "").map_err(|e| to_pyerr(py, e, same_name))?;
+                from_json(v, "").map_err(|e| to_pyerr(py, e, same_name))
+            }
+
+            /// A plain dict of the spec's fields (nested models as dicts).
+            fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                Ok(pythonize(py, self)?)
+            }
+
+            fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+                repr_of(py, stringify!($ty), &pythonize(py, self)?)
+            }
+
+            fn __reduce__<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+                let rebuild = slf.get_type().getattr("from_dict")?;
+                let dict = pythonize(py, slf.get())?;
+                Ok((rebuild, PyTuple::new(py, [dict])?))
+            }
+        }
+    )*};
+}
+
+py_models!(
+    Analytics,
+    GoalResult,
+    UtmParams,
+    Action,
+    ScheduleOptions,
+    Meta,
+    TriggeredCampaign,
+    Rules,
+    TriggeredNotification,
+    TriggerOptions,
+    CampaignOptions,
+    PriceDropThreshold,
+    Drip,
+    DripOptions,
+    Audience,
+    AudienceFilter,
+    AudienceRule,
+    DripNotification,
+    NewDripNotification,
+    SendTo,
+    NewDrip,
+    Segment,
+    Product,
+    SummaryRow,
+    AttributeRule,
+);
+
+/// One page of a list: `data` and the spec's `meta` as `total`, `page`, `per_page`,
+/// `last_page`.
+#[pyclass(module = "pushwire._core", frozen, get_all)]
+pub struct Page {
+    pub data: Py<PyList>,
+    pub total: i64,
+    pub page: i64,
+    pub per_page: i64,
+    pub last_page: i64,
+}
+
+#[pymethods]
+impl Page {
+    #[new]
+    #[pyo3(signature = (data, total, page, per_page, last_page))]
+    fn new(data: Bound<'_, PyList>, total: i64, page: i64, per_page: i64, last_page: i64) -> Self {
+        Page {
+            data: data.unbind(),
+            total,
+            page,
+            per_page,
+            last_page,
+        }
+    }
+
+    /// Whether a later page exists.
+    #[getter]
+    fn has_next(&self) -> bool {
+        self.page < self.last_page
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.data.bind(py).len()
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.data.bind(py).as_any().try_iter().map(|i| i.into_any())
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
+        let list = self.data.bind(py);
+        let i = if index < 0 {
+            index + list.len() as isize
+        } else {
+            index
+        };
+        if i < 0 || i as usize >= list.len() {
+            return Err(pyo3::exceptions::PyIndexError::new_err(
+                "page index out of range",
+            ));
+        }
+        list.get_item(i as usize)
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(other) = other.cast::<Page>() else {
+            return Ok(false);
+        };
+        let o = other.get();
+        Ok(self.total == o.total
+            && self.page == o.page
+            && self.per_page == o.per_page
+            && self.last_page == o.last_page
+            && self.data.bind(py).eq(o.data.bind(py))?)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Page(page={}, per_page={}, total={}, last_page={}, data=[{} items])",
+            self.page,
+            self.per_page,
+            self.total,
+            self.last_page,
+            self.data.bind(py).len()
+        ))
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        let items = PyList::empty(py);
+        for item in self.data.bind(py).iter() {
+            items.append(item.call_method0("to_dict")?)?;
+        }
+        d.set_item("data", items)?;
+        d.set_item("total", self.total)?;
+        d.set_item("page", self.page)?;
+        d.set_item("per_page", self.per_page)?;
+        d.set_item("last_page", self.last_page)?;
+        Ok(d)
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let p = slf.get();
+        let args = PyTuple::new(
+            py,
+            [
+                p.data.bind(py).clone().into_any(),
+                p.total.into_pyobject(py)?.into_any(),
+                p.page.into_pyobject(py)?.into_any(),
+                p.per_page.into_pyobject(py)?.into_any(),
+                p.last_page.into_pyobject(py)?.into_any(),
+            ],
+        )?;
+        Ok((slf.get_type().into_any(), args))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    macro_rules! add {
+        ($($ty:ident),*) => {$( m.add_class::<$ty>()?; )*};
+    }
+    add!(
+        Analytics,
+        GoalResult,
+        UtmParams,
+        Action,
+        ScheduleOptions,
+        Meta,
+        TriggeredCampaign,
+        Rules,
+        TriggeredNotification,
+        TriggerOptions,
+        CampaignOptions,
+        PriceDropThreshold,
+        Drip,
+        DripOptions,
+        Audience,
+        AudienceFilter,
+        AudienceRule,
+        DripNotification,
+        NewDripNotification,
+        SendTo,
+        NewDrip,
+        Segment,
+        Product,
+        SummaryRow,
+        AttributeRule,
+        Page
+    );
+    Ok(())
+}

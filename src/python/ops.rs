@@ -1,0 +1,367 @@
+//! Every API call the Python face can make: parsed from Python arguments (with the GIL,
+//! before anything is sent), run on the runtime (without it), and turned back into Python
+//! objects (with it again).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple};
+use pythonize::pythonize;
+use serde_json::{Map, Value};
+
+use super::convert::{date_text, model, to_json};
+use super::models::Page;
+use crate::client::{
+    analytics, drips, events, notifications, products, segments, triggers, AnalyticsRange, Error,
+    Transport,
+};
+use crate::model::{
+    Drip, NewDrip, NewDripNotification, NewNotification, Product, Segment, SendTo, SummaryRow,
+    TriggeredCampaign, UtmParams,
+};
+
+pub enum Op {
+    TriggerGet(i64, AnalyticsRange),
+    TriggerList(Option<i64>, Option<i64>, AnalyticsRange),
+    DripCreate(Box<NewDrip>),
+    DripGet(i64, AnalyticsRange),
+    DripList(Option<i64>, Option<i64>, AnalyticsRange),
+    SegmentList {
+        segment_id: Option<String>,
+        limit: Option<i64>,
+        offset: Option<i64>,
+        segment_type: Option<String>,
+    },
+    SegmentDelete(String),
+    SegmentAdd(String, Vec<String>),
+    Profiles(String, Vec<String>, &'static str),
+    Summary(String, String, String),
+    Subscribers(Option<Vec<String>>),
+    Products(Vec<Product>),
+    Notify(Box<NewNotification>),
+    Track(Map<String, Value>),
+}
+
+pub enum Output {
+    Trigger(Box<TriggeredCampaign>),
+    Triggers(crate::client::Page<TriggeredCampaign>),
+    Drip(Box<Drip>),
+    Drips(crate::client::Page<Drip>),
+    Id(i64),
+    Segments(Vec<Segment>),
+    Text(String),
+    Nothing,
+    Rows(Vec<SummaryRow>),
+    Distribution(Map<String, Value>),
+}
+
+/// How a violation's field is named to the Python caller of `op`.
+pub fn renamer(op: &str) -> fn(&str) -> String {
+    if op == "notifications.create" {
+        |f| {
+            if f.starts_with("multi_element_") {
+                "actions".to_string()
+            } else {
+                f.strip_prefix("notification_").unwrap_or(f).to_string()
+            }
+        }
+    } else {
+        |f| f.to_string()
+    }
+}
+
+fn arg<'py>(args: &Bound<'py, PyTuple>, i: usize) -> Bound<'py, PyAny> {
+    args.get_item(i)
+        .unwrap_or_else(|_| args.py().None().into_bound(args.py()))
+}
+
+fn opt_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<i64>, Error> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
+        return obj
+            .extract::<i64>()
+            .map(Some)
+            .map_err(|_| Error::validation(field, format!("{field} is out of range")));
+    }
+    Err(Error::validation(
+        field,
+        format!("{field} must be an integer"),
+    ))
+}
+
+fn int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
+    opt_int(obj, field)?.ok_or_else(|| Error::validation(field, format!("{field} is required")))
+}
+
+/// An id given as an int or a str.
+fn id_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(s.to_string_lossy().into_owned());
+    }
+    int(obj, field).map(|i| i.to_string())
+}
+
+fn opt_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<String>, Error> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    match obj.cast::<PyString>() {
+        Ok(s) => Ok(Some(s.to_string_lossy().into_owned())),
+        Err(_) => Err(Error::validation(
+            field,
+            format!("{field} must be a string"),
+        )),
+    }
+}
+
+fn text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
+    opt_text(obj, field)?.ok_or_else(|| Error::validation(field, format!("{field} is required")))
+}
+
+/// A list of strings (ints allowed, as ids); a bare string is refused, as it would be read
+/// as a list of its characters.
+pub fn str_list(obj: &Bound<'_, PyAny>, field: &str) -> Result<Vec<String>, Error> {
+    if obj.is_instance_of::<PyString>() {
+        return Err(Error::validation(
+            field,
+            format!("{field} must be a list of strings, not a single string"),
+        ));
+    }
+    let iter = obj
+        .try_iter()
+        .map_err(|_| Error::validation(field, format!("{field} must be a list of strings")))?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        let item = item.map_err(|e| Error::validation(field, e.to_string()))?;
+        out.push(id_text(&item, &format!("{field}[{i}]"))?);
+    }
+    Ok(out)
+}
+
+fn range(args: &Bound<'_, PyTuple>, at: usize) -> Result<AnalyticsRange, Error> {
+    let d = |i: usize, name: &str| -> Result<Option<String>, Error> {
+        let a = arg(args, i);
+        if a.is_none() {
+            Ok(None)
+        } else {
+            date_text(&a, name).map(Some)
+        }
+    };
+    Ok(AnalyticsRange {
+        start: d(at, "analytics_start_at")?,
+        end: d(at + 1, "analytics_end_at")?,
+    })
+}
+
+fn list_of<T: serde::de::DeserializeOwned>(
+    obj: &Bound<'_, PyAny>,
+    field: &str,
+) -> Result<Vec<T>, Error> {
+    if obj.is_none() {
+        return Err(Error::validation(field, format!("{field} is required")));
+    }
+    if obj.is_instance_of::<PyDict>() || obj.is_instance_of::<PyString>() {
+        return Err(Error::validation(field, format!("{field} must be a list")));
+    }
+    let iter = obj
+        .try_iter()
+        .map_err(|_| Error::validation(field, format!("{field} must be a list")))?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        let item = item.map_err(|e| Error::validation(field, e.to_string()))?;
+        out.push(model(&item, &format!("{field}[{i}]"))?);
+    }
+    Ok(out)
+}
+
+/// Reads the arguments of `op`, in the order the Python wrappers pass them.
+pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
+    let a = |i| arg(args, i);
+    Ok(match op {
+        "triggers.get" => Op::TriggerGet(int(&a(0), "trigger_id")?, range(args, 1)?),
+        "triggers.list" => Op::TriggerList(
+            opt_int(&a(0), "page")?,
+            opt_int(&a(1), "limit")?,
+            range(args, 2)?,
+        ),
+        "drips.get" => Op::DripGet(int(&a(0), "drip_id")?, range(args, 1)?),
+        "drips.list" => Op::DripList(
+            opt_int(&a(0), "page")?,
+            opt_int(&a(1), "limit")?,
+            range(args, 2)?,
+        ),
+        "drips.create" => {
+            let notifications: Vec<NewDripNotification> = list_of(&a(1), "notifications")?;
+            let send_to: Option<SendTo> = if a(2).is_none() {
+                None
+            } else {
+                Some(model(&a(2), "send_to")?)
+            };
+            let utm_params = if a(3).is_none() {
+                None
+            } else {
+                let v = to_json(&a(3), "utm_params")?;
+                UtmParams::from_either(&v).map_err(|m| Error::validation("utm_params", m))?
+            };
+            Op::DripCreate(Box::new(NewDrip {
+                campaign_name: text(&a(0), "campaign_name")?,
+                notifications,
+                send_to,
+                utm_params,
+            }))
+        }
+        "segments.list" => Op::SegmentList {
+            segment_id: if a(0).is_none() {
+                None
+            } else {
+                Some(id_text(&a(0), "segment_id")?)
+            },
+            limit: opt_int(&a(1), "limit")?,
+            offset: opt_int(&a(2), "offset")?,
+            segment_type: opt_text(&a(3), "segment_type")?,
+        },
+        "segments.delete" => Op::SegmentDelete(id_text(&a(0), "segment_id")?),
+        "segments.add_subscribers" => Op::SegmentAdd(
+            id_text(&a(0), "segment_id")?,
+            str_list(&a(1), "subscriber_hashes")?,
+        ),
+        "segments.add_profiles" | "segments.remove_profiles" => Op::Profiles(
+            text(&a(0), "segment_name")?,
+            str_list(&a(1), "profile_ids")?,
+            if op == "segments.add_profiles" {
+                "add"
+            } else {
+                "delete"
+            },
+        ),
+        "analytics.summary" => Op::Summary(
+            date_text(&a(0), "start")?,
+            date_text(&a(1), "end")?,
+            text(&a(2), "group_by")?,
+        ),
+        "analytics.subscribers" => Op::Subscribers(if a(0).is_none() {
+            None
+        } else {
+            Some(str_list(&a(0), "types")?)
+        }),
+        "products.update" => Op::Products(list_of(&a(0), "products")?),
+        "notifications.create" => {
+            let fields = a(0);
+            let v = to_json(&fields, "")?;
+            let n: NewNotification = super::convert::from_json(v, "")?;
+            Op::Notify(Box::new(n))
+        }
+        "events.track" => {
+            let mut body = Map::new();
+            body.insert("event_name".into(), to_json(&a(0), "event_name")?);
+            for (i, key) in [(1, "profile_id"), (2, "device_token_hash")] {
+                if !a(i).is_none() {
+                    body.insert(key.into(), to_json(&a(i), key)?);
+                }
+            }
+            if !a(3).is_none() {
+                body.insert("data".into(), to_json(&a(3), "data")?);
+            }
+            events::check(&body)?;
+            Op::Track(body)
+        }
+        other => return Err(Error::Config(format!("unknown operation {other}"))),
+    })
+}
+
+pub async fn run(t: &Transport, op: Op) -> Result<Output, Error> {
+    Ok(match op {
+        Op::TriggerGet(id, r) => Output::Trigger(Box::new(triggers::get(t, id, &r).await?)),
+        Op::TriggerList(p, l, r) => Output::Triggers(triggers::list(t, p, l, &r).await?),
+        Op::DripCreate(d) => Output::Id(drips::create(t, &d).await?),
+        Op::DripGet(id, r) => Output::Drip(Box::new(drips::get(t, id, &r).await?)),
+        Op::DripList(p, l, r) => Output::Drips(drips::list(t, p, l, &r).await?),
+        Op::SegmentList {
+            segment_id,
+            limit,
+            offset,
+            segment_type,
+        } => Output::Segments(
+            segments::list(
+                t,
+                segment_id.as_deref(),
+                limit,
+                offset,
+                segment_type.as_deref(),
+            )
+            .await?,
+        ),
+        Op::SegmentDelete(id) => Output::Text(segments::delete(t, &id).await?),
+        Op::SegmentAdd(id, hashes) => {
+            Output::Text(segments::add_subscribers(t, &id, &hashes).await?)
+        }
+        Op::Profiles(name, ids, operation) => {
+            segments::profiles(t, &name, &ids, operation).await?;
+            Output::Nothing
+        }
+        Op::Summary(from, to, g) => Output::Rows(analytics::summary(t, &from, &to, &g).await?),
+        Op::Subscribers(types) => {
+            Output::Distribution(analytics::subscribers(t, types.as_deref()).await?)
+        }
+        Op::Products(p) => {
+            products::update(t, &p).await?;
+            Output::Nothing
+        }
+        Op::Notify(n) => Output::Id(notifications::create(t, &n).await?),
+        Op::Track(body) => {
+            events::track(t, &body).await?;
+            Output::Nothing
+        }
+    })
+}
+
+fn page<T>(py: Python<'_>, p: crate::client::Page<T>) -> PyResult<Py<PyAny>>
+where
+    T: pyo3::PyClass + Into<pyo3::PyClassInitializer<T>>,
+{
+    let list = PyList::empty(py);
+    for item in p.data {
+        list.append(Py::new(py, item)?)?;
+    }
+    let page = Page {
+        data: list.unbind(),
+        total: p.meta.total,
+        page: p.meta.page,
+        per_page: p.meta.per_page,
+        last_page: p.meta.last_page,
+    };
+    Ok(Py::new(py, page)?.into_any())
+}
+
+impl Output {
+    pub fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(match self {
+            Output::Trigger(t) => Py::new(py, *t)?.into_any(),
+            Output::Triggers(p) => page(py, p)?,
+            Output::Drip(d) => Py::new(py, *d)?.into_any(),
+            Output::Drips(p) => page(py, p)?,
+            Output::Id(id) => id.into_pyobject(py)?.into_any().unbind(),
+            Output::Segments(s) => {
+                let list = PyList::empty(py);
+                for seg in s {
+                    list.append(Py::new(py, seg)?)?;
+                }
+                list.into_any().unbind()
+            }
+            Output::Text(s) => s.into_pyobject(py)?.into_any().unbind(),
+            Output::Nothing => py.None(),
+            Output::Rows(rows) => {
+                let list = PyList::empty(py);
+                for row in rows {
+                    let dict = pythonize(py, &row)?;
+                    if let Ok(d) = chrono::NaiveDate::parse_from_str(&row.date, "%Y-%m-%d") {
+                        dict.set_item("date", d)?;
+                    }
+                    list.append(dict)?;
+                }
+                list.into_any().unbind()
+            }
+            Output::Distribution(m) => pythonize(py, &m)?.unbind(),
+        })
+    }
+}
