@@ -5,7 +5,7 @@
 //! message the service gives (Laravel-style sentences on the broadcast endpoint, Joi-style on
 //! the events interface, plain sentences on the campaign endpoints).
 
-use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use serde_json::{Map, Value};
 
 use crate::model::{Action, NewDrip, NewNotification, NotificationType, Product, ScheduleOptions};
@@ -330,8 +330,15 @@ fn is_web_url(s: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// `HH:mm:ss`, seconds 00-59 (chrono alone would take a leap second `60`).
 fn is_time(s: &str) -> bool {
-    NaiveTime::parse_from_str(s, "%H:%M:%S").is_ok()
+    NaiveTime::parse_from_str(s, "%H:%M:%S").is_ok_and(|t| t.nanosecond() < 1_000_000_000)
+}
+
+/// `valid_from_utc` of 4.13: `YYYY-MM-DD hh:mm:ss`, hour 00-23, minute and second 00-59.
+pub fn valid_from(s: &str) -> bool {
+    NaiveDateTime::parse_from_str(s, VALID_FROM_FORMAT)
+        .is_ok_and(|t| t.nanosecond() < 1_000_000_000)
 }
 
 /// Buttons: at most two, each with a label and a URL.
@@ -584,7 +591,7 @@ pub fn broadcast(n: &NewNotification) -> Check {
                 "The valid_from_utc field is required when notification type is later.",
             ))
         }
-        (_, Some(v)) if NaiveDateTime::parse_from_str(v, VALID_FROM_FORMAT).is_err() => {
+        (_, Some(v)) if !valid_from(v) => {
             return Err(Violation::new(
                 "valid_from_utc",
                 "The valid_from_utc does not match the format Y-m-d H:i:s.",
@@ -812,6 +819,14 @@ mod tests {
         assert!(limit(Some(0)).is_err());
         assert_eq!(page(None), Ok(1));
         assert!(page(Some(0)).is_err());
+    }
+
+    #[test]
+    fn times_have_no_leap_second() {
+        assert!(valid_from("2030-01-01 23:59:59"));
+        assert!(!valid_from("2030-01-01 23:59:60"));
+        assert!(is_time("10:00:59"));
+        assert!(!is_time("10:00:60"));
     }
 
     #[test]

@@ -148,7 +148,8 @@ class Emulator:
         self, name: str, *, segment_type: str = "custom", api_key: Optional[str] = None
     ) -> int:
         """Creates a segment; returns its id. ``segment_type`` other than ``custom`` (``geo``,
-        ``device``, ``browser``) makes one of the service's own, listed with ``segment_type=all``."""
+        ``device``, ``browser``) makes one of the service's own, listed with
+        ``segment_type=all``."""
         out = self._call("create_segment", name=name, segment_type=segment_type, api_key=api_key)
         return int(out["segment_id"])
 

@@ -119,7 +119,7 @@ impl IntoResponse for ApiError {
                         .map(|v| {
                             json!({
                                 "message": v.message,
-                                "path": v.field.split('.').collect::<Vec<_>>(),
+                                "path": event_path(&v.field),
                             })
                         })
                         .collect();
@@ -127,6 +127,15 @@ impl IntoResponse for ApiError {
                 (status, Json(json!({ "error": error }))).into_response()
             }
         }
+    }
+}
+
+/// The `path` of an events-interface violation: `data.<key>` is `["data", key]` whatever the
+/// key holds (a dot included); every other field is a top-level key of the body.
+fn event_path(field: &str) -> Vec<&str> {
+    match field.split_once('.') {
+        Some(("data", key)) => vec!["data", key],
+        _ => vec![field],
     }
 }
 

@@ -243,33 +243,33 @@ impl Emu {
     }
 
     pub fn log_request(&self, iface: Interface, parts: &Parts, body: &Bytes) -> usize {
+        let mut st = self.lock();
+        let received_at = st.now();
+        // The key sent and every site's key, in each spelling a request can carry them.
+        let sent = super::http::api_key(&parts.headers).unwrap_or("");
+        let secrets =
+            key_spellings(std::iter::once(sent).chain(st.keys.keys().map(String::as_str)));
+        let redact = |text: String| -> String {
+            secrets
+                .iter()
+                .fold(text, |t, secret| t.replace(secret.as_str(), REDACTED))
+        };
         let mut headers = Map::new();
         for (name, value) in &parts.headers {
             let shown = if name.as_str() == "api-key" || name.as_str() == "api_key" {
                 REDACTED.to_string()
             } else {
-                String::from_utf8_lossy(value.as_bytes()).into_owned()
+                redact(String::from_utf8_lossy(value.as_bytes()).into_owned())
             };
             headers.insert(name.as_str().to_string(), Value::String(shown));
-        }
-        let mut st = self.lock();
-        let received_at = st.now();
-        let key = super::http::api_key(&parts.headers)
-            .unwrap_or("")
-            .to_string();
-        let mut body = String::from_utf8_lossy(body).into_owned();
-        let mut query = parts.uri.query().unwrap_or("").to_string();
-        if key.len() >= 4 {
-            body = body.replace(&key, REDACTED);
-            query = query.replace(&key, REDACTED);
         }
         st.log.push(LogEntry {
             interface: iface.name(),
             method: parts.method.to_string(),
-            path: parts.uri.path().to_string(),
-            query,
+            path: redact(parts.uri.path().to_string()),
+            query: redact(parts.uri.query().unwrap_or("").to_string()),
             headers,
-            body,
+            body: redact(String::from_utf8_lossy(body).into_owned()),
             status: None,
             received_at,
         });
@@ -293,6 +293,45 @@ impl Emu {
         }
         Some(f)
     }
+}
+
+/// Every spelling of each key (of at least 4 characters: shorter ones would blank out
+/// unrelated text) that a path, query, header or body can carry: as is, JSON-escaped, and
+/// percent-encoded (`%20` or `+` for a space, upper- or lowercase hex). Longest first, so a
+/// spelling is replaced before any shorter one inside it.
+fn key_spellings<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for key in keys.filter(|k| k.chars().count() >= 4) {
+        let json = serde_json::to_string(key).unwrap_or_default();
+        let json = json.trim_matches('"').to_string();
+        let mut upper = String::new();
+        let mut lower = String::new();
+        for b in key.bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                upper.push(b as char);
+                lower.push(b as char);
+            } else {
+                upper.push_str(&format!("%{b:02X}"));
+                lower.push_str(&format!("%{b:02x}"));
+            }
+        }
+        let plus = form_urlencoded::byte_serialize(key.as_bytes()).collect::<String>();
+        for s in [
+            key.to_string(),
+            json,
+            upper.replace("%20", "+"),
+            lower.replace("%20", "+"),
+            upper,
+            lower,
+            plus,
+        ] {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out
 }
 
 /// Timestamps as the service gives them: UTC ISO 8601 with milliseconds and `Z`.

@@ -1,0 +1,177 @@
+"""Shared helpers of the emulator acceptance tests: plain HTTP (``requests``) against the
+emulator, as any client of the service would talk to it. Nothing is mocked."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Optional
+
+import pytest
+import requests
+from pushwire.testing import Emulator
+
+TIMEOUT = 10
+
+
+class Api:
+    """Raw HTTP to both interfaces of one emulator, as the holder of one API key."""
+
+    def __init__(self, emu: Emulator, key: Optional[str] = None) -> None:
+        self.base_url = emu.base_url
+        self.events_url = emu.events_url
+        self.key = emu.api_key if key is None else key
+        self.http = requests.Session()
+
+    def headers(self, extra: Optional[dict[str, str]] = None) -> dict[str, str]:
+        h = {"Api-Key": self.key}
+        h.update(extra or {})
+        return h
+
+    def get(self, path: str, params: Any = None, **kw: Any) -> requests.Response:
+        kw.setdefault("headers", self.headers())
+        return self.http.get(self.base_url + path, params=params, timeout=TIMEOUT, **kw)
+
+    def post_form(self, path: str, data: Any, **kw: Any) -> requests.Response:
+        kw.setdefault("headers", self.headers())
+        return self.http.post(self.base_url + path, data=data, timeout=TIMEOUT, **kw)
+
+    def post_json(self, path: str, body: Any, **kw: Any) -> requests.Response:
+        kw.setdefault("headers", self.headers())
+        return self.http.post(self.base_url + path, json=body, timeout=TIMEOUT, **kw)
+
+    def track(self, body: Any, **kw: Any) -> requests.Response:
+        kw.setdefault("headers", self.headers())
+        return self.http.post(self.events_url + "/api/v1/events", json=body, timeout=TIMEOUT, **kw)
+
+    # Short forms of the requests most tests make.
+    def broadcast(self, **fields: Any) -> requests.Response:
+        body = {
+            "notification_title": "Sale",
+            "notification_message": "Everything half price",
+            "notification_url": "https://shop.example/sale",
+        }
+        body.update(fields)
+        return self.post_form("/apiv1/notifications", body)
+
+    def create_drip(self, name: str = "Welcome", **overrides: Any) -> requests.Response:
+        body = {"campaign_name": name, "notifications": [drip_notification()]}
+        body.update(overrides)
+        return self.post_json("/apiv1/drips", body)
+
+
+def drip_notification(**overrides: Any) -> dict[str, Any]:
+    """A valid drip notification in the create shape of spec 2.8."""
+    n: dict[str, Any] = {
+        "title": "Welcome aboard",
+        "message": "Thanks for subscribing",
+        "url": "https://shop.example/welcome",
+        "image_url": "https://shop.example/icon.png",
+        "big_image_url": "https://shop.example/banner.png",
+        "require_interaction": 1,
+        "expiry": 86400,
+        "schedule_options": {"type": "rightaway"},
+    }
+    n.update(overrides)
+    return n
+
+
+def seed_trigger(emu: Emulator, name: str = "Abandoned cart", **overrides: Any) -> int:
+    """A triggered campaign with two notifications, created through the emulator."""
+    fields: dict[str, Any] = {
+        "campaign_name": name,
+        "campaign_type": "trigger",
+        "rules": {"start_event_name": "cart_add", "stop_event_name": "purchase"},
+        "notifications": [
+            {
+                "title": "Hi {{name}}, you left something",
+                "message": "Your cart is waiting",
+                "url": "https://shop.example/cart",
+                "image_url": "https://shop.example/icon.png",
+                "big_image_url": "https://shop.example/cart.png",
+                "expiry": 3600,
+                "require_interaction": 1,
+                "actions": [{"label": "Open cart", "url": "https://shop.example/cart"}],
+                "schedule_options": {"type": "rightaway"},
+            },
+            {
+                "title": "Still thinking?",
+                "message": "10% off if you order today",
+                "url": "https://shop.example/cart?coupon=10",
+                "schedule_options": {"type": "after", "value": 1, "unit": "days", "at": "10:00:00"},
+            },
+        ],
+        "options": {"result_name": "purchase"},
+        "utm_params": {"utm_source": "push", "utm_medium": "web", "utm_campaign": "cart"},
+    }
+    fields.update(overrides)
+    return emu.create_trigger(**fields)
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def parse_utc(s: str) -> dt.datetime:
+    """A UTC ISO 8601 timestamp of the service; fails unless it is one."""
+    assert isinstance(s, str)
+    t = dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+    assert t.utcoffset() == dt.timedelta(0), s
+    return t
+
+
+def assert_main_error(r: requests.Response, status: int, message: Optional[str] = None) -> dict:
+    """The `{success: false, message}` body of the main interface."""
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert body["success"] is False
+    assert isinstance(body["message"], str) and body["message"]
+    if message is not None:
+        assert body["message"] == message
+    return body
+
+
+def assert_campaign_error(r: requests.Response, status: int = 400) -> str:
+    """The `{success: false, error: {name: InvalidRequestException, message}}` body."""
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert body["success"] is False
+    assert body["error"]["name"] == "InvalidRequestException"
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    return body["error"]["message"]
+
+
+def assert_event_error(r: requests.Response, status: int, code: int) -> dict:
+    """The `{error: {message, code, details?}}` body of the event-tracking interface."""
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert set(body) == {"error"}
+    err = body["error"]
+    assert err["code"] == code
+    assert isinstance(err["message"], str) and err["message"]
+    return err
+
+
+def detail_paths(err: dict) -> list[list[str]]:
+    """The `path` of every `details` entry (each also carries a message)."""
+    for d in err["details"]:
+        assert isinstance(d["message"], str) and d["message"]
+        assert all(isinstance(p, str) for p in d["path"])
+    return [d["path"] for d in err["details"]]
+
+
+@pytest.fixture
+def emu(pushwire_emulator: Emulator) -> Emulator:
+    """The emulator of the package's pytest fixture, fresh for each test."""
+    return pushwire_emulator
+
+
+@pytest.fixture
+def api(emu: Emulator) -> Api:
+    """HTTP as the emulator's default site."""
+    a = Api(emu)
+    yield a
+    a.http.close()

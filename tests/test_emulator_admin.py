@@ -1,0 +1,420 @@
+"""The emulator's own side: the request log (key redacted), reset, injected faults, the clock,
+the `/_emulator/{op}` HTTP routes and `python -m pushwire.emulator`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from urllib.parse import quote, quote_plus
+
+import pytest
+import requests
+from conftest import TIMEOUT, Api, assert_event_error, assert_main_error, parse_utc
+from pushwire.testing import Emulator
+
+# ---- the request log --------------------------------------------------------------------------
+
+
+def test_requests_are_logged_in_order_with_their_status(emu, api):
+    api.get("/apiv1/segments", params={"limit": 5})
+    api.broadcast()
+    api.track({"event_name": "x", "profile_id": "p"})
+    requests.get(emu.base_url + "/apiv1/drips", timeout=TIMEOUT)
+    log = emu.requests()
+    assert [(e["interface"], e["method"], e["path"], e["status"]) for e in log] == [
+        ("main", "GET", "/apiv1/segments", 200),
+        ("main", "POST", "/apiv1/notifications", 200),
+        ("events", "POST", "/api/v1/events", 200),
+        ("main", "GET", "/apiv1/drips", 401),
+    ]
+    assert log[0]["query"] == "limit=5"
+    assert "notification_title=Sale" in log[1]["body"]
+    assert json.loads(log[2]["body"]) == {"event_name": "x", "profile_id": "p"}
+    parse_utc(log[0]["received_at"])
+
+
+def test_admin_calls_are_not_in_the_request_log(emu, api):
+    emu.create_segment("vip")
+    requests.get(emu.base_url + "/_emulator/now", timeout=TIMEOUT)
+    assert emu.requests() == []
+
+
+@pytest.mark.parametrize("key", ["test-key", "sk_live/Ab+c=d 9%"])
+def test_the_key_appears_nowhere_in_the_request_log(key):
+    with Emulator(api_key=key) as emu:
+        api = Api(emu)
+        wrong = "wrong-" + key
+        for header in ["Api-Key", "api_key", "api-key", "Api_key"]:
+            api.get("/apiv1/segments", headers={header: key})
+            api.get("/apiv1/segments", headers={header: wrong})
+            api.track({"event_name": "x", "profile_id": "p"}, headers={header: key})
+        # a key pasted into a query string, a form body, a JSON body and a path
+        api.get("/apiv1/segments", params={"api_key": key})
+        api.broadcast(notification_message=f"key is {key}")
+        api.post_json("/apiv1/products", {"products": [{"product_id": key, "price": 1}]})
+        api.track({"event_name": "x", "profile_id": key})
+        api.get("/apiv1/triggers/" + quote(key, safe=""))
+        log = emu.requests()
+        assert len(log) == 17
+        text = json.dumps(log, ensure_ascii=False)
+        for secret in [key, wrong]:
+            assert secret not in text
+            assert quote(secret, safe="") not in text
+            assert quote_plus(secret) not in text
+        assert all(
+            v == "[redacted]"
+            for e in log
+            for name, v in e["headers"].items()
+            if name in ("api-key", "api_key")
+        )
+        api.http.close()
+
+
+def test_clear_requests(emu, api):
+    api.get("/apiv1/segments")
+    emu.clear_requests()
+    assert emu.requests() == []
+    api.get("/apiv1/drips")
+    assert [e["path"] for e in emu.requests()] == ["/apiv1/drips"]
+
+
+# ---- reset ------------------------------------------------------------------------------------
+
+
+def test_reset_gives_a_fresh_emulator(emu, api):
+    emu.add_site("other-key")
+    emu.create_segment("vip")
+    emu.add_subscriber(profile_id="p")
+    api.create_drip()
+    api.broadcast()
+    api.track({"event_name": "x", "profile_id": "p"})
+    emu.inject_fault("/apiv1/segments", status=500, times=5)
+    emu.advance(86400)
+
+    emu.reset()
+
+    assert emu.requests() == []
+    assert emu.segments() == [] and emu.subscribers() == []
+    assert emu.notifications() == [] and emu.events() == []
+    assert api.get("/apiv1/drips").json()["data"] == []
+    assert api.get("/apiv1/segments").status_code == 200  # fault gone
+    other = requests.get(emu.base_url + "/apiv1/segments", headers={"Api-Key": "other-key"})
+    assert_main_error(other, 401, "API KEY Invalid")
+    assert abs((emu.now - dt.datetime.now(dt.timezone.utc)).total_seconds()) < 60
+
+
+def test_ids_start_over_after_reset(emu, api):
+    first = api.create_drip().json()["drip_id"]
+    emu.reset()
+    assert api.create_drip().json()["drip_id"] == first
+
+
+# ---- faults -----------------------------------------------------------------------------------
+
+
+def test_fault_with_status_and_retry_after(emu, api):
+    emu.inject_fault("/apiv1/segments", status=429, retry_after=7, times=2)
+    for _ in range(2):
+        r = api.get("/apiv1/segments")
+        assert r.status_code == 429
+        assert r.headers["Retry-After"] == "7"
+        assert_main_error(r, 429)
+    assert api.get("/apiv1/segments").status_code == 200
+
+
+def test_fault_status_on_the_events_interface_uses_its_shape(emu, api):
+    emu.inject_fault("/api/v1/events", status=500)
+    assert_event_error(api.track({"event_name": "x", "profile_id": "p"}), 500, 1001)
+    assert emu.events() == []
+    assert api.track({"event_name": "x", "profile_id": "p"}).status_code == 200
+
+
+def test_fault_prefix_and_method(emu, api):
+    emu.inject_fault("/apiv1/drips*", status=503, method="GET", times=3)
+    assert api.create_drip().status_code == 200  # POST: not matched
+    assert api.get("/apiv1/drips").status_code == 503
+    assert api.get("/apiv1/drips/1").status_code == 503
+    assert api.get("/apiv1/segments").status_code == 200
+    assert api.get("/apiv1/drips/1").status_code == 503
+    assert api.get("/apiv1/drips/1").status_code == 200
+
+
+def test_fault_fires_only_on_its_path(emu, api):
+    emu.inject_fault("/apiv1/notifications", status=500)
+    assert api.get("/apiv1/segments").status_code == 200
+    r = api.broadcast()
+    assert_main_error(r, 500)
+    assert emu.notifications() == []
+
+
+def test_fault_delay(emu, api):
+    emu.inject_fault("/apiv1/segments", delay=0.4)
+    start = time.monotonic()
+    assert api.get("/apiv1/segments").status_code == 200
+    assert time.monotonic() - start >= 0.4
+    start = time.monotonic()
+    api.get("/apiv1/segments")
+    assert time.monotonic() - start < 0.4
+
+
+def test_fault_delay_then_timeout_on_the_client(emu, api):
+    emu.inject_fault("/apiv1/segments", delay=1.0)
+    with pytest.raises(requests.exceptions.Timeout):
+        api.http.get(emu.base_url + "/apiv1/segments", headers=api.headers(), timeout=0.2)
+
+
+def test_drop_after_the_request_was_processed(emu, api):
+    emu.inject_fault("/apiv1/notifications", drop="after")
+    with pytest.raises(requests.exceptions.ConnectionError):
+        api.broadcast(notification_title="lost answer")
+    (stored,) = emu.notifications()
+    assert stored["request"]["notification_title"] == "lost answer"
+    assert api.broadcast().status_code == 200  # the fault is used up
+    assert len(emu.notifications()) == 2
+
+
+@pytest.mark.parametrize("drop", ["before", True])
+def test_drop_before_the_request_was_processed(emu, api, drop):
+    emu.inject_fault("/apiv1/notifications", drop=drop)
+    with pytest.raises(requests.exceptions.ConnectionError):
+        api.broadcast()
+    assert emu.notifications() == []
+    assert api.broadcast().status_code == 200
+    assert len(emu.notifications()) == 1
+
+
+def test_drop_on_the_events_interface(emu, api):
+    emu.inject_fault("/api/v1/events", drop="after")
+    with pytest.raises(requests.exceptions.ConnectionError):
+        api.track({"event_name": "x", "profile_id": "p"})
+    assert len(emu.events()) == 1
+
+
+def test_clear_faults(emu, api):
+    emu.inject_fault("/apiv1/*", status=500, times=10)
+    emu.clear_faults()
+    assert api.get("/apiv1/segments").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"path": "/apiv1/segments"},
+        {"path": "apiv1/segments", "status": 500},
+        {"path": "/apiv1/segments", "status": 1000},
+        {"path": "/apiv1/segments", "drop": "sometimes"},
+        {"path": "/apiv1/segments", "delay": -1},
+    ],
+)
+def test_bad_fault_specs_are_refused(emu, kwargs):
+    path = kwargs.pop("path")
+    with pytest.raises(ValueError):
+        emu.inject_fault(path, **kwargs)
+
+
+# ---- the clock --------------------------------------------------------------------------------
+
+
+def test_now_starts_at_wall_time_and_advance_moves_it(emu):
+    wall = dt.datetime.now(dt.timezone.utc)
+    assert emu.now.tzinfo is not None
+    assert abs((emu.now - wall).total_seconds()) < 5
+    moved = emu.advance(3600)
+    assert 3595 < (moved - wall).total_seconds() < 3605
+    assert abs((emu.now - moved).total_seconds()) < 5
+
+
+def test_advanced_clock_dates_what_the_service_records(emu, api):
+    emu.advance(2 * 86400)
+    expected = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=2)
+    drip_id = api.create_drip().json()["drip_id"]
+    created = parse_utc(api.get(f"/apiv1/drips/{drip_id}").json()["data"]["created_at_utc"])
+    assert abs((created - expected).total_seconds()) < 60
+    api.track({"event_name": "x", "profile_id": "p"})
+    assert abs((parse_utc(emu.events()[0]["received_at"]) - expected).total_seconds()) < 60
+    api.broadcast()
+    assert abs((parse_utc(emu.notifications()[0]["created_at"]) - expected).total_seconds()) < 60
+
+
+def test_advance_refuses_a_negative_time(emu):
+    with pytest.raises(ValueError):
+        emu.advance(-1)
+
+
+# ---- seeding errors ---------------------------------------------------------------------------
+
+
+def test_seeding_errors_are_value_errors(emu):
+    emu.add_subscriber(subscriber_hash="h1")
+    with pytest.raises(ValueError):
+        emu.add_subscriber(subscriber_hash="h1")
+    with pytest.raises(ValueError):
+        emu.add_subscriber(segments=[999])
+    with pytest.raises(ValueError):
+        emu.create_trigger(campaign_name="x")  # no rules
+    with pytest.raises(ValueError):
+        emu.create_trigger(
+            campaign_name="x", rules={"start_event_name": "a"}, campaign_type="nonsense"
+        )
+    with pytest.raises(ValueError):
+        emu.add_site("")
+
+
+# ---- /_emulator/{op} over HTTP ----------------------------------------------------------------
+
+
+def admin(emu: Emulator, op: str, method: str = "POST", **kw) -> requests.Response:
+    return requests.request(method, f"{emu.base_url}/_emulator/{op}", timeout=TIMEOUT, **kw)
+
+
+def test_admin_routes_seed_and_read_over_http(emu, api):
+    r = admin(emu, "create_segment", json={"name": "vip"})
+    assert r.status_code == 200, r.text
+    seg = r.json()["segment_id"]
+    r = admin(emu, "add_subscriber", json={"subscriber_hash": "h1", "profile_id": "p1"})
+    assert r.json() == {"subscriber_hash": "h1"}
+    r = admin(
+        emu,
+        "create_trigger",
+        json={"campaign_name": "t", "rules": {"start_event_name": "a", "stop_event_name": "b"}},
+    )
+    trigger_id = r.json()["trigger_id"]
+    assert api.get(f"/apiv1/triggers/{trigger_id}").status_code == 200
+    assert api.get("/apiv1/segments").json()["segments"][0]["segment_id"] == str(seg)
+    api.post_form(
+        "/apiv1/segments/addSegmentWithHash", {"segment_id": seg, "subscriber_hash[0]": "h1"}
+    )
+    assert admin(emu, "segments", "GET").json()[0]["members"] == ["h1"]
+    assert admin(emu, "subscribers", "GET").json()[0]["profile_id"] == "p1"
+    assert [e["path"] for e in admin(emu, "requests", "GET").json()][-1] == (
+        "/apiv1/segments/addSegmentWithHash"
+    )
+    api.broadcast()
+    api.track({"event_name": "x", "profile_id": "p1"})
+    api.post_json("/apiv1/products", {"products": [{"product_id": "a", "price": 2}]})
+    assert len(admin(emu, "notifications", "GET").json()) == 1
+    assert len(admin(emu, "events", "GET").json()) == 1
+    assert len(admin(emu, "products", "GET").json()) == 1
+
+
+def test_admin_routes_faults_clock_sites_and_reset(emu, api):
+    r = admin(
+        emu, "inject_fault", json={"path": "/apiv1/segments", "status": 503, "retry_after": 2}
+    )
+    assert r.status_code == 200, r.text
+    assert api.get("/apiv1/segments").headers["Retry-After"] == "2"
+    admin(emu, "inject_fault", json={"path": "/apiv1/segments", "status": 500})
+    admin(emu, "clear_faults")
+    assert api.get("/apiv1/segments").ok
+
+    before = parse_utc(admin(emu, "now", "GET").json()["now"])
+    after = parse_utc(admin(emu, "advance", params={"seconds": "120"}).json()["now"])
+    assert 115 < (after - before).total_seconds() < 125
+    after = parse_utc(admin(emu, "advance", json={"seconds": 60}).json()["now"])
+    assert 175 < (after - before).total_seconds() < 185
+
+    site = admin(emu, "add_site", json={"api_key": "k2"}).json()["site_id"]
+    assert site != emu.site_id
+    assert Api(emu, "k2").get("/apiv1/segments").ok
+    admin(emu, "create_segment", json={"name": "theirs", "api_key": "k2"})
+    assert Api(emu, "k2").get("/apiv1/segments").json()["count"] == 1
+    assert api.get("/apiv1/segments").json()["count"] == 0
+
+    admin(emu, "clear_requests")
+    assert admin(emu, "requests", "GET").json() == []
+    assert admin(emu, "reset").status_code == 200
+    assert_main_error(Api(emu, "k2").get("/apiv1/segments"), 401, "API KEY Invalid")
+
+
+def test_admin_routes_refuse_bad_input_with_a_message(emu):
+    r = admin(emu, "teleport")
+    assert r.status_code == 400 and "unknown operation" in r.json()["error"]
+    r = admin(
+        emu, "create_segment", data=b"{not json", headers={"Content-Type": "application/json"}
+    )
+    assert r.status_code == 400 and r.json()["error"]
+    r = admin(emu, "create_segment", json={})
+    assert r.status_code == 400 and "name" in r.json()["error"]
+    r = admin(emu, "advance", json={"seconds": "soon"})
+    assert r.status_code == 400
+
+
+# ---- python -m pushwire.emulator --------------------------------------------------------------
+
+
+def start_cli(*args: str) -> tuple[subprocess.Popen, dict[str, str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pushwire.emulator", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    urls: dict[str, str] = {}
+    deadline = time.monotonic() + 15
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if "=" in line:
+            name, value = line.strip().split("=", 1)
+            urls[name] = value
+        if line.startswith("serving"):
+            return proc, urls
+    proc.kill()
+    raise AssertionError(f"the emulator did not start: {proc.stderr.read() if proc.stderr else ''}")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_command_line_emulator_serves_and_stops_on_signal(sig):
+    proc, urls = start_cli("--port", "0", "--api-key", "K")
+    try:
+        base, events = urls["PUSHWIRE_BASE_URL"], urls["PUSHWIRE_EVENTS_URL"]
+        assert base.startswith("http://127.0.0.1:") and events.startswith("http://127.0.0.1:")
+        assert base != events
+        r = requests.get(base + "/apiv1/segments", headers={"Api-Key": "K"}, timeout=TIMEOUT)
+        assert r.status_code == 200 and r.json()["success"] is True
+        r = requests.get(base + "/apiv1/segments", headers={"Api-Key": "test-key"}, timeout=TIMEOUT)
+        assert r.status_code == 401
+        r = requests.post(
+            events + "/api/v1/events",
+            headers={"Api-Key": "K"},
+            json={"event_name": "x", "profile_id": "p"},
+            timeout=TIMEOUT,
+        )
+        assert r.status_code == 200
+        assert (
+            requests.get(base + "/_emulator/events", timeout=TIMEOUT).json()[0]["event_name"] == "x"
+        )
+        proc.send_signal(sig)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    with pytest.raises(requests.exceptions.ConnectionError):
+        requests.get(base + "/apiv1/segments", headers={"Api-Key": "K"}, timeout=2)
+
+
+def test_command_line_emulator_takes_the_key_from_the_environment():
+    os.environ["PUSHWIRE_API_KEY"] = "from-env"
+    try:
+        proc, urls = start_cli("--port", "0")
+    finally:
+        del os.environ["PUSHWIRE_API_KEY"]
+    try:
+        r = requests.get(
+            urls["PUSHWIRE_BASE_URL"] + "/apiv1/segments",
+            headers={"Api-Key": "from-env"},
+            timeout=TIMEOUT,
+        )
+        assert r.status_code == 200
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0

@@ -1,0 +1,742 @@
+"""The error bodies of spec section 7 and every limit of section 8, each just inside and just
+outside, plus malformed input: always an answer in the interface's error shape, never a
+dropped connection."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+from conftest import (
+    TIMEOUT,
+    assert_campaign_error,
+    assert_event_error,
+    assert_main_error,
+    detail_paths,
+    drip_notification,
+    seed_trigger,
+)
+
+# ---- campaign lists: page and limit (8) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/apiv1/triggers", "/apiv1/drips"])
+@pytest.mark.parametrize(
+    "params,ok",
+    [
+        ({"page": 1}, True),
+        ({"page": 0}, False),
+        ({"page": -1}, False),
+        ({"page": "two"}, False),
+        ({"limit": 1}, True),
+        ({"limit": 500}, True),
+        ({"limit": 0}, False),
+        ({"limit": 501}, False),
+        ({"limit": "1.5"}, False),
+        ({"page": "99999999999999999999999"}, False),
+    ],
+)
+def test_campaign_list_page_and_limit_bounds(api, path, params, ok):
+    r = api.get(path, params=params)
+    if ok:
+        assert r.status_code == 200, r.text
+        meta = r.json()["meta"]
+        assert meta["page"] == params.get("page", 1)
+        assert meta["perPage"] == params.get("limit", 10)
+    else:
+        assert_campaign_error(r, 400)
+
+
+@pytest.mark.parametrize("path", ["/apiv1/triggers", "/apiv1/drips", "/apiv1/triggers/1"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"analytics_start_at": "01/02/2024"},
+        {"analytics_end_at": "2024-13-01"},
+        {"analytics_start_at": "2024-02-01", "analytics_end_at": "2024-01-01"},
+    ],
+)
+def test_campaign_reads_reject_a_bad_analytics_range(emu, api, path, params):
+    seed_trigger(emu)
+    assert_campaign_error(api.get(path, params=params), 400)
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-3", "1.5"])
+def test_campaign_path_ids_must_be_positive_integers(api, raw):
+    assert_campaign_error(api.get(f"/apiv1/triggers/{raw}"), 400)
+    assert_campaign_error(api.get(f"/apiv1/drips/{raw}"), 400)
+
+
+def test_unknown_campaign_ids_are_invalid_requests(api):
+    assert "does not exist" in assert_campaign_error(api.get("/apiv1/triggers/424242"))
+    assert "does not exist" in assert_campaign_error(api.get("/apiv1/drips/424242"))
+
+
+# ---- drip creation (4.3, 2.8) -----------------------------------------------------------------
+
+
+def test_drip_expiry_bound_is_28_days_in_seconds(api):
+    assert api.create_drip(notifications=[drip_notification(expiry=2419200)]).status_code == 200
+    r = api.create_drip(notifications=[drip_notification(expiry=2419201)])
+    assert "expiry" in assert_campaign_error(r)
+    assert_campaign_error(api.create_drip(notifications=[drip_notification(expiry=0)]))
+
+
+def test_drip_notification_allows_two_actions_not_three(api):
+    action = {"label": "Go", "url": "https://shop.example/"}
+    assert api.create_drip(notifications=[drip_notification(actions=[action] * 2)]).ok
+    r = api.create_drip(notifications=[drip_notification(actions=[action] * 3)])
+    assert "actions" in assert_campaign_error(r)
+
+
+@pytest.mark.parametrize(
+    "field", ["title", "message", "url", "image_url", "big_image_url", "schedule_options"]
+)
+def test_drip_notification_required_fields(api, field):
+    n = drip_notification()
+    del n[field]
+    assert_campaign_error(api.create_drip(notifications=[n]))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"notifications": [drip_notification()]},
+        {"campaign_name": "x"},
+        {"campaign_name": "   ", "notifications": [drip_notification()]},
+        {"campaign_name": "x", "notifications": []},
+    ],
+    ids=["no-name", "no-notifications", "blank-name", "empty-notifications"],
+)
+def test_drip_body_required_fields(api, body):
+    assert_campaign_error(api.post_json("/apiv1/drips", body))
+
+
+@pytest.mark.parametrize(
+    "schedule,ok",
+    [
+        ({"type": "after", "value": 30, "unit": "minutes"}, True),
+        ({"type": "after", "value": 2, "unit": "days", "at": "10:00:00"}, True),
+        ({"type": "after", "value": 6, "unit": "dow", "at": "10:00:00"}, True),
+        ({"type": "after", "value": 7, "unit": "dow", "at": "10:00:00"}, False),
+        ({"type": "after", "value": 2, "unit": "days"}, False),
+        ({"type": "after", "value": 2, "unit": "days", "at": "25:00:00"}, False),
+        ({"type": "after", "value": 2, "unit": "days", "at": "10:00:60"}, False),
+        ({"type": "after", "unit": "minutes"}, False),
+        ({"type": "after", "value": 5}, False),
+        ({"type": "after", "value": 5, "unit": "hours"}, False),
+        ({"type": "rightaway"}, False),
+        ({"type": "sometime"}, False),
+    ],
+)
+def test_drip_schedule_of_a_later_notification(api, schedule, ok):
+    r = api.create_drip(
+        notifications=[drip_notification(), drip_notification(schedule_options=schedule)]
+    )
+    if ok:
+        assert r.status_code == 200, r.text
+    else:
+        assert_campaign_error(r)
+
+
+def test_drip_rejects_a_non_web_url_and_bad_require_interaction(api):
+    assert_campaign_error(api.create_drip(notifications=[drip_notification(url="not a url")]))
+    assert_campaign_error(api.create_drip(notifications=[drip_notification(require_interaction=2)]))
+
+
+def test_drip_utm_params_need_source_medium_campaign(api):
+    assert_campaign_error(api.create_drip(utm_params={"utm_source": "push"}))
+
+
+# ---- segments (4.6-4.9) -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw", ["", "abc", "0", "-1", "1.5"])
+@pytest.mark.parametrize("path", ["/apiv1/segments/addSegmentWithHash", "/apiv1/segments/delete"])
+def test_invalid_segment_id_message(api, path, raw):
+    r = api.post_form(path, {"segment_id": raw, "subscriber_hash[0]": "h"})
+    assert_main_error(r, 400, "Enter a valid segment id")
+
+
+@pytest.mark.parametrize("path", ["/apiv1/segments/addSegmentWithHash", "/apiv1/segments/delete"])
+def test_missing_segment_id_message(api, path):
+    r = api.post_form(path, {"subscriber_hash[0]": "h"})
+    assert_main_error(r, 400, "Enter a valid segment id")
+
+
+@pytest.mark.parametrize("path", ["/apiv1/segments/addSegmentWithHash", "/apiv1/segments/delete"])
+def test_unknown_segment_id_message(api, path):
+    r = api.post_form(path, {"segment_id": "4242", "subscriber_hash[0]": "h"})
+    assert_main_error(r, 400, "Your enter segment id does not exist")
+
+
+def test_view_segments_with_an_invalid_segment_id(api):
+    assert_main_error(api.get("/apiv1/segments", params={"segment_id": "abc"}), 400)
+
+
+@pytest.mark.parametrize(
+    "count,ok", [(1, True), (500, True), (501, False)], ids=["1", "500", "501"]
+)
+def test_add_with_hash_takes_at_most_500_hashes(emu, api, count, ok):
+    seg = emu.create_segment("vip")
+    form = {"segment_id": seg}
+    form.update({f"subscriber_hash[{i}]": f"h{i}" for i in range(count)})
+    r = api.post_form("/apiv1/segments/addSegmentWithHash", form)
+    if ok:
+        assert r.status_code == 200, r.text
+        assert r.json()["success"] is True
+    else:
+        assert "500" in assert_main_error(r, 400)["message"]
+
+
+def test_add_with_hash_requires_hashes(emu, api):
+    seg = emu.create_segment("vip")
+    assert_main_error(api.post_form("/apiv1/segments/addSegmentWithHash", {"segment_id": seg}), 400)
+
+
+@pytest.mark.parametrize(
+    "params,ok",
+    [
+        ({"limit": 1}, True),
+        ({"limit": 0}, False),
+        ({"limit": -5}, False),
+        ({"offset": 0}, True),
+        ({"offset": -1}, False),
+        ({"offset": "x"}, False),
+    ],
+)
+def test_view_segments_limit_and_offset_bounds(emu, api, params, ok):
+    emu.create_segment("a")
+    emu.create_segment("b")
+    r = api.get("/apiv1/segments", params=params)
+    if ok:
+        assert r.status_code == 200, r.text
+        assert r.json()["count"] == (1 if "limit" in params else 2)
+    else:
+        assert_main_error(r, 400)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        {"profile_id[0]": "p", "operation": "add"},
+        {"segment_name": "vip", "operation": "add"},
+        {"segment_name": "vip", "profile_id[0]": "p"},
+        {"segment_name": "vip", "profile_id[0]": "p", "operation": "merge"},
+        {"segment_name": "nope", "profile_id[0]": "p", "operation": "add"},
+    ],
+    ids=["no-name", "no-profiles", "no-operation", "bad-operation", "unknown-segment"],
+)
+def test_profile_membership_failures(emu, api, form):
+    emu.create_segment("vip")
+    assert_main_error(api.post_form("/apiv1/profile", form), 400)
+
+
+# ---- analytics (4.10, 4.11) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"to": "2024-01-02", "group_by": "day"},
+        {"from": "2024-01-01", "group_by": "day"},
+        {"from": "2024-01-01", "to": "2024-01-02"},
+        {"from": "2024/01/01", "to": "2024-01-02", "group_by": "day"},
+        {"from": "2024-01-03", "to": "2024-01-02", "group_by": "day"},
+        {"from": "2024-01-01", "to": "2024-01-02", "group_by": "fortnight"},
+    ],
+)
+def test_summary_analytics_rejects_bad_queries(api, params):
+    assert_main_error(api.get("/apiv1/analytics/summary", params=params), 400)
+
+
+def test_summary_analytics_groups_by_week_and_month(api):
+    weeks = api.get(
+        "/apiv1/analytics/summary",
+        params={"from": "2024-01-01", "to": "2024-01-21", "group_by": "week"},
+    ).json()["data"]
+    assert len(weeks) == 3
+    months = api.get(
+        "/apiv1/analytics/summary",
+        params={"from": "2024-01-15", "to": "2024-03-10", "group_by": "month"},
+    ).json()["data"]
+    assert [m["date"] for m in months] == ["2024-01-15", "2024-02-01", "2024-03-01"]
+
+
+def test_subscriber_distribution_rejects_an_unknown_dimension(api):
+    r = api.get("/apiv1/subscribers/analytics/summary", params={"type": "country,planet"})
+    assert_main_error(r, 400)
+
+
+# ---- products (4.12) --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"products": []},
+        {"products": "sku-1"},
+        {"products": [{"price": 1}]},
+        {"products": [{"product_id": "a"}]},
+        {"products": [{"product_id": "a", "price": "cheap"}]},
+        {"products": [{"product_id": "a", "price": -1}]},
+        {"products": [{"product_id": "a", "price": 1, "availability": "soon"}]},
+        {"products": [{"product_id": 7, "price": 1}]},
+    ],
+)
+def test_product_update_rejects_bad_products(emu, api, body):
+    assert_main_error(api.post_json("/apiv1/products", body), 400)
+    assert emu.products() == []
+
+
+# ---- broadcasts (4.13) ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "missing,message",
+    [
+        ("notification_title", "The Title field is required."),
+        ("notification_message", "The Message field is required."),
+        ("notification_url", "The URL field is required."),
+    ],
+)
+def test_broadcast_required_field_messages(emu, api, missing, message):
+    r = api.broadcast(**{missing: ""})
+    assert_main_error(r, 400, message)
+    body = {
+        "notification_title": "t",
+        "notification_message": "m",
+        "notification_url": "https://a.example/",
+    }
+    del body[missing]
+    assert_main_error(api.post_form("/apiv1/notifications", body), 400, message)
+    assert emu.notifications() == []
+
+
+def test_broadcast_to_an_unknown_profile_id(emu, api):
+    emu.add_subscriber(profile_id="known")
+    r = api.broadcast(**{"profile_id[0]": "stranger"})
+    assert_main_error(r, 400, "No Subcribers Found for the given profile_id")
+    r = api.broadcast(
+        notification_type="later",
+        valid_from_utc="2030-01-01 10:00:00",
+        **{"profile_id[0]": "stranger"},
+    )
+    assert_main_error(r, 400, "No Subcribers Found for the given profile_id")
+    assert api.broadcast(**{"profile_id[0]": "known"}).status_code == 200
+
+
+LIMITS = [
+    # (type, field, inside, outside)
+    ("now", "notification_title", 85, 86),
+    ("now", "notification_message", 135, 136),
+    ("draft", "notification_title", 85, 86),
+    ("draft", "notification_message", 135, 136),
+    (None, "notification_title", 85, 86),
+    ("later", "notification_title", 45, 46),
+    ("later", "notification_message", 73, 74),
+]
+
+
+@pytest.mark.parametrize("kind,field,inside,outside", LIMITS)
+def test_broadcast_title_and_message_lengths(emu, api, kind, field, inside, outside):
+    extra = {}
+    if kind:
+        extra["notification_type"] = kind
+    if kind == "later":
+        extra["valid_from_utc"] = "2030-06-01 08:00:00"
+    # Non-ASCII characters count as one character each.
+    r = api.broadcast(**extra, **{field: "é" * inside})
+    assert r.status_code == 200, r.text
+    r = api.broadcast(**extra, **{field: "é" * outside})
+    assert str(inside) in assert_main_error(r, 400)["message"]
+    assert len(emu.notifications()) == 1
+
+
+def test_scheduled_limits_do_not_apply_to_immediate_broadcasts(api):
+    assert api.broadcast(notification_title="t" * 60, notification_message="m" * 100).ok
+
+
+@pytest.mark.parametrize(
+    "value,ok",
+    [("1", True), ("40320", True), ("40321", False), ("0", False), ("ten", False)],
+)
+def test_broadcast_expiry_is_at_most_28_days_in_minutes(api, value, ok):
+    r = api.broadcast(notification_expiry=value)
+    if ok:
+        assert r.status_code == 200, r.text
+    else:
+        assert_main_error(r, 400)
+
+
+@pytest.mark.parametrize("count,ok", [(100, True), (101, False)])
+def test_broadcast_subscriber_hash_entries(api, count, ok):
+    r = api.broadcast(**{f"subscriber_hash[{i}]": f"h{i}" for i in range(count)})
+    if ok:
+        assert r.status_code == 200, r.text
+    else:
+        assert "100" in assert_main_error(r, 400)["message"]
+
+
+@pytest.mark.parametrize("count,ok", [(100, True), (101, False)])
+def test_broadcast_profile_id_entries(emu, api, count, ok):
+    emu.add_subscriber(profile_id="p0")
+    r = api.broadcast(**{f"profile_id[{i}]": f"p{i}" for i in range(count)})
+    if ok:
+        assert r.status_code == 200, r.text
+    else:
+        assert "100" in assert_main_error(r, 400)["message"]
+
+
+@pytest.mark.parametrize(
+    "valid_from,ok",
+    [
+        ("2030-01-01 00:00:00", True),
+        ("2030-01-01 23:59:59", True),
+        (None, False),
+        ("2030-01-01 24:00:00", False),
+        ("2030-01-01 10:60:00", False),
+        ("2030-01-01 10:00:60", False),
+        ("2030-01-01 10:00 pm", False),
+        ("2030-01-01T10:00:00", False),
+    ],
+)
+def test_scheduled_broadcast_valid_from_utc(api, valid_from, ok):
+    extra = {"notification_type": "later"}
+    if valid_from is not None:
+        extra["valid_from_utc"] = valid_from
+    r = api.broadcast(**extra)
+    if ok:
+        assert r.status_code == 200, r.text
+    else:
+        assert_main_error(r, 400)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"notification_type": "soon"},
+        {"notification_url": "not a url"},
+        {"image_url": "ftp//x"},
+        {"require_interaction": "2"},
+        {"from_date": "yesterday"},
+        {"attributes": "not json"},
+        {"attributes": '[[{"key": "age", "op": "about", "value": 1}]]'},
+        {"multi_element_title1": "Go"},
+        {"multi_element_url1": "https://a.example/"},
+    ],
+)
+def test_broadcast_rejects_bad_parameters(emu, api, fields):
+    assert_main_error(api.broadcast(**fields), 400)
+    assert emu.notifications() == []
+
+
+# ---- events (4.14) ----------------------------------------------------------------------------
+
+
+def test_event_without_a_name_lists_the_failing_field(emu, api):
+    err = assert_event_error(api.track({"profile_id": "p"}), 400, 1003)
+    assert detail_paths(err) == [["event_name"]]
+    assert emu.events() == []
+
+
+def test_event_lists_every_failing_field(api):
+    body = {"data": {"_bad": 1, "fine": {"nested": True}}}
+    err = assert_event_error(api.track(body), 400, 1003)
+    paths = detail_paths(err)
+    assert ["event_name"] in paths
+    assert ["data", "_bad"] in paths
+    assert ["data", "fine"] in paths
+    assert any(p[0] in ("profile_id", "device_token_hash") for p in paths)
+
+
+def test_event_needs_a_profile_id_or_device_token_hash(api):
+    err = assert_event_error(api.track({"event_name": "x"}), 400, 1003)
+    assert len(err["details"]) == 1
+
+
+@pytest.mark.parametrize("length,ok", [(1, True), (64, True), (65, False)])
+def test_event_name_length(api, length, ok):
+    r = api.track({"event_name": "e" * length, "profile_id": "p"})
+    if ok:
+        assert r.status_code == 200, r.text
+    else:
+        assert detail_paths(assert_event_error(r, 400, 1003)) == [["event_name"]]
+
+
+@pytest.mark.parametrize(
+    "name,ok",
+    [
+        ("Service.signup", False),
+        ("Service.", False),
+        ("service.signup", True),
+        ("MyService.x", True),
+    ],
+)
+def test_event_name_reserved_prefix(api, name, ok):
+    r = api.track({"event_name": name, "profile_id": "p"})
+    if ok:
+        assert r.status_code == 200, r.text
+    else:
+        assert detail_paths(assert_event_error(r, 400, 1003)) == [["event_name"]]
+
+
+@pytest.mark.parametrize("length,ok", [(255, True), (256, False)])
+def test_event_data_key_length(api, length, ok):
+    key = "k" * length
+    r = api.track({"event_name": "x", "profile_id": "p", "data": {key: 1}})
+    if ok:
+        assert r.status_code == 200, r.text
+    else:
+        assert detail_paths(assert_event_error(r, 400, 1003)) == [["data", key]]
+
+
+@pytest.mark.parametrize(
+    "key", ["_lead", "-lead", "has space", "dotted.key", "emoji🙂", "ümlaut", ""]
+)
+def test_event_data_key_characters(api, key):
+    r = api.track({"event_name": "x", "profile_id": "p", "data": {key: 1}})
+    assert detail_paths(assert_event_error(r, 400, 1003)) == [["data", key]]
+
+
+def test_event_data_key_good_characters(api):
+    data = {"a": 1, "9lives": 2, "with-hyphen_and_underscore": 3, "Mixed09": "x"}
+    assert api.track({"event_name": "x", "profile_id": "p", "data": data}).status_code == 200
+
+
+@pytest.mark.parametrize("value", [None, [1], {"a": 1}])
+def test_event_data_values_must_be_scalars(api, value):
+    r = api.track({"event_name": "x", "profile_id": "p", "data": {"k": value}})
+    assert detail_paths(assert_event_error(r, 400, 1003)) == [["data", "k"]]
+
+
+def _data_of_size(n: int) -> dict:
+    data = {"k": "a" * (n - len('{"k":""}'))}
+    assert len(json.dumps(data, separators=(",", ":")).encode()) == n
+    return data
+
+
+@pytest.mark.parametrize("size,ok", [(4096, True), (4097, False)])
+def test_event_data_payload_is_at_most_4096_bytes(api, size, ok):
+    r = api.track({"event_name": "x", "profile_id": "p", "data": _data_of_size(size)})
+    if ok:
+        assert r.status_code == 200, r.text
+    else:
+        assert detail_paths(assert_event_error(r, 400, 1003)) == [["data"]]
+
+
+@pytest.mark.parametrize(
+    "body,path",
+    [
+        ({"event_name": 5, "profile_id": "p"}, ["event_name"]),
+        ({"event_name": "", "profile_id": "p"}, ["event_name"]),
+        ({"event_name": "x", "profile_id": 5}, ["profile_id"]),
+        ({"event_name": "x", "device_token_hash": ""}, ["device_token_hash"]),
+        ({"event_name": "x", "profile_id": "p", "data": [1]}, ["data"]),
+        ({"event_name": "x", "profile_id": "p", "extra": 1}, ["extra"]),
+    ],
+)
+def test_event_wrong_types(api, body, path):
+    assert detail_paths(assert_event_error(api.track(body), 400, 1003)) == [path]
+
+
+# ---- malformed input: always an answer in the interface's shape --------------------------------
+
+
+def raw_post(url: str, key: str, body: bytes, content_type: str | None) -> requests.Response:
+    headers = {"Api-Key": key}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    return requests.post(url, data=body, headers=headers, timeout=TIMEOUT)
+
+
+BAD_JSON_BODIES = [
+    b"{",
+    b"not json",
+    b'{"a": 1,}',
+    b"[1, 2]",
+    b'"text"',
+    b"",
+    b"\xff\xfe\x00garbage",
+    b"[" * 10000 + b"]" * 10000,
+]
+
+
+@pytest.mark.parametrize("body", BAD_JSON_BODIES)
+def test_bad_json_on_drips_is_an_invalid_request(emu, body):
+    r = raw_post(emu.base_url + "/apiv1/drips", emu.api_key, body, "application/json")
+    assert_campaign_error(r, 400)
+
+
+@pytest.mark.parametrize("body", BAD_JSON_BODIES)
+def test_bad_json_on_products_is_a_400_message(emu, body):
+    r = raw_post(emu.base_url + "/apiv1/products", emu.api_key, body, "application/json")
+    assert_main_error(r, 400)
+
+
+@pytest.mark.parametrize("body", BAD_JSON_BODIES)
+def test_bad_json_on_events_is_code_1003(emu, body):
+    r = raw_post(emu.events_url + "/api/v1/events", emu.api_key, body, "application/json")
+    assert_event_error(r, 400, 1003)
+    assert emu.events() == []
+
+
+@pytest.mark.parametrize(
+    "notifications",
+    [
+        "x",
+        {"title": "t"},
+        [1],
+        [drip_notification(title={"text": "t"})],
+        [drip_notification(message=["m"])],
+        [drip_notification(expiry="a day")],
+        [drip_notification(expiry=[1])],
+        [drip_notification(require_interaction="yes")],
+        [drip_notification(schedule_options="rightaway")],
+        [drip_notification(actions="none")],
+        [drip_notification(actions=[{"label": ["Go"], "url": "https://a.example/"}])],
+    ],
+)
+def test_drip_with_wrong_json_types_is_an_invalid_request(emu, api, notifications):
+    r = api.post_json("/apiv1/drips", {"campaign_name": "x", "notifications": notifications})
+    assert_campaign_error(r, 400)
+    assert api.get("/apiv1/drips").json()["data"] == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"campaign_name": 7, "notifications": [drip_notification()]},
+        {"campaign_name": "x", "notifications": [drip_notification()], "send_to": "all"},
+        {
+            "campaign_name": "x",
+            "notifications": [drip_notification()],
+            "send_to": {"include_segments": "1"},
+        },
+        {"campaign_name": "x", "notifications": [drip_notification()], "utm_params": "push"},
+    ],
+)
+def test_drip_with_wrong_top_level_types(api, body):
+    assert_campaign_error(api.post_json("/apiv1/drips", body), 400)
+
+
+@pytest.mark.parametrize(
+    "url_path,kind",
+    [
+        ("/apiv1/drips", "campaign"),
+        ("/apiv1/products", "main"),
+        ("/apiv1/notifications", "main"),
+        ("/apiv1/segments/delete", "main"),
+        ("/apiv1/profile", "main"),
+        ("/apiv1/segments/addSegmentWithHash", "main"),
+    ],
+)
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "multipart/mixed; boundary=x", "application/xml"]
+)
+def test_unknown_content_type_is_refused_in_the_endpoints_shape(emu, url_path, kind, content_type):
+    r = raw_post(emu.base_url + url_path, emu.api_key, b"segment_id=1", content_type)
+    if kind == "campaign":
+        assert_campaign_error(r, 400)
+    else:
+        assert_main_error(r, 400)
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
+def test_events_need_a_json_content_type(emu, content_type):
+    body = json.dumps({"event_name": "x", "profile_id": "p"}).encode()
+    r = raw_post(emu.events_url + "/api/v1/events", emu.api_key, body, content_type)
+    assert_event_error(r, 400, 1003)
+    assert emu.events() == []
+
+
+def test_json_content_type_with_a_charset_is_json(emu):
+    body = json.dumps({"event_name": "x", "profile_id": "p"}).encode()
+    r = raw_post(
+        emu.events_url + "/api/v1/events", emu.api_key, body, "application/json; charset=utf-8"
+    )
+    assert r.status_code == 200, r.text
+
+
+def test_form_endpoints_also_read_a_json_body(emu, api):
+    seg = emu.create_segment("vip")
+    h = emu.add_subscriber()
+    r = api.post_json(
+        "/apiv1/segments/addSegmentWithHash", {"segment_id": seg, "subscriber_hash": [h]}
+    )
+    assert r.status_code == 200, r.text
+    assert emu.segments()[0]["members"] == [h]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"%zz%%%=&&&==", b"\xff\xfe\xfd", b"notification_title[=x", b"a" * 5000],
+)
+def test_garbled_form_bodies_get_an_answer(emu, body):
+    r = raw_post(
+        emu.base_url + "/apiv1/notifications",
+        emu.api_key,
+        body,
+        "application/x-www-form-urlencoded",
+    )
+    assert_main_error(r, 400, "The Title field is required.")
+
+
+ONE_MIB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    "url_attr,path,shape",
+    [
+        ("base_url", "/apiv1/products", "main"),
+        ("base_url", "/apiv1/notifications", "main"),
+        ("base_url", "/apiv1/drips", "main"),
+        ("events_url", "/api/v1/events", "events"),
+    ],
+)
+@pytest.mark.parametrize("size", [ONE_MIB + 1, 4 * ONE_MIB])
+def test_oversized_body_is_413_not_a_dropped_connection(emu, url_attr, path, shape, size):
+    url = getattr(emu, url_attr) + path
+    r = raw_post(url, emu.api_key, b"x" * size, "application/json")
+    assert r.status_code == 413
+    if shape == "main":
+        assert r.json()["success"] is False and r.json()["message"]
+    else:
+        assert r.json()["error"]["message"]
+    # the emulator keeps serving afterwards
+    assert requests.get(emu.base_url + "/apiv1/segments", headers={"Api-Key": emu.api_key}).ok
+
+
+def test_a_body_of_exactly_one_mib_is_read(emu):
+    padding = "x" * (ONE_MIB - 200)
+    body = json.dumps({"products": [{"product_id": "a", "price": 1, "variant_id": padding}]})
+    body = body.encode() + b" " * (ONE_MIB - len(body.encode()))
+    assert len(body) == ONE_MIB
+    r = raw_post(emu.base_url + "/apiv1/products", emu.api_key, body, "application/json")
+    assert r.status_code == 200, r.text
+
+
+def test_chunked_oversized_body_is_413(emu):
+    def chunks():
+        for _ in range(20):
+            yield b"x" * 65536
+
+    r = requests.post(
+        emu.base_url + "/apiv1/products",
+        data=chunks(),
+        headers={"Api-Key": emu.api_key, "Content-Type": "application/json"},
+        timeout=TIMEOUT,
+    )
+    assert r.status_code == 413
+
+
+def test_unknown_paths_and_methods_answer_in_the_interface_shape(emu, api):
+    assert_main_error(api.get("/apiv1/nothing"), 404)
+    assert_main_error(api.get("/apiv1/notifications"), 405)
+    assert_main_error(api.post_form("/apiv1/segments", {}), 405)
+    r = requests.get(emu.events_url + "/api/v1/events", headers=api.headers(), timeout=TIMEOUT)
+    assert r.status_code == 405 and r.json()["error"]["message"]
+    r = requests.post(emu.events_url + "/api/v2/events", headers=api.headers(), timeout=TIMEOUT)
+    assert r.status_code == 404 and r.json()["error"]["message"]
