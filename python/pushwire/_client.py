@@ -41,9 +41,7 @@ def _strs(name: str, values: Optional[Iterable[Any]]) -> Optional[list[str]]:
     if values is None:
         return None
     if isinstance(values, (str, bytes)):
-        raise ValidationError(
-            f"{name} must be a list of strings, not a single string", field=name
-        )
+        raise ValidationError(f"{name} must be a list of strings, not a single string", field=name)
     return [str(v) for v in values]
 
 
@@ -299,7 +297,9 @@ class Segments(_Sync):
 class Analytics(_Sync):
     """Summary analytics and the subscriber distribution (spec 4.10, 4.11)."""
 
-    def summary(self, start: DateLike, end: DateLike, *, group_by: str = "day") -> list[dict[str, Any]]:
+    def summary(
+        self, start: DateLike, end: DateLike, *, group_by: str = "day"
+    ) -> list[dict[str, Any]]:
         """Rows of spec 2.12 as plain dicts (``date`` a ``datetime.date``), ready for
         ``pandas.DataFrame(rows)`` or ``polars.DataFrame(rows)``."""
         out: list[dict[str, Any]] = self._call("analytics.summary", start, end, group_by)
@@ -605,9 +605,7 @@ class AsyncSegments(_Async):
     async def add_subscribers(
         self, segment_id: Union[int, str], subscriber_hashes: Iterable[str]
     ) -> str:
-        out: str = await self._call(
-            "segments.add_subscribers", segment_id, list(subscriber_hashes)
-        )
+        out: str = await self._call("segments.add_subscribers", segment_id, list(subscriber_hashes))
         return out
 
     async def add_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:

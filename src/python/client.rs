@@ -29,6 +29,29 @@ use super::ops::{self, Output};
 use super::runtime::runtime;
 use crate::client::{Config, Error, Transport};
 
+/// Wakes blocked calls every 50 ms so they can let Python handle signals. A tokio timer per
+/// call would do the same but costs about a millisecond a call (each one has to wake the
+/// runtime's timer driver from outside it); one thread ticking for every call costs nothing
+/// per call. One ticker per process (a forked child starts its own).
+fn signal_tick() -> &'static tokio::sync::Notify {
+    static TICK: tokio::sync::Notify = tokio::sync::Notify::const_new();
+    static TICKER_PID: Mutex<u32> = Mutex::new(0);
+    let pid = std::process::id();
+    let mut started = TICKER_PID.lock().unwrap_or_else(|e| e.into_inner());
+    if *started != pid {
+        let spawned = std::thread::Builder::new()
+            .name("pushwire-signals".into())
+            .spawn(|| loop {
+                std::thread::sleep(Duration::from_millis(50));
+                TICK.notify_waiters();
+            });
+        if spawned.is_ok() {
+            *started = pid;
+        }
+    }
+    &TICK
+}
+
 type Done = (u64, Result<Output, Error>, fn(&str) -> String);
 
 #[pyclass(module = "pushwire._core", frozen)]
@@ -136,16 +159,16 @@ impl CoreClient {
         let rename = ops::renamer(op);
         let parsed = ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?;
         let transport = self.transport().map_err(|e| to_pyerr(py, e, rename))?;
+        let tick = signal_tick();
         let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
             runtime().block_on(async {
                 let fut = ops::run(&transport, parsed);
                 tokio::pin!(fut);
-                let mut tick = tokio::time::interval(Duration::from_millis(50));
-                tick.tick().await;
                 loop {
                     tokio::select! {
+                        biased;
                         out = &mut fut => return Ok(out),
-                        _ = tick.tick() => {
+                        _ = tick.notified() => {
                             // Returning drops `fut`: the request is cancelled.
                             Python::attach(|py| py.check_signals())?;
                         }
