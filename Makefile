@@ -33,6 +33,8 @@ test: $(VENV)/.dev-deps develop
 	cargo test -q
 	$(VENV)/bin/ruff check python tests examples
 	$(VENV)/bin/ruff format --check python tests examples
+	$(PY) -m mypy.stubtest pushwire._core
+	$(VENV)/bin/mypy --strict examples python/pushwire
 	$(PY) -m pytest -q
 
 lint: $(VENV)/.dev-deps

@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 import pytest
 import requests
+
 from pushwire.testing import Emulator
 
 TIMEOUT = 10

@@ -15,6 +15,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 import requests
 from conftest import TIMEOUT, Api, assert_event_error, assert_main_error, parse_utc
+
 from pushwire.testing import Emulator
 
 # ---- the request log --------------------------------------------------------------------------
