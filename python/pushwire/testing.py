@@ -104,9 +104,14 @@ class Emulator:
         return json.loads(self._server.admin(op, json.dumps(clean, default=_jsonable)))
 
     # -- seeding -----------------------------------------------------------------------------
-    def add_site(self, api_key: str) -> int:
-        """Adds a site with its own key and data; returns its site id."""
-        return int(self._call("add_site", api_key=api_key)["site_id"])
+    def add_site(self, api_key: str, *, timezone: Optional[str] = None) -> int:
+        """Adds a site with its own key and data; returns its site id. ``timezone`` is a UTC
+        offset (``"+05:30"``); scheduled broadcasts and drip times are read in it."""
+        return int(self._call("add_site", api_key=api_key, timezone=timezone)["site_id"])
+
+    def set_timezone(self, timezone: str, *, api_key: Optional[str] = None) -> None:
+        """Sets the site's time zone as a UTC offset (``"+05:30"``, ``"-08:00"``, ``"UTC"``)."""
+        self._call("set_timezone", timezone=timezone, api_key=api_key)
 
     def add_subscriber(
         self,
@@ -123,6 +128,7 @@ class Emulator:
         subscribed_at: Optional[DateLike] = None,
         *,
         segments: Optional[list[int]] = None,
+        online: bool = True,
         api_key: Optional[str] = None,
     ) -> str:
         """Adds a subscriber (to the default site, or the site of ``api_key``); returns its hash."""
@@ -140,6 +146,7 @@ class Emulator:
             attributes=attributes,
             subscribed_at=subscribed_at,
             segments=segments,
+            online=online,
             api_key=api_key,
         )
         return str(out["subscriber_hash"])
@@ -157,6 +164,71 @@ class Emulator:
         """Creates a triggered campaign from the fields of spec 2.1 (without ids and dates);
         returns its ``trigger_id``. ``rules`` and ``campaign_name`` are required."""
         return int(self._call("create_trigger", **fields)["trigger_id"])
+
+    def set_online(
+        self, subscriber_hash: str, online: bool, *, api_key: Optional[str] = None
+    ) -> None:
+        """Takes a subscriber's device offline (notifications wait for it, until they expire)
+        or back online (what waits and has not expired is delivered now)."""
+        self._call("set_online", subscriber_hash=subscriber_hash, online=online, api_key=api_key)
+
+    def unsubscribe(self, subscriber_hash: str, *, api_key: Optional[str] = None) -> None:
+        """The subscriber unsubscribes now: nothing more reaches them, and analytics count it."""
+        self._call("unsubscribe", subscriber_hash=subscriber_hash, api_key=api_key)
+
+    def add_alert(
+        self,
+        subscriber_hash: str,
+        product_id: str,
+        variant_id: Optional[str] = None,
+        *,
+        api_key: Optional[str] = None,
+    ) -> None:
+        """The subscriber asks to hear of the product's price drop or return to stock."""
+        self._call(
+            "add_alert",
+            subscriber_hash=subscriber_hash,
+            product_id=product_id,
+            variant_id=variant_id,
+            api_key=api_key,
+        )
+
+    def alerts(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = self._call("alerts", api_key=api_key)
+        return out
+
+    # -- what the service did ----------------------------------------------------------------
+    def deliveries(
+        self,
+        subscriber_hash: Optional[str] = None,
+        *,
+        status: str = "delivered",
+        api_key: Optional[str] = None,
+    ) -> list[dict[str, Any]]:
+        """Notifications the service handed to subscribers' devices, in the order sent.
+
+        Each has ``delivery_id``, ``subscriber_hash``, ``title``, ``message``, ``url``,
+        ``sent_at`` (aware datetime, UTC), ``source`` (``"broadcast"``, ``"drip"`` or
+        ``"trigger"``), ``source_id``, ``notification_id``, and ``status``. ``status``
+        selects ``"delivered"`` (the default), ``"pending"`` (waiting for an offline
+        device), ``"expired"`` or ``"all"``.
+        """
+        rows: list[dict[str, Any]] = self._call(
+            "deliveries", subscriber_hash=subscriber_hash, status=status, api_key=api_key
+        )
+        for row in rows:
+            for key in ("sent_at", "queued_at", "expires_at", "viewed_at", "clicked_at"):
+                if row.get(key):
+                    row[key] = _parse_time(row[key])
+        return rows
+
+    def record_view(self, delivery_id: int, *, api_key: Optional[str] = None) -> None:
+        """The subscriber saw the notification (counts as a view in analytics)."""
+        self._call("record_view", delivery_id=delivery_id, api_key=api_key)
+
+    def record_click(self, delivery_id: int, *, api_key: Optional[str] = None) -> None:
+        """The subscriber clicked the notification (counts as a click in analytics)."""
+        self._call("record_click", delivery_id=delivery_id, api_key=api_key)
 
     # -- what the service received and holds -------------------------------------------------
     def requests(self) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::engine;
 use super::faults::FaultSpec;
 use super::state::{iso, Counters, Emu, SegmentRec, SiteId, Subscriber};
 use crate::model::{
@@ -23,11 +24,16 @@ use crate::model::{
 use crate::validate::{self, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, CAMPAIGN_EXPIRY_MAX_SECONDS};
 
 /// The operations, for the admin index and error messages.
-pub const OPERATIONS: [&str; 16] = [
+pub const OPERATIONS: [&str; 25] = [
     "add_site",
+    "set_timezone",
     "add_subscriber",
+    "set_online",
+    "unsubscribe",
     "create_segment",
     "create_trigger",
+    "add_alert",
+    "alerts",
     "requests",
     "clear_requests",
     "subscribers",
@@ -35,11 +41,15 @@ pub const OPERATIONS: [&str; 16] = [
     "notifications",
     "events",
     "products",
+    "deliveries",
+    "record_view",
+    "record_click",
     "inject_fault",
     "clear_faults",
     "now",
     "advance",
     "reset",
+    "operations",
 ];
 
 /// Runs one admin operation.
@@ -56,10 +66,115 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             if key.is_empty() {
                 return Err("api_key must not be empty".into());
             }
-            let id = emu.lock().add_site(&key);
+            let tz = str_arg(&args, "timezone")?
+                .map(|raw| {
+                    engine::parse_offset(&raw)
+                        .ok_or("timezone must be a UTC offset like +05:30, -08:00 or UTC")
+                })
+                .transpose()?;
+            let mut st = emu.lock();
+            let id = st.add_site(&key);
+            if let (Some(tz), Some(site)) = (tz, st.sites.get_mut(&id)) {
+                site.timezone = tz;
+            }
             Ok(json!({"site_id": id, "api_key_set": true}))
         }
         "add_subscriber" => add_subscriber(emu, site, args),
+        "set_timezone" => {
+            let raw = str_arg(&args, "timezone")?.ok_or("timezone is required")?;
+            let tz = engine::parse_offset(&raw)
+                .ok_or("timezone must be a UTC offset like +05:30, -08:00 or UTC")?;
+            emu.with_site(site, |s, _, _| s.timezone = tz);
+            Ok(json!({"timezone": tz.to_string()}))
+        }
+        "set_online" => {
+            let hash = str_arg(&args, "subscriber_hash")?.ok_or("subscriber_hash is required")?;
+            let online = args
+                .get("online")
+                .and_then(Value::as_bool)
+                .ok_or("online must be true or false")?;
+            emu.with_site(site, |s, _, now| engine::set_online(s, &hash, online, now))
+                .then_some(json!({}))
+                .ok_or_else(|| format!("subscriber {hash} does not exist"))
+        }
+        "unsubscribe" => {
+            let hash = str_arg(&args, "subscriber_hash")?.ok_or("subscriber_hash is required")?;
+            emu.with_site(site, |s, _, now| {
+                let sub = s
+                    .subscribers
+                    .iter_mut()
+                    .find(|x| x.subscriber_hash == hash)
+                    .ok_or_else(|| format!("subscriber {hash} does not exist"))?;
+                sub.unsubscribed_at.get_or_insert(now);
+                Ok(json!({"unsubscribed_at": iso(now)}))
+            })
+        }
+        "add_alert" => {
+            let hash = str_arg(&args, "subscriber_hash")?.ok_or("subscriber_hash is required")?;
+            let product_id = str_arg(&args, "product_id")?.ok_or("product_id is required")?;
+            let variant_id = str_arg(&args, "variant_id")?;
+            emu.with_site(site, |s, _, now| {
+                if !s.subscribers.iter().any(|x| x.subscriber_hash == hash) {
+                    return Err(format!("subscriber {hash} does not exist"));
+                }
+                s.engine.alerts.push(engine::Alert {
+                    subscriber_hash: hash,
+                    product_id,
+                    variant_id,
+                    created_at: now,
+                    fired_by: Vec::new(),
+                });
+                Ok(json!({}))
+            })
+        }
+        "alerts" => Ok(emu.with_site(site, |s, _, _| json!(s.engine.alerts))),
+        "deliveries" => {
+            let hash = str_arg(&args, "subscriber_hash")?;
+            let status = str_arg(&args, "status")?.unwrap_or_else(|| "delivered".into());
+            if !matches!(status.as_str(), "delivered" | "pending" | "expired" | "all") {
+                return Err("status must be delivered, pending, expired or all".into());
+            }
+            Ok(emu.with_site(site, |s, _, _| {
+                let mut out: Vec<&engine::Delivery> = s
+                    .engine
+                    .deliveries
+                    .iter()
+                    .filter(|d| hash.as_ref().is_none_or(|h| &d.subscriber_hash == h))
+                    .filter(|d| status == "all" || d.status == status)
+                    .collect();
+                out.sort_by_key(|d| (d.sent_at.unwrap_or(d.queued_at), d.delivery_id));
+                json!(out)
+            }))
+        }
+        "record_view" | "record_click" => {
+            let id = args
+                .get("delivery_id")
+                .and_then(|v| {
+                    v.as_i64()
+                        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                })
+                .ok_or("delivery_id is required")?;
+            let click = op == "record_click";
+            emu.with_site(site, |s, _, now| {
+                let d = s
+                    .engine
+                    .deliveries
+                    .iter_mut()
+                    .find(|d| d.delivery_id == id)
+                    .ok_or_else(|| format!("delivery {id} does not exist"))?;
+                if d.status != "delivered" {
+                    return Err(format!("delivery {id} was not delivered ({})", d.status));
+                }
+                let slot = if click {
+                    &mut d.clicked_at
+                } else {
+                    &mut d.viewed_at
+                };
+                slot.get_or_insert(now);
+                Ok(json!({}))
+            })
+        }
+        "operations" => Ok(json!(OPERATIONS)),
         "create_segment" => {
             let name = str_arg(&args, "name")?.ok_or("name is required")?;
             let kind = str_arg(&args, "segment_type")?.unwrap_or_else(|| "custom".into());
@@ -209,6 +324,7 @@ fn add_subscriber(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
         subscribed_at: Utc::now(),
         unsubscribed_at: None,
         segments: Default::default(),
+        online: args.get("online").and_then(Value::as_bool).unwrap_or(true),
     };
     let segments: Vec<i64> = match args.get("segments") {
         None | Some(Value::Null) => Vec::new(),
@@ -222,7 +338,7 @@ fn add_subscriber(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
             .collect::<Result<_, _>>()?,
         Some(_) => return Err("segments must be a list of segment ids".into()),
     };
-    emu.with_site(site, |s, _, now| {
+    emu.with_site(site, |s, ids, now| {
         if s.subscribers.iter().any(|x| x.subscriber_hash == hash) {
             return Err(format!("subscriber {hash} already exists"));
         }
@@ -234,6 +350,7 @@ fn add_subscriber(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
         sub.subscribed_at = subscribed_at.unwrap_or(now);
         sub.segments = segments.iter().copied().collect();
         s.subscribers.push(sub);
+        engine::on_audience_change(s, ids, now, std::slice::from_ref(&hash));
         Ok(())
     })?;
     Ok(json!({"subscriber_hash": hash}))

@@ -12,6 +12,7 @@
 //! fault can cut a connection without answering, as a real network does.
 
 pub mod admin;
+pub mod engine;
 pub mod faults;
 pub mod http;
 pub mod routes;

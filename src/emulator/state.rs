@@ -7,10 +7,11 @@ use std::sync::{Mutex, MutexGuard};
 use axum::body::Bytes;
 use axum::http::request::Parts;
 use axum::http::{Method, StatusCode};
-use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use chrono::{DateTime, Duration, FixedOffset, Offset, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::engine::{self, Engine};
 use super::faults::Fault;
 use super::http::Interface;
 use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
@@ -37,6 +38,9 @@ pub struct Subscriber {
     #[serde(serialize_with = "ser_opt_time")]
     pub unsubscribed_at: Option<DateTime<Utc>>,
     pub segments: BTreeSet<i64>,
+    /// Whether the subscriber's device fetches notifications now (else they wait, until
+    /// they expire).
+    pub online: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -96,6 +100,9 @@ pub struct Site {
     pub notifications: Vec<NotificationRec>,
     pub products: BTreeMap<(String, Option<String>), ProductRec>,
     pub events: Vec<EventRec>,
+    /// The site's time zone, for scheduled broadcasts, drip times and daily caps.
+    pub timezone: FixedOffset,
+    pub engine: Engine,
 }
 
 impl Site {
@@ -110,6 +117,8 @@ impl Site {
             notifications: Vec::new(),
             products: BTreeMap::new(),
             events: Vec::new(),
+            timezone: FixedOffset::east_opt(0).unwrap_or_else(|| Utc.fix()),
+            engine: Engine::default(),
         }
     }
 
@@ -144,6 +153,7 @@ pub struct Counters {
     pub drip: i64,
     pub campaign_notification: i64,
     pub notification: i64,
+    pub delivery: i64,
 }
 
 impl Counters {
@@ -239,6 +249,7 @@ impl Emu {
         let site = sites
             .get_mut(&site.0)
             .expect("a SiteId is only made for a site that exists");
+        engine::tick(site, ids, now);
         f(site, ids, now)
     }
 

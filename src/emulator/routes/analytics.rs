@@ -1,6 +1,6 @@
 //! Summary analytics (4.10) and the subscriber distribution (4.11).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -9,6 +9,7 @@ use axum::Extension;
 use chrono::{Datelike, Days, Months, NaiveDate};
 use serde_json::{json, Map, Value};
 
+use crate::emulator::engine::Source;
 use crate::emulator::http::{ok, query, ApiError, ApiResult};
 use crate::emulator::state::{Emu, Site, SiteId, Subscriber};
 use crate::model::common::ctr;
@@ -49,8 +50,10 @@ fn is_mobile(sub: &Subscriber) -> bool {
     matches!(sub.device_type.as_deref(), Some("mobile") | Some("tablet"))
 }
 
-/// One row per day, week or month of `[from, to]`, dated by the period's first day within
-/// the range.
+/// One row per day, week or month of `[from, to]` (UTC dates), dated by the period's first
+/// day within the range. `notification_sent` counts the distinct notifications (broadcasts
+/// and campaign messages) that went out in the period, `net_subscriber_sent` the deliveries
+/// to subscribers; views and clicks count when they happened.
 pub fn summary_rows(s: &Site, from: NaiveDate, to: NaiveDate, g: GroupBy) -> Vec<SummaryRow> {
     let mut rows: BTreeMap<NaiveDate, SummaryRow> = BTreeMap::new();
     let mut start = period_start(from, g);
@@ -89,6 +92,40 @@ pub fn summary_rows(s: &Site, from: NaiveDate, to: NaiveDate, g: GroupBy) -> Vec
                     }
                 }
             }
+        }
+    }
+    let mut notifications: BTreeMap<NaiveDate, HashSet<(Source, i64)>> = BTreeMap::new();
+    for d in s
+        .engine
+        .deliveries
+        .iter()
+        .filter(|d| d.status == "delivered")
+    {
+        if let Some(sent) = d.sent_at.map(|t| t.date_naive()).filter(|t| in_range(*t)) {
+            let key = period_start(sent, g);
+            if let Some(r) = rows.get_mut(&key) {
+                r.net_subscriber_sent += 1;
+                notifications
+                    .entry(key)
+                    .or_default()
+                    .insert((d.source, d.notification_id));
+            }
+        }
+        for (at, views) in [(d.viewed_at, true), (d.clicked_at, false)] {
+            if let Some(day) = at.map(|t| t.date_naive()).filter(|t| in_range(*t)) {
+                if let Some(r) = rows.get_mut(&period_start(day, g)) {
+                    if views {
+                        r.view_count += 1;
+                    } else {
+                        r.click_count += 1;
+                    }
+                }
+            }
+        }
+    }
+    for (key, sent) in notifications {
+        if let Some(r) = rows.get_mut(&key) {
+            r.notification_sent = sent.len() as i64;
         }
     }
     rows.into_values()

@@ -8,6 +8,7 @@ use axum::http::{HeaderMap, Uri};
 use axum::Extension;
 use serde_json::{json, Value};
 
+use crate::emulator::engine::analytics::{fill_drip, fill_trigger, Range};
 use crate::emulator::http::{int_param, json_object, ok, query, ApiError, ApiResult};
 use crate::emulator::state::{iso, Counters, DripRec, Emu, Site, SiteId};
 use crate::form::Form;
@@ -22,20 +23,20 @@ fn bad(v: Violation) -> ApiError {
 }
 
 /// `page` and `limit` of a campaign list, and its analytics range.
-fn list_params(q: &Form) -> Result<(u32, u32), ApiError> {
+fn list_params(q: &Form) -> Result<(u32, u32, Range), ApiError> {
     let page = validate::page(int_param(q, "page").map_err(bad)?).map_err(bad)?;
     let limit = validate::limit(int_param(q, "limit").map_err(bad)?).map_err(bad)?;
-    analytics_range(q)?;
-    Ok((page, limit))
+    let range = analytics_range(q)?;
+    Ok((page, limit, range))
 }
 
-fn analytics_range(q: &Form) -> Result<(), ApiError> {
-    validate::analytics_range(
+fn analytics_range(q: &Form) -> Result<Range, ApiError> {
+    let (start, end) = validate::analytics_range(
         q.text("analytics_start_at").as_deref(),
         q.text("analytics_end_at").as_deref(),
     )
     .map_err(bad)?;
-    Ok(())
+    Ok(Range { start, end })
 }
 
 /// Newest first, one page of it, and the `meta` of 4.2.
@@ -64,11 +65,12 @@ pub async fn list_triggers(
     Extension(site): Extension<SiteId>,
     uri: Uri,
 ) -> ApiResult {
-    let (page, limit) = list_params(&query(&uri))?;
+    let (page, limit, range) = list_params(&query(&uri))?;
     let (data, meta) = emu.with_site(site, |s, _, _| {
         let (mut data, meta) = paginate(&s.triggers, page, limit);
         for t in &mut data {
             t.notifications = None;
+            fill_trigger(s, t, range);
         }
         (data, meta)
     });
@@ -82,9 +84,11 @@ pub async fn get_trigger(
     uri: Uri,
 ) -> ApiResult {
     let id = path_id(&raw, "trigger_id")?;
-    analytics_range(&query(&uri))?;
+    let range = analytics_range(&query(&uri))?;
     let found = emu.with_site(site, |s, _, _| {
-        s.triggers.iter().find(|t| t.trigger_id == id).cloned()
+        let mut t = s.triggers.iter().find(|t| t.trigger_id == id).cloned()?;
+        fill_trigger(s, &mut t, range);
+        Some(t)
     });
     match found {
         Some(t) => ok(json!({"success": true, "data": t})),
@@ -99,14 +103,18 @@ pub async fn list_drips(
     Extension(site): Extension<SiteId>,
     uri: Uri,
 ) -> ApiResult {
-    let (page, limit) = list_params(&query(&uri))?;
+    let (page, limit, range) = list_params(&query(&uri))?;
     let (data, meta) = emu.with_site(site, |s, _, _| {
         let (recs, meta) = paginate(&s.drips, page, limit);
         let data: Vec<Drip> = recs
             .into_iter()
-            .map(|r| Drip {
-                notifications: None,
-                ..r.drip
+            .map(|r| {
+                let mut d = Drip {
+                    notifications: None,
+                    ..r.drip
+                };
+                fill_drip(s, &mut d, range);
+                d
             })
             .collect();
         (data, meta)
@@ -121,12 +129,14 @@ pub async fn get_drip(
     uri: Uri,
 ) -> ApiResult {
     let id = path_id(&raw, "drip_id")?;
-    analytics_range(&query(&uri))?;
+    let range = analytics_range(&query(&uri))?;
     let found = emu.with_site(site, |s, _, _| {
-        s.drips.iter().find(|d| d.drip.drip_id == id).cloned()
+        let mut d = s.drips.iter().find(|d| d.drip.drip_id == id)?.drip.clone();
+        fill_drip(s, &mut d, range);
+        Some(d)
     });
     match found {
-        Some(r) => ok(json!({"success": true, "data": r.drip})),
+        Some(d) => ok(json!({"success": true, "data": d})),
         None => Err(ApiError::bad_campaign(format!(
             "Drip autoresponder {id} does not exist"
         ))),

@@ -8,6 +8,7 @@ use axum::http::HeaderMap;
 use axum::Extension;
 use serde_json::{json, Value};
 
+use crate::emulator::engine;
 use crate::emulator::http::{json_object, ok, ApiError, ApiResult};
 use crate::emulator::state::{Emu, EventRec, SiteId};
 use crate::validate::{self, Violation};
@@ -36,7 +37,16 @@ pub async fn track(
             .unwrap_or_default(),
         received_at: chrono::Utc::now(),
     };
-    emu.with_site(site, |s, _, now| {
+    emu.with_site(site, |s, ids, now| {
+        engine::on_event(
+            s,
+            ids,
+            now,
+            &rec.event_name,
+            rec.profile_id.as_deref(),
+            rec.device_token_hash.as_deref(),
+            &rec.data,
+        );
         s.events.push(EventRec {
             received_at: now,
             ..rec

@@ -8,6 +8,7 @@ use axum::http::HeaderMap;
 use axum::Extension;
 use serde_json::json;
 
+use crate::emulator::engine;
 use crate::emulator::http::{form_body, ok, ApiError, ApiResult};
 use crate::emulator::state::{Counters, Emu, NotificationRec, SiteId};
 use crate::model::{NewNotification, NotificationType};
@@ -46,6 +47,7 @@ pub async fn create(
             created_at: now,
             request: new,
         });
+        engine::on_broadcast(s, ids, now);
         Ok(notification_id)
     })?;
     ok(json!({"success": true, "notification_id": id}))

@@ -9,6 +9,7 @@ use axum::http::HeaderMap;
 use axum::Extension;
 use serde_json::{json, Value};
 
+use crate::emulator::engine::{self, PriceChange};
 use crate::emulator::http::{json_object, ok, ApiError, ApiResult};
 use crate::emulator::state::{Emu, ProductRec, SiteId};
 use crate::model::Product;
@@ -33,9 +34,20 @@ pub async fn update(
         products.push(p);
     }
     validate::products(&products).map_err(|v| ApiError::bad(v.message_with_field()))?;
-    emu.with_site(site, |s, _, now| {
+    emu.with_site(site, |s, ids, now| {
+        let mut changes = Vec::with_capacity(products.len());
         for p in products {
             let key = (p.product_id.clone(), p.variant_id.clone());
+            let before = s.products.get(&key).map(|r| &r.product);
+            let in_stock = |p: &Product| p.availability.as_deref() != Some("outOfStock");
+            changes.push(PriceChange {
+                product_id: p.product_id.clone(),
+                variant_id: p.variant_id.clone(),
+                old_price: before.map(|b| b.price),
+                new_price: p.price,
+                was_in_stock: before.map(in_stock),
+                in_stock: in_stock(&p),
+            });
             s.products.insert(
                 key,
                 ProductRec {
@@ -44,6 +56,7 @@ pub async fn update(
                 },
             );
         }
+        engine::on_products(s, ids, now, &changes);
     });
     ok(json!({"success": true}))
 }

@@ -8,6 +8,7 @@ use axum::http::{HeaderMap, Uri};
 use axum::Extension;
 use serde_json::json;
 
+use crate::emulator::engine;
 use crate::emulator::http::{form_body, int_param, ok, query, ApiError, ApiResult};
 use crate::emulator::state::{Emu, SiteId};
 use crate::form::Form;
@@ -71,16 +72,15 @@ pub async fn add_with_hash(
     let id = segment_of(&form, &emu, site)?;
     let hashes = form.list("subscriber_hash");
     validate::segment_hashes(&hashes).map_err(bad)?;
-    let added = emu.with_site(site, |s, _, _| {
-        let mut added = 0;
+    emu.with_site(site, |s, ids, now| {
+        let mut added = Vec::new();
         for sub in s.subscribers.iter_mut() {
             if hashes.contains(&sub.subscriber_hash) && sub.segments.insert(id) {
-                added += 1;
+                added.push(sub.subscriber_hash.clone());
             }
         }
-        added
+        engine::on_audience_change(s, ids, now, &added);
     });
-    log::debug!("segment {id}: {added} subscribers added by hash");
     ok(json!({"success": true, "message": "Subscribers added to the segment successfully"}))
 }
 
@@ -112,13 +112,14 @@ pub async fn profile(
     let profile_ids = form.list("profile_id");
     let operation = form.text("operation").unwrap_or_default();
     validate::profile_membership(&name, &profile_ids, &operation).map_err(bad)?;
-    let done = emu.with_site(site, |s, _, _| {
+    let done = emu.with_site(site, |s, ids, now| {
         let id = s
             .segments
             .iter()
             .rev()
             .find(|seg| seg.segment_name == name)?
             .segment_id;
+        let mut added = Vec::new();
         for sub in s.subscribers.iter_mut() {
             if sub
                 .profile_id
@@ -126,12 +127,15 @@ pub async fn profile(
                 .is_some_and(|p| profile_ids.contains(p))
             {
                 if operation == "add" {
-                    sub.segments.insert(id);
+                    if sub.segments.insert(id) {
+                        added.push(sub.subscriber_hash.clone());
+                    }
                 } else {
                     sub.segments.remove(&id);
                 }
             }
         }
+        engine::on_audience_change(s, ids, now, &added);
         Some(())
     });
     match done {

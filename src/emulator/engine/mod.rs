@@ -1,0 +1,699 @@
+//! The service's behaviour, not only its answers: who receives what, and when.
+//!
+//! Everything runs on the emulator's clock and lazily: before any request or admin call
+//! touches a site, [`tick`] delivers whatever has come due since the last one, each at the
+//! time it was due. So results never depend on when a test happened to look.
+//!
+//! - Broadcasts (4.13): `now` at once, `later` at `valid_from_utc` read in the site's time
+//!   zone, `draft` never; the audience is chosen when the broadcast goes out.
+//! - Drips (2.7-2.9, 6.3): a subscriber who subscribes, or is added to a segment, and then
+//!   matches a drip's audience starts its series once; each notification is due relative to
+//!   the previous one, and `send_to` is checked again when it is due.
+//! - Triggered campaigns (2.1, 6.2): an event named as an active campaign's start event
+//!   starts its series for that subscriber, its stop event cancels what is pending, the daily
+//!   and weekly caps hold, and `{{tags}}` are filled from the event's `data`.
+//! - Product alerts (2.4, 2.11): price drops past a `price_drop` campaign's threshold and
+//!   returns to stock for `inventory` campaigns notify the alert holders, within the
+//!   campaign's expiry.
+//! - Expiry: a delivery a subscriber's device does not fetch (it is offline) before the
+//!   notification's expiry is dropped and never counted as sent.
+
+pub mod analytics;
+pub mod schedule;
+pub mod targeting;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, FixedOffset, NaiveDateTime, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use self::schedule::{local_to_utc, next_due};
+use self::targeting::{audience_match, broadcast_selects};
+use super::state::{iso, Counters, Site};
+use crate::model::{Action, NotificationType};
+use crate::validate::{
+    BROADCAST_EXPIRY_MAX_MINUTES, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, VALID_FROM_FORMAT,
+};
+
+/// What a notification shows.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Content {
+    pub title: String,
+    pub message: String,
+    pub url: String,
+    pub image_url: Option<String>,
+    pub big_image_url: Option<String>,
+    pub actions: Vec<Action>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Broadcast,
+    Drip,
+    Trigger,
+}
+
+/// A send that is due at `due_at`. A broadcast's has no subscriber: its audience is chosen
+/// when it goes out.
+#[derive(Debug, Clone)]
+pub struct Scheduled {
+    pub due_at: DateTime<Utc>,
+    pub subscriber_hash: Option<String>,
+    pub source: Source,
+    pub source_id: i64,
+    pub notification_id: i64,
+    pub content: Content,
+    pub expiry_seconds: i64,
+    /// The triggered run it belongs to (a stop event cancels the run's pending sends).
+    pub run: u64,
+}
+
+/// A notification handed to one subscriber's device.
+#[derive(Debug, Clone, Serialize)]
+pub struct Delivery {
+    pub delivery_id: i64,
+    pub subscriber_hash: String,
+    #[serde(flatten)]
+    pub content: Content,
+    pub source: Source,
+    pub source_id: i64,
+    pub notification_id: i64,
+    /// `delivered`, `pending` (the device is offline) or `expired`.
+    pub status: &'static str,
+    #[serde(serialize_with = "ser_time")]
+    pub queued_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub sent_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "ser_time")]
+    pub expires_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub viewed_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub clicked_at: Option<DateTime<Utc>>,
+}
+
+/// A subscriber's wish to hear of a product's price drop or return to stock.
+#[derive(Debug, Clone, Serialize)]
+pub struct Alert {
+    pub subscriber_hash: String,
+    pub product_id: String,
+    pub variant_id: Option<String>,
+    #[serde(serialize_with = "ser_time")]
+    pub created_at: DateTime<Utc>,
+    /// Campaigns that already notified this alert (each fires once per alert).
+    pub fired_by: Vec<i64>,
+}
+
+/// The engine's share of a site's state.
+#[derive(Debug, Clone, Default)]
+pub struct Engine {
+    /// Kept sorted by `due_at`.
+    pub scheduled: Vec<Scheduled>,
+    pub deliveries: Vec<Delivery>,
+    pub drip_starts: std::collections::HashSet<(i64, String)>,
+    pub alerts: Vec<Alert>,
+    /// Triggered runs: (trigger_id, subscriber) -> run ids still pending.
+    pub runs: BTreeMap<(i64, String), Vec<u64>>,
+    pub next_run: u64,
+}
+
+impl Engine {
+    fn schedule(&mut self, item: Scheduled) {
+        let at = self.scheduled.partition_point(|s| s.due_at <= item.due_at);
+        self.scheduled.insert(at, item);
+    }
+}
+
+/// Delivers everything due by `now`, in due order, and expires what waited too long.
+pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
+    while site
+        .engine
+        .scheduled
+        .first()
+        .is_some_and(|s| s.due_at <= now)
+    {
+        let item = site.engine.scheduled.remove(0);
+        fire(site, ids, item);
+    }
+    for d in site.engine.deliveries.iter_mut() {
+        if d.status == "pending" && now >= d.expires_at {
+            d.status = "expired";
+        }
+    }
+}
+
+fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
+    match (&item.subscriber_hash, item.source) {
+        (None, Source::Broadcast) => {
+            let Some(rec) = site
+                .notifications
+                .iter_mut()
+                .find(|n| n.notification_id == item.source_id)
+            else {
+                return;
+            };
+            rec.status = "sent".into();
+            let request = rec.request.clone();
+            let targets: Vec<String> = site
+                .subscribers
+                .iter()
+                .filter(|s| broadcast_selects(&request, s))
+                .map(|s| s.subscriber_hash.clone())
+                .collect();
+            for hash in targets {
+                hand_over(site, ids, &item, &hash);
+            }
+        }
+        (Some(hash), Source::Drip) => {
+            let hash = hash.clone();
+            let Some(drip) = site.drips.iter().find(|d| d.drip.drip_id == item.source_id) else {
+                return;
+            };
+            let audience = drip.drip.audience.filter.value.clone();
+            let active = drip.drip.status == "active";
+            let matches = site
+                .subscribers
+                .iter()
+                .find(|s| s.subscriber_hash == hash)
+                .is_some_and(|s| audience_match(&audience, s));
+            if active && matches {
+                hand_over(site, ids, &item, &hash);
+            }
+        }
+        (Some(hash), Source::Trigger) => {
+            let hash = hash.clone();
+            let Some(t) = site
+                .triggers
+                .iter()
+                .find(|t| t.trigger_id == item.source_id)
+            else {
+                return;
+            };
+            if t.status != "active" {
+                return;
+            }
+            let (daily, weekly) = (t.daily_trigger_limit, t.weekly_trigger_limit);
+            if within_caps(site, item.source_id, &hash, item.due_at, daily, weekly) {
+                hand_over(site, ids, &item, &hash);
+            }
+            if let Some(runs) = site.engine.runs.get_mut(&(item.source_id, hash)) {
+                let still = site
+                    .engine
+                    .scheduled
+                    .iter()
+                    .any(|s| s.run == item.run && s.source == Source::Trigger);
+                if !still {
+                    runs.retain(|r| *r != item.run);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The daily cap counts the campaign's sends to the subscriber on the same local day, the
+/// weekly cap those of the last seven days.
+fn within_caps(
+    site: &Site,
+    trigger_id: i64,
+    hash: &str,
+    at: DateTime<Utc>,
+    daily: i64,
+    weekly: i64,
+) -> bool {
+    let day = at.with_timezone(&site.timezone).date_naive();
+    let week_start = at - Duration::days(7);
+    let mut today = 0;
+    let mut week = 0;
+    for d in &site.engine.deliveries {
+        if d.source != Source::Trigger
+            || d.source_id != trigger_id
+            || d.subscriber_hash != hash
+            || d.status == "expired"
+        {
+            continue;
+        }
+        if d.queued_at.with_timezone(&site.timezone).date_naive() == day {
+            today += 1;
+        }
+        if d.queued_at > week_start {
+            week += 1;
+        }
+    }
+    today < daily && week < weekly
+}
+
+/// Hands a notification to a subscriber's device: delivered at once if it is online, else
+/// kept until it comes online or the notification expires.
+fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, hash: &str) {
+    let Some(sub) = site.subscribers.iter().find(|s| s.subscriber_hash == hash) else {
+        return;
+    };
+    if sub.unsubscribed_at.is_some() {
+        return;
+    }
+    let online = sub.online;
+    site.engine.deliveries.push(Delivery {
+        delivery_id: Counters::next(&mut ids.delivery),
+        subscriber_hash: hash.to_string(),
+        content: item.content.clone(),
+        source: item.source,
+        source_id: item.source_id,
+        notification_id: item.notification_id,
+        status: if online { "delivered" } else { "pending" },
+        queued_at: item.due_at,
+        sent_at: online.then_some(item.due_at),
+        expires_at: item.due_at + Duration::seconds(item.expiry_seconds),
+        viewed_at: None,
+        clicked_at: None,
+    });
+}
+
+/// A subscriber's device comes online (or goes offline): what waits for it and has not
+/// expired is delivered now.
+pub fn set_online(site: &mut Site, hash: &str, online: bool, now: DateTime<Utc>) -> bool {
+    let Some(sub) = site
+        .subscribers
+        .iter_mut()
+        .find(|s| s.subscriber_hash == hash)
+    else {
+        return false;
+    };
+    sub.online = online;
+    if online {
+        for d in site.engine.deliveries.iter_mut() {
+            if d.subscriber_hash == hash && d.status == "pending" {
+                if now < d.expires_at {
+                    d.status = "delivered";
+                    d.sent_at = Some(now);
+                } else {
+                    d.status = "expired";
+                }
+            }
+        }
+    }
+    true
+}
+
+// ---- broadcasts ----
+
+/// Schedules a broadcast just created (the last of `site.notifications`).
+pub fn on_broadcast(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
+    let Some(rec) = site.notifications.last() else {
+        return;
+    };
+    let n = &rec.request;
+    let due = match n.notification_type {
+        NotificationType::Draft => return,
+        NotificationType::Now => now,
+        NotificationType::Later => {
+            let Some(local) = n
+                .valid_from_utc
+                .as_deref()
+                .and_then(|v| NaiveDateTime::parse_from_str(v.trim(), VALID_FROM_FORMAT).ok())
+            else {
+                return;
+            };
+            local_to_utc(site.timezone, local)
+        }
+    };
+    let item = Scheduled {
+        due_at: due,
+        subscriber_hash: None,
+        source: Source::Broadcast,
+        source_id: rec.notification_id,
+        notification_id: rec.notification_id,
+        content: Content {
+            title: n.notification_title.clone().unwrap_or_default(),
+            message: n.notification_message.clone().unwrap_or_default(),
+            url: n.notification_url.clone().unwrap_or_default(),
+            image_url: n.image_url.clone(),
+            big_image_url: n.big_image_url.clone(),
+            actions: n.actions.clone(),
+        },
+        expiry_seconds: n
+            .notification_expiry
+            .unwrap_or(BROADCAST_EXPIRY_MAX_MINUTES)
+            * 60,
+        run: 0,
+    };
+    site.engine.schedule(item);
+    tick(site, ids, now);
+}
+
+// ---- drips ----
+
+/// Drip criteria are evaluated when subscribers subscribe or join a segment (6.3).
+pub fn on_audience_change(
+    site: &mut Site,
+    ids: &mut Counters,
+    now: DateTime<Utc>,
+    hashes: &[String],
+) {
+    let mut starts = Vec::new();
+    for rec in site.drips.iter().filter(|d| d.drip.status == "active") {
+        for hash in hashes {
+            let key = (rec.drip.drip_id, hash.clone());
+            if site.engine.drip_starts.contains(&key) {
+                continue;
+            }
+            let matches = site
+                .subscribers
+                .iter()
+                .find(|s| &s.subscriber_hash == hash)
+                .is_some_and(|s| audience_match(&rec.drip.audience.filter.value, s));
+            if matches {
+                starts.push((key, rec.drip.clone()));
+            }
+        }
+    }
+    for ((drip_id, hash), drip) in starts {
+        site.engine.drip_starts.insert((drip_id, hash.clone()));
+        let mut due = now;
+        for n in drip.notifications.as_deref().unwrap_or_default() {
+            due = next_due(due, &n.schedule_options, site.timezone);
+            site.engine.schedule(Scheduled {
+                due_at: due,
+                subscriber_hash: Some(hash.clone()),
+                source: Source::Drip,
+                source_id: drip_id,
+                notification_id: n.id,
+                content: Content {
+                    title: n.title.clone(),
+                    message: n.message.clone(),
+                    url: n.url.clone(),
+                    image_url: Some(n.image_url.clone()),
+                    big_image_url: Some(n.big_image_url.clone()),
+                    actions: n.actions.clone(),
+                },
+                expiry_seconds: n.expiry,
+                run: 0,
+            });
+        }
+    }
+    tick(site, ids, now);
+}
+
+// ---- triggered campaigns ----
+
+/// Fills `{{name}}` tags from `data`; a tag with no value becomes empty.
+pub fn personalize(text: &str, data: &Map<String, Value>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        let Some(close) = rest[open + 2..].find("}}") else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        let key = rest[open + 2..open + 2 + close].trim();
+        match data.get(key) {
+            Some(Value::String(s)) => out.push_str(s),
+            Some(Value::Null) | None => {}
+            Some(other) => out.push_str(&other.to_string()),
+        }
+        rest = &rest[open + 2 + close + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn personalized(n: &crate::model::TriggeredNotification, data: &Map<String, Value>) -> Content {
+    let p = |s: &str| personalize(s, data);
+    Content {
+        title: p(&n.title),
+        message: p(&n.message),
+        url: p(&n.url),
+        image_url: n.image_url.as_deref().map(p),
+        big_image_url: n.big_image_url.as_deref().map(p),
+        actions: n
+            .actions
+            .iter()
+            .map(|a| Action {
+                label: p(&a.label),
+                url: p(&a.url),
+                image_url: a.image_url.as_deref().map(p),
+            })
+            .collect(),
+    }
+}
+
+/// Starts a triggered run of `trigger_id` for each of `hashes`.
+fn start_run(
+    site: &mut Site,
+    trigger_id: i64,
+    hashes: &[String],
+    data: &Map<String, Value>,
+    now: DateTime<Utc>,
+) {
+    let Some(t) = site
+        .triggers
+        .iter()
+        .find(|t| t.trigger_id == trigger_id)
+        .cloned()
+    else {
+        return;
+    };
+    for hash in hashes {
+        site.engine.next_run += 1;
+        let run = site.engine.next_run;
+        site.engine
+            .runs
+            .entry((trigger_id, hash.clone()))
+            .or_default()
+            .push(run);
+        let mut due = now;
+        for n in t.notifications.as_deref().unwrap_or_default() {
+            due = next_due(due, &n.schedule_options, site.timezone);
+            site.engine.schedule(Scheduled {
+                due_at: due,
+                subscriber_hash: Some(hash.clone()),
+                source: Source::Trigger,
+                source_id: trigger_id,
+                notification_id: n.id,
+                content: personalized(n, data),
+                expiry_seconds: n.expiry,
+                run,
+            });
+        }
+    }
+}
+
+/// An event tracked through the events interface (6.1, 6.2).
+pub fn on_event(
+    site: &mut Site,
+    ids: &mut Counters,
+    now: DateTime<Utc>,
+    event_name: &str,
+    profile_id: Option<&str>,
+    device_token_hash: Option<&str>,
+    data: &Map<String, Value>,
+) {
+    // profile_id wins; it may name several devices.
+    let hashes: Vec<String> = match (profile_id, device_token_hash) {
+        (Some(p), _) => site
+            .subscribers
+            .iter()
+            .filter(|s| s.profile_id.as_deref() == Some(p) && s.unsubscribed_at.is_none())
+            .map(|s| s.subscriber_hash.clone())
+            .collect(),
+        (None, Some(h)) => site
+            .subscribers
+            .iter()
+            .filter(|s| s.subscriber_hash == h && s.unsubscribed_at.is_none())
+            .map(|s| s.subscriber_hash.clone())
+            .collect(),
+        _ => Vec::new(),
+    };
+    if hashes.is_empty() {
+        return;
+    }
+    let event_driven = |kind: &str| !matches!(kind, "price_drop" | "inventory");
+    let stops: Vec<i64> = site
+        .triggers
+        .iter()
+        .filter(|t| t.rules.stop_event_name == event_name && !event_name.is_empty())
+        .map(|t| t.trigger_id)
+        .collect();
+    for trigger_id in stops {
+        for hash in &hashes {
+            if let Some(runs) = site.engine.runs.remove(&(trigger_id, hash.clone())) {
+                site.engine.scheduled.retain(|s| {
+                    !(s.source == Source::Trigger
+                        && s.source_id == trigger_id
+                        && runs.contains(&s.run))
+                });
+            }
+        }
+    }
+    let starts: Vec<i64> = site
+        .triggers
+        .iter()
+        .filter(|t| {
+            t.status == "active"
+                && t.rules.start_event_name == event_name
+                && event_driven(&t.campaign_type)
+        })
+        .map(|t| t.trigger_id)
+        .collect();
+    for trigger_id in starts {
+        start_run(site, trigger_id, &hashes, data, now);
+    }
+    tick(site, ids, now);
+}
+
+// ---- product alerts ----
+
+/// What a product was before an update, for the alert rules.
+#[derive(Debug, Clone)]
+pub struct PriceChange {
+    pub product_id: String,
+    pub variant_id: Option<String>,
+    pub old_price: Option<f64>,
+    pub new_price: f64,
+    pub was_in_stock: Option<bool>,
+    pub in_stock: bool,
+}
+
+/// A price drop of at least the threshold (absolute, or percent of the old price).
+fn drop_reaches(kind: &str, threshold: f64, old: f64, new: f64) -> bool {
+    let drop = old - new;
+    if drop <= 0.0 {
+        return false;
+    }
+    match kind {
+        "percentage" => old > 0.0 && drop / old * 100.0 + 1e-9 >= threshold,
+        _ => drop + 1e-9 >= threshold,
+    }
+}
+
+pub fn on_products(
+    site: &mut Site,
+    ids: &mut Counters,
+    now: DateTime<Utc>,
+    changes: &[PriceChange],
+) {
+    let campaigns: Vec<_> = site
+        .triggers
+        .iter()
+        .filter(|t| {
+            t.status == "active" && matches!(t.campaign_type.as_str(), "price_drop" | "inventory")
+        })
+        .cloned()
+        .collect();
+    for t in campaigns {
+        let options = t.options.as_ref().and_then(|o| o.campaign.as_ref());
+        let expiry = options
+            .and_then(|c| c.expiry.as_deref())
+            .and_then(|e| e.trim().parse::<i64>().ok())
+            .unwrap_or(CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS);
+        for change in changes {
+            let fires = match t.campaign_type.as_str() {
+                "price_drop" => match (
+                    options.and_then(|c| c.price_drop_threshold.as_ref()),
+                    change.old_price,
+                ) {
+                    (Some(th), Some(old)) => {
+                        drop_reaches(&th.r#type, th.value, old, change.new_price)
+                    }
+                    _ => false,
+                },
+                _ => change.in_stock && change.was_in_stock == Some(false),
+            };
+            if !fires {
+                continue;
+            }
+            let mut holders = Vec::new();
+            for alert in site.engine.alerts.iter_mut() {
+                let variant_ok =
+                    alert.variant_id.is_none() || alert.variant_id == change.variant_id;
+                let fresh = now <= alert.created_at + Duration::seconds(expiry);
+                if alert.product_id == change.product_id
+                    && variant_ok
+                    && fresh
+                    && !alert.fired_by.contains(&t.trigger_id)
+                {
+                    alert.fired_by.push(t.trigger_id);
+                    holders.push(alert.subscriber_hash.clone());
+                }
+            }
+            if holders.is_empty() {
+                continue;
+            }
+            let mut data = Map::new();
+            data.insert("product_id".into(), Value::from(change.product_id.clone()));
+            data.insert("price".into(), serde_json::json!(change.new_price));
+            if let Some(old) = change.old_price {
+                data.insert("old_price".into(), serde_json::json!(old));
+            }
+            if let Some(v) = &change.variant_id {
+                data.insert("variant_id".into(), Value::from(v.clone()));
+            }
+            start_run(site, t.trigger_id, &holders, &data, now);
+        }
+    }
+    tick(site, ids, now);
+}
+
+fn ser_time<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&iso(*t))
+}
+
+fn ser_opt_time<S: serde::Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&iso(*t)),
+        None => s.serialize_none(),
+    }
+}
+
+/// A UTC offset like `+05:30`, `-08:00`, `Z` or `UTC`.
+pub fn parse_offset(s: &str) -> Option<FixedOffset> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("z") || s.eq_ignore_ascii_case("utc") || s.is_empty() {
+        return FixedOffset::east_opt(0);
+    }
+    let s = s.strip_prefix("UTC").unwrap_or(s);
+    let (sign, rest) = match s.as_bytes().first()? {
+        b'+' => (1, &s[1..]),
+        b'-' => (-1, &s[1..]),
+        _ => return None,
+    };
+    let (h, m) = rest.split_once(':').unwrap_or((rest, "0"));
+    let secs = h.parse::<i32>().ok()? * 3600 + m.parse::<i32>().ok()? * 60;
+    FixedOffset::east_opt(sign * secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_are_filled_from_data() {
+        let mut data = Map::new();
+        data.insert("name".into(), Value::from("Ada"));
+        data.insert("n".into(), Value::from(3));
+        assert_eq!(
+            personalize("Hi {{name}}, {{ n }} items {{missing}}!", &data),
+            "Hi Ada, 3 items !"
+        );
+        assert_eq!(personalize("no tags {{", &data), "no tags {{");
+    }
+
+    #[test]
+    fn percentage_threshold_is_inclusive() {
+        assert!(drop_reaches("percentage", 10.0, 100.0, 89.0));
+        assert!(drop_reaches("percentage", 10.0, 100.0, 90.0));
+        assert!(!drop_reaches("percentage", 10.0, 100.0, 91.0));
+        assert!(drop_reaches("absolute", 5.0, 20.0, 15.0));
+        assert!(!drop_reaches("absolute", 5.0, 20.0, 15.5));
+    }
+
+    #[test]
+    fn offsets_parse() {
+        assert_eq!(parse_offset("+05:30"), FixedOffset::east_opt(19800));
+        assert_eq!(parse_offset("-08:00"), FixedOffset::east_opt(-28800));
+        assert_eq!(parse_offset("UTC"), FixedOffset::east_opt(0));
+        assert_eq!(parse_offset("nope"), None);
+    }
+}

@@ -1,0 +1,91 @@
+//! When the next notification of a series is due (2.2, 2.8 `schedule_options`), in the
+//! site's time zone.
+
+use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
+
+use crate::model::ScheduleOptions;
+
+fn at_time(s: &ScheduleOptions) -> NaiveTime {
+    s.at.as_deref()
+        .and_then(|a| NaiveTime::parse_from_str(a, "%H:%M:%S").ok())
+        .unwrap_or(NaiveTime::MIN)
+}
+
+/// The due time of a notification whose predecessor was due at `prev`:
+/// - `rightaway`: at `prev` (the series' start for the first one);
+/// - `after N minutes`: N minutes after `prev`;
+/// - `after N days at T`: on the local date N days after `prev`'s, at T;
+/// - `after dow D at T`: the first weekday D at T strictly after `prev` (0 is Sunday).
+pub fn next_due(prev: DateTime<Utc>, s: &ScheduleOptions, tz: FixedOffset) -> DateTime<Utc> {
+    let value = s.value.unwrap_or(0);
+    match (s.r#type.as_str(), s.unit.as_deref()) {
+        ("after", Some("minutes")) => prev + Duration::minutes(value),
+        ("after", Some("days")) => {
+            let local = prev.with_timezone(&tz);
+            let date = local.date_naive() + Duration::days(value);
+            local_to_utc(tz, date.and_time(at_time(s)))
+        }
+        ("after", Some("dow")) => {
+            let local = prev.with_timezone(&tz);
+            let target = value.rem_euclid(7) as u32;
+            let mut date = local.date_naive();
+            for _ in 0..8 {
+                let candidate = local_to_utc(tz, date.and_time(at_time(s)));
+                if date.weekday().num_days_from_sunday() == target && candidate > prev {
+                    return candidate;
+                }
+                date += Duration::days(1);
+            }
+            prev
+        }
+        _ => prev,
+    }
+}
+
+pub fn local_to_utc(tz: FixedOffset, local: chrono::NaiveDateTime) -> DateTime<Utc> {
+    tz.from_local_datetime(&local)
+        .single()
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|| local.and_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(kind: &str, value: i64, unit: &str, at: Option<&str>) -> ScheduleOptions {
+        ScheduleOptions {
+            r#type: kind.into(),
+            value: Some(value),
+            unit: Some(unit.into()),
+            at: at.map(String::from),
+        }
+    }
+
+    #[test]
+    fn days_land_on_the_local_time() {
+        let tz = FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+        // 2026-03-02 20:00 UTC is 2026-03-03 01:30 local; one day later at 09:00 local is
+        // 2026-03-04 09:00 local = 03:30 UTC.
+        let prev = Utc.with_ymd_and_hms(2026, 3, 2, 20, 0, 0).unwrap();
+        let due = next_due(prev, &opts("after", 1, "days", Some("09:00:00")), tz);
+        assert_eq!(due, Utc.with_ymd_and_hms(2026, 3, 4, 3, 30, 0).unwrap());
+    }
+
+    #[test]
+    fn dow_is_strictly_after() {
+        let utc = FixedOffset::east_opt(0).unwrap();
+        // 2026-03-02 is a Monday.
+        let monday_noon = Utc.with_ymd_and_hms(2026, 3, 2, 12, 0, 0).unwrap();
+        let next_monday = next_due(monday_noon, &opts("after", 1, "dow", Some("12:00:00")), utc);
+        assert_eq!(
+            next_monday,
+            Utc.with_ymd_and_hms(2026, 3, 9, 12, 0, 0).unwrap()
+        );
+        let same_day = next_due(monday_noon, &opts("after", 1, "dow", Some("13:00:00")), utc);
+        assert_eq!(
+            same_day,
+            Utc.with_ymd_and_hms(2026, 3, 2, 13, 0, 0).unwrap()
+        );
+    }
+}
