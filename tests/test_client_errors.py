@@ -196,3 +196,11 @@ def test_closed_client_refuses_calls(kind, emu):
 
             asyncio.run(fn())
     assert emu.requests() == []
+
+
+def test_events_http_200_with_an_error_object_is_an_api_error(drv: Driver, emu):
+    # An injected status 200 on the events interface answers `{"error": {message, code}}`.
+    emu.inject_fault("/api/v1/events", status=200)
+    err = raises(drv, APIError, drv.client.events.track, "e", profile_id="p")
+    assert err.status_code == 200 and err.code == 1003
+    assert err.message == "Injected fault"

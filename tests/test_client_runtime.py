@@ -137,7 +137,7 @@ def test_cancelling_an_awaited_call_is_prompt_and_the_client_still_works(emu):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert time.monotonic() - started < 0.2
+        assert time.monotonic() - started < 0.5
         assert task.cancelled()
 
         # the Rust tasks were aborted, and the client carries on
