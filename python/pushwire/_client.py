@@ -284,14 +284,14 @@ class Segments(_Sync):
 
     def add_subscribers(self, segment_id: Union[int, str], subscriber_hashes: Iterable[str]) -> str:
         """Adds up to 500 subscribers by hash; the service's message."""
-        out: str = self._call("segments.add_subscribers", segment_id, list(subscriber_hashes))
+        out: str = self._call("segments.add_subscribers", segment_id, subscriber_hashes)
         return out
 
     def add_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
-        self._call("segments.add_profiles", segment_name, list(profile_ids))
+        self._call("segments.add_profiles", segment_name, profile_ids)
 
     def remove_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
-        self._call("segments.remove_profiles", segment_name, list(profile_ids))
+        self._call("segments.remove_profiles", segment_name, profile_ids)
 
 
 class Analytics(_Sync):
@@ -307,9 +307,7 @@ class Analytics(_Sync):
 
     def subscribers(self, *, types: Optional[Iterable[str]] = None) -> dict[str, dict[str, int]]:
         """Active subscribers counted by dimension: ``{"country": {"US": 3, ...}, ...}``."""
-        out: dict[str, dict[str, int]] = self._call(
-            "analytics.subscribers", None if types is None else list(types)
-        )
+        out: dict[str, dict[str, int]] = self._call("analytics.subscribers", types)
         return out
 
 
@@ -605,14 +603,14 @@ class AsyncSegments(_Async):
     async def add_subscribers(
         self, segment_id: Union[int, str], subscriber_hashes: Iterable[str]
     ) -> str:
-        out: str = await self._call("segments.add_subscribers", segment_id, list(subscriber_hashes))
+        out: str = await self._call("segments.add_subscribers", segment_id, subscriber_hashes)
         return out
 
     async def add_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
-        await self._call("segments.add_profiles", segment_name, list(profile_ids))
+        await self._call("segments.add_profiles", segment_name, profile_ids)
 
     async def remove_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
-        await self._call("segments.remove_profiles", segment_name, list(profile_ids))
+        await self._call("segments.remove_profiles", segment_name, profile_ids)
 
 
 class AsyncAnalytics(_Async):
@@ -627,9 +625,7 @@ class AsyncAnalytics(_Async):
     async def subscribers(
         self, *, types: Optional[Iterable[str]] = None
     ) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = await self._call(
-            "analytics.subscribers", None if types is None else list(types)
-        )
+        out: dict[str, dict[str, int]] = await self._call("analytics.subscribers", types)
         return out
 
 

@@ -7,15 +7,20 @@ use super::transport::{Body, Call, Envelope, Idempotency, Iface, Transport};
 use super::{Error, Result};
 use crate::validate;
 
-/// `{error_code: 0, data: {}}`.
+/// `{error_code: 0, data: {}}`; an `error` object means failure whatever the status.
 #[derive(Deserialize, Debug, Default)]
 struct Tracked {
     #[serde(default)]
     error_code: Option<i64>,
+    #[serde(default)]
+    error: Option<Value>,
 }
 
 impl Envelope for Tracked {
     fn success(&self) -> Option<bool> {
+        if self.error.as_ref().is_some_and(|e| !e.is_null()) {
+            return Some(false);
+        }
         self.error_code.map(|c| c == 0)
     }
 }

@@ -344,7 +344,9 @@ impl Transport {
         let mut url = format!("{root}{}", call.path);
         if !call.query.is_empty() {
             url.push('?');
-            let mut q = form_urlencoded::Serializer::new(url);
+            // `for_suffix` at the end: the first pair gets no leading `&` (`?&page=1`).
+            let start = url.len();
+            let mut q = form_urlencoded::Serializer::for_suffix(url, start);
             for (k, v) in &call.query {
                 q.append_pair(k, v);
             }

@@ -112,13 +112,25 @@ pub fn model<T: DeserializeOwned>(obj: &Bound<'_, PyAny>, path: &str) -> Result<
 
 pub fn from_json<T: DeserializeOwned>(v: Value, path: &str) -> Result<T, Error> {
     serde_path_to_error::deserialize(v).map_err(|e| {
-        let inner = e.path().to_string();
+        let mut inner = e.path().to_string();
+        let cause = e.into_inner().to_string();
+        // serde names a missing field in its message, at the path of the object that lacks
+        // it; the field is the better name for the error.
+        if let Some(missing) = cause
+            .strip_prefix("missing field `")
+            .and_then(|r| r.split('`').next())
+        {
+            inner = if inner == "." {
+                missing.to_string()
+            } else {
+                format!("{inner}.{missing}")
+            };
+        }
         let field = match (path.is_empty(), inner.as_str()) {
             (_, ".") => path.to_string(),
             (true, _) => inner.clone(),
             (false, _) => format!("{path}.{inner}"),
         };
-        let cause = e.into_inner().to_string();
         let message = if field.is_empty() {
             cause
         } else {
@@ -172,8 +184,10 @@ fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> Py
     let (class, message) = match err {
         Error::Validation(v) => {
             let field = rename(&v.field);
+            // Only the first mention is the field itself ("type must be one of ...
+            // device_type" must not become "types ... device_types").
             let message = if v.message.contains(&v.field) || v.message.contains(&field) {
-                v.message.replace(&v.field, &field)
+                v.message.replacen(&v.field, &field, 1)
             } else {
                 format!("{field}: {}", v.message)
             };

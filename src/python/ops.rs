@@ -53,18 +53,39 @@ pub enum Output {
     Distribution(Map<String, Value>),
 }
 
-/// How a violation's field is named to the Python caller of `op`.
+/// How a violation's field is named to the Python caller of `op`: the shared checks name
+/// fields as the spec does (`notification_title`, `subscriber_hash`, `from`), the error names
+/// the Python argument that carries them (`title`, `subscriber_hashes`, `start`).
 pub fn renamer(op: &str) -> fn(&str) -> String {
-    if op == "notifications.create" {
-        |f| {
+    match op {
+        "notifications.create" => |f| {
             if f.starts_with("multi_element_") {
                 "actions".to_string()
             } else {
                 f.strip_prefix("notification_").unwrap_or(f).to_string()
             }
+        },
+        "segments.add_subscribers" => |f| rename_head(f, "subscriber_hash", "subscriber_hashes"),
+        "segments.add_profiles" | "segments.remove_profiles" => {
+            |f| rename_head(f, "profile_id", "profile_ids")
         }
-    } else {
-        |f| f.to_string()
+        "analytics.summary" => |f| match f {
+            "from" => "start".to_string(),
+            "to" => "end".to_string(),
+            other => other.to_string(),
+        },
+        "analytics.subscribers" => |f| rename_head(f, "type", "types"),
+        _ => |f| f.to_string(),
+    }
+}
+
+/// `spec` (or `spec[i]...`) as `python` (or `python[i]...`); anything else unchanged.
+fn rename_head(field: &str, spec: &str, python: &str) -> String {
+    match field.strip_prefix(spec) {
+        Some(rest) if rest.is_empty() || rest.starts_with('[') || rest.starts_with('.') => {
+            format!("{python}{rest}")
+        }
+        _ => field.to_string(),
     }
 }
 

@@ -1,0 +1,206 @@
+"""Each error class of ``pushwire.errors`` raised for its case, through both clients, over
+real HTTP against the emulator (failures injected with ``emu.inject_fault``)."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+from client_support import BROADCAST, FAST, Driver, api_requests, make_driver
+from pushwire import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    AsyncClient,
+    AuthenticationError,
+    BadRequestError,
+    Client,
+    NotFoundError,
+    PushwireError,
+    RateLimitError,
+    ServerError,
+)
+
+
+@pytest.fixture(params=["sync", "async"])
+def kind(request):
+    return request.param
+
+
+@pytest.fixture
+def drv(kind, emu):
+    d = make_driver(kind, emu)
+    yield d
+    d.close()
+
+
+def raises(drv: Driver, cls: type, fn, *args, **kwargs):
+    """Calls ``fn`` through the driver; the exception, which must be exactly ``cls``."""
+    with pytest.raises(cls) as info:
+        drv(fn, *args, **kwargs)
+    err = info.value
+    assert type(err) is cls, f"{type(err).__name__} raised, {cls.__name__} expected: {err}"
+    assert isinstance(err, PushwireError)
+    return err
+
+
+def test_wrong_key_is_an_authentication_error(kind, emu):
+    drv = make_driver(kind, emu, api_key="not-the-key")
+    try:
+        err = raises(drv, AuthenticationError, drv.client.drips.list)
+        assert err.status_code == 401 and err.message == "API KEY Invalid"
+        assert err.body == {"success": False, "message": "API KEY Invalid"}
+        assert isinstance(err, APIError)
+        # the events interface has its own shape: error.code 401000 for a wrong key
+        err = raises(drv, AuthenticationError, drv.client.events.track, "e", profile_id="p")
+        assert err.status_code == 401 and err.code == 401000
+    finally:
+        drv.close()
+
+
+def test_unknown_segment_is_a_bad_request_with_the_service_message(drv: Driver, emu):
+    err = raises(drv, BadRequestError, drv.client.segments.delete, 4242)
+    assert err.status_code == 400
+    assert err.message == "Your enter segment id does not exist"
+    assert err.body == {"success": False, "message": "Your enter segment id does not exist"}
+    assert "Your enter segment id does not exist" in str(err)
+
+
+def test_unknown_profile_id_on_a_broadcast_is_a_bad_request(drv: Driver, emu):
+    emu.add_subscriber(profile_id="someone")
+    err = raises(
+        drv, BadRequestError, drv.client.notifications.create, **BROADCAST, profile_id=["nobody"]
+    )
+    assert err.message == "No Subcribers Found for the given profile_id"
+    assert err.body["success"] is False
+    assert emu.notifications() == []
+
+
+def test_unknown_campaign_is_a_bad_request_in_the_campaign_shape(drv: Driver, emu):
+    err = raises(drv, BadRequestError, drv.client.drips.get, 999)
+    assert err.status_code == 400
+    assert err.body["error"]["name"] == "InvalidRequestException"
+    assert err.message == err.body["error"]["message"] and err.message
+
+
+def test_events_bad_request_carries_code_1003(drv: Driver, emu):
+    # The client checks an event exactly as the events interface does (one shared set of
+    # rules), so no real event reaches the service invalid: the 400 is injected here.
+    emu.inject_fault("/api/v1/events", status=400)
+    err = raises(drv, BadRequestError, drv.client.events.track, "e", profile_id="p")
+    assert err.status_code == 400 and err.code == 1003
+    assert isinstance(err.details, list)
+    assert err.body["error"]["code"] == 1003
+
+
+def test_events_server_error_carries_code_1001(drv: Driver, emu):
+    emu.inject_fault("/api/v1/events", status=500)
+    err = raises(drv, ServerError, drv.client.events.track, "e", profile_id="p")
+    assert err.status_code == 500 and err.code == 1001
+    assert len(api_requests(emu, "/api/v1/events")) == 1  # an event is never retried on 500
+
+
+def test_404_is_not_found(drv: Driver, emu):
+    emu.inject_fault("/apiv1/drips", status=404)
+    err = raises(drv, NotFoundError, drv.client.drips.list)
+    assert err.status_code == 404 and err.message
+
+
+def test_429_is_a_rate_limit_error_with_retry_after(kind, emu):
+    drv = make_driver(kind, emu, max_retries=0)
+    try:
+        emu.inject_fault("/apiv1/notifications", status=429, retry_after=7)
+        err = raises(drv, RateLimitError, drv.client.notifications.create, **BROADCAST)
+        assert err.status_code == 429 and err.retry_after == 7
+        assert len(api_requests(emu, "/apiv1/notifications")) == 1
+        assert emu.notifications() == []
+    finally:
+        drv.close()
+
+
+def test_500_is_a_server_error(kind, emu):
+    drv = make_driver(kind, emu, max_retries=0)
+    try:
+        emu.inject_fault("/apiv1/segments", status=500)
+        err = raises(drv, ServerError, drv.client.segments.list)
+        assert err.status_code == 500 and err.message
+        emu.inject_fault("/apiv1/segments", status=502)
+        assert raises(drv, ServerError, drv.client.segments.list).status_code == 502
+    finally:
+        drv.close()
+
+
+def test_http_200_with_success_false_is_an_api_error(drv: Driver, emu):
+    # An injected status 200 answers `{"success": false, "message": "Injected fault"}`.
+    emu.inject_fault("/apiv1/segments", status=200)
+    err = raises(drv, APIError, drv.client.segments.list)
+    assert err.status_code == 200 and err.message == "Injected fault"
+    assert err.body == {"success": False, "message": "Injected fault"}
+    assert len(api_requests(emu)) == 1
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.mark.parametrize("cls", [Client, AsyncClient])
+def test_closed_port_is_a_connection_error(cls):
+    import asyncio
+
+    url = f"http://127.0.0.1:{free_port()}"
+    client = cls(api_key="k", base_url=url, events_url=url, max_retries=1, **FAST)
+    started = time.monotonic()
+    for call in (lambda: client.drips.list(), lambda: client.notifications.create(**BROADCAST)):
+        with pytest.raises(APIConnectionError) as info:
+            out = call()
+            if cls is AsyncClient:
+                asyncio.run(out)
+        err = info.value
+        assert type(err) is APIConnectionError and isinstance(err, PushwireError)
+        assert err.outcome_unknown is False  # the connection was refused: nothing was sent
+    assert time.monotonic() - started < 3
+
+
+def test_slow_answer_is_a_timeout_error(kind, emu):
+    drv = make_driver(kind, emu, timeout=0.3, max_retries=0)
+    try:
+        emu.inject_fault("/apiv1/drips", delay=3)
+        started = time.monotonic()
+        err = raises(drv, APITimeoutError, drv.client.drips.list)
+        elapsed = time.monotonic() - started
+        assert 0.25 <= elapsed < 1.0, elapsed
+        assert isinstance(err, APIConnectionError)
+        assert err.outcome_unknown is False  # a read
+        emu.inject_fault("/apiv1/notifications", delay=3)
+        err = raises(drv, APITimeoutError, drv.client.notifications.create, **BROADCAST)
+        assert err.outcome_unknown is True  # the broadcast may have been sent
+        assert len(api_requests(emu, "/apiv1/notifications")) == 1
+    finally:
+        drv.close()
+
+
+def test_closed_client_refuses_calls(kind, emu):
+    drv = make_driver(kind, emu)
+    drv.close()
+    with pytest.raises(PushwireError):
+        fn = drv.client.drips.list
+        if kind == "sync":
+            fn()
+        else:
+            import asyncio
+
+            asyncio.run(fn())
+    assert emu.requests() == []
+
+
+def test_events_http_200_with_an_error_object_is_an_api_error(drv: Driver, emu):
+    # An injected status 200 on the events interface answers `{"error": {message, code}}`.
+    emu.inject_fault("/api/v1/events", status=200)
+    err = raises(drv, APIError, drv.client.events.track, "e", profile_id="p")
+    assert err.status_code == 200 and err.code == 1003
+    assert err.message == "Injected fault"

@@ -1,0 +1,376 @@
+"""The client as a process sees it: fork, Ctrl-C, asyncio cancellation, pickling and model
+construction, secrets kept out of reprs and logs, configuration from the environment, and the
+``pushwire_emulator`` fixture as a user's test suite uses it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pushwire
+import pytest
+from client_support import BROADCAST, FAST, api_requests, new_drip_notification
+from conftest import seed_trigger
+from pushwire import (
+    Action,
+    AttributeRule,
+    NewDripNotification,
+    Page,
+    Product,
+    ScheduleOptions,
+    Segment,
+    SendTo,
+    TriggeredCampaign,
+    UtmParams,
+    ValidationError,
+)
+
+SECRET = "pw-live-Zq81SECRETkey"
+
+
+def run_script(code: str, *args: str, timeout: float = 20) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+# -- fork ---------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_can_use_the_parents_client(emu):
+    client = emu.client(**FAST)
+    aclient = emu.async_client(**FAST)
+    client.drips.create("before fork", [new_drip_notification()])
+    asyncio.run(aclient.drips.list())
+    pid = os.fork()
+    if pid == 0:  # the child: never return into pytest
+        code = 1
+        try:
+            signal.alarm(15)  # a hung child must not hang the suite
+            page = client.drips.list()
+            drip_id = client.drips.create("in child", [new_drip_notification()])
+            apage = asyncio.run(aclient.drips.list())
+            if page.total == 1 and drip_id > 0 and apage.total == 2:
+                code = 0
+        except BaseException:
+            code = 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    # and the parent's client still works after the fork
+    assert client.drips.list().total == 2
+    assert asyncio.run(aclient.drips.list()).total == 2
+
+
+# -- Ctrl-C -------------------------------------------------------------------------------
+
+CTRL_C_SCRIPT = """
+import sys, time, pushwire
+client = pushwire.Client(api_key=sys.argv[1], base_url=sys.argv[2], timeout=60, max_retries=0)
+print("ready", flush=True)
+try:
+    client.drips.list()
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(3)
+print("finished", flush=True)
+sys.exit(0)
+"""
+
+
+def test_ctrl_c_interrupts_a_blocking_call(emu):
+    emu.inject_fault("/apiv1/drips", delay=30)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_SCRIPT, emu.api_key, emu.base_url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 10
+        while not api_requests(emu, "/apiv1/drips"):  # the call is now blocked in Rust
+            assert time.monotonic() < deadline, "the request never arrived"
+            time.sleep(0.02)
+        time.sleep(0.1)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=5)
+        elapsed = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode == 3, (out, err)
+    assert "interrupted" in out
+    assert elapsed < 1.0, elapsed
+
+
+# -- asyncio cancellation -------------------------------------------------------------------
+
+
+def test_cancelling_an_awaited_call_is_prompt_and_the_client_still_works(emu):
+    from pushwire._bridge import _bridges
+
+    async def main() -> None:
+        client = emu.async_client(**FAST)
+        emu.inject_fault("/apiv1/drips", delay=5, times=2)
+
+        started = time.monotonic()
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(client.drips.list(), 0.2)
+        assert time.monotonic() - started < 0.6
+
+        task = asyncio.ensure_future(client.drips.list())
+        await asyncio.sleep(0.2)
+        started = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert time.monotonic() - started < 0.5
+        assert task.cancelled()
+
+        # the Rust tasks were aborted, and the client carries on
+        bridge = _bridges[asyncio.get_running_loop()]
+        assert bridge.completions.pending == 0 and bridge.futures == {}
+        emu.clear_faults()
+        page = await client.drips.list()
+        assert page.total == 0
+        results = await asyncio.gather(*(client.segments.list() for _ in range(20)))
+        assert results == [[]] * 20
+
+    asyncio.run(asyncio.wait_for(main(), 15))
+
+
+# -- models -------------------------------------------------------------------------------
+
+
+def test_results_pickle_round_trip(emu):
+    client = emu.client(**FAST)
+    emu.create_segment("vip")
+    tid = seed_trigger(emu)
+    drip_id = client.drips.create(
+        "W",
+        [new_drip_notification(actions=[Action(label="Go", url="https://shop.example/go")])],
+        send_to={"include_countries": ["US"]},
+        utm_params={"utm_source": "s", "utm_medium": "m", "utm_campaign": "c"},
+    )
+    values = [
+        client.triggers.get(tid),
+        client.triggers.list(),
+        client.drips.get(drip_id),
+        client.drips.get(drip_id).notifications[0],
+        client.drips.list(),
+        client.segments.list()[0],
+        Product(product_id="sku", price=2.5, availability="inStock", variant_id="v"),
+        Action(label="Go", url="https://shop.example/go", image_url="https://i.example/i"),
+        SendTo(include_segments=["1"], exclude_countries=["FR"]),
+        UtmParams(utm_source="s", utm_medium="m", utm_campaign="c", utm_term="t"),
+        AttributeRule(key="orders", op="gt", value=3),
+    ]
+    kinds = {type(v).__name__ for v in values}
+    assert {"TriggeredCampaign", "Drip", "DripNotification", "Page", "Segment"} <= kinds
+    for value in values:
+        for protocol in (2, pickle.HIGHEST_PROTOCOL):
+            back = pickle.loads(pickle.dumps(value, protocol=protocol))
+            assert type(back) is type(value)
+            assert back == value, type(value).__name__
+    page = values[1]
+    back = pickle.loads(pickle.dumps(page))
+    assert [type(t) for t in back.data] == [TriggeredCampaign]
+    assert back.data[0].trigger_id == tid
+
+
+def test_models_from_keywords_and_dicts(emu):
+    a = Action(label="Buy", url="https://shop.example/buy")
+    assert (a.label, a.url, a.image_url) == ("Buy", "https://shop.example/buy", None)
+    assert a == Action.from_dict({"label": "Buy", "url": "https://shop.example/buy"})
+    assert a.to_dict() == {"label": "Buy", "url": "https://shop.example/buy"}
+    assert Segment(segment_id="4", segment_name="vip").segment_name == "vip"
+    s = ScheduleOptions(type="after", value=2, unit="days", at="10:00:00")
+    assert s.type == "after" and s.value == 2
+    n = NewDripNotification(**{**new_drip_notification(), "schedule_options": s, "actions": [a]})
+    assert n.schedule_options == s and n.actions == [a]
+    assert Page([a], 1, 1, 10, 1).data == [a]
+    with pytest.raises(ValidationError):
+        Product(product_id="x", price="cheap")
+    with pytest.raises(ValidationError):
+        Product(price=1)  # product_id is required
+
+    # a model and the equivalent plain dict are accepted alike, nested too
+    client = emu.client(**FAST)
+    as_model = client.drips.create(
+        "model",
+        [NewDripNotification(**{**new_drip_notification(), "schedule_options": s, "actions": [a]})],
+        send_to=SendTo(include_countries=["US"]),
+        utm_params=UtmParams(utm_source="s", utm_medium="m", utm_campaign="c"),
+    )
+    as_dict = client.drips.create(
+        "dict",
+        [{**new_drip_notification(), "schedule_options": s.to_dict(), "actions": [a.to_dict()]}],
+        send_to={"include_countries": ["US"]},
+        utm_params={"utm_source": "s", "utm_medium": "m", "utm_campaign": "c"},
+    )
+    m, d = client.drips.get(as_model), client.drips.get(as_dict)
+    assert {**m.notifications[0].to_dict(), "id": 0} == {**d.notifications[0].to_dict(), "id": 0}
+    assert (m.audience, m.utm_params) == (d.audience, d.utm_params)
+    # the first notification may be "after" as well as "rightaway" (spec 2.8)
+    assert m.notifications[0].schedule_options == s
+    client.notifications.create(
+        **BROADCAST,
+        actions=[a, {"label": "Later", "url": "https://shop.example/later"}],
+        attributes=[
+            [AttributeRule(key="k", op="eq", value="v"), {"key": "n", "op": "lt", "value": 2}]
+        ],
+    )
+    client.products.update([Product(product_id="a", price=1), {"product_id": "b", "price": 2}])
+    assert len(emu.products()) == 2
+
+
+# -- secrets --------------------------------------------------------------------------------
+
+
+def test_the_key_never_shows_in_reprs_or_errors(emu):
+    emu.add_site(SECRET)
+    client = emu.client(api_key=SECRET, **FAST)
+    aclient = emu.async_client(api_key=SECRET, **FAST)
+    seg = emu.create_segment("vip", api_key=SECRET)
+    tid = seed_trigger(emu)  # another site's campaign: a 400 for this key
+    texts = [repr(client), str(client), repr(aclient), repr(client._core), repr(vars(client))]
+    drip_id = client.drips.create("W", [new_drip_notification()])
+    texts += [repr(client.drips.get(drip_id)), repr(client.drips.list())]
+    texts += [repr(client.segments.list()), repr(client.segments.delete(seg))]
+    for make in (
+        lambda: client.triggers.get(tid),
+        lambda: pushwire.Client(api_key=SECRET, base_url="http://127.0.0.1:1", **FAST).drips.list(),
+        lambda: client.notifications.create(title="", message="m", url="https://x.example"),
+    ):
+        with pytest.raises(pushwire.PushwireError) as info:
+            make()
+        texts += [repr(info.value), str(info.value), repr(vars(info.value))]
+    for text in texts:
+        assert SECRET not in text
+    # and the emulator saw it only as a header, which its log redacts
+    assert all(r["headers"].get("api-key") == "[redacted]" for r in emu.requests())
+
+
+LOG_SCRIPT = """
+import json, logging, sys
+records = []
+
+class Keep(logging.Handler):
+    def emit(self, record):
+        records.append({"name": record.name, "level": record.levelno, "msg": record.getMessage()})
+
+# configured before the first call: pyo3-log caches each logger's level when first used
+root = logging.getLogger()
+root.addHandler(Keep())
+root.setLevel(1)  # everything, down to Rust's trace, from every logger
+logging.getLogger("pushwire").setLevel(logging.DEBUG)
+
+from pushwire.testing import Emulator
+
+secret = sys.argv[1]
+with Emulator(api_key=secret) as emu:
+    client = emu.client(backoff_base=0, timeout=5)
+    emu.inject_fault("/apiv1/drips", status=503, times=1)
+    client.drips.list()
+    try:
+        client.segments.delete(77)
+    except Exception:
+        pass
+    emu.inject_fault("/apiv1/notifications", drop="after")
+    try:
+        client.notifications.create(title="t", message="m", url="https://x.example")
+    except Exception:
+        pass
+print(json.dumps(records))
+"""
+
+
+def test_debug_logs_show_calls_and_retries_but_never_the_key():
+    proc = run_script(LOG_SCRIPT, SECRET)
+    assert proc.returncode == 0, proc.stderr
+    records = json.loads(proc.stdout.strip().splitlines()[-1])
+    pushwire_msgs = [r["msg"] for r in records if r["name"].startswith("pushwire")]
+    assert any("GET" in m and "/drips" in m and "503" in m for m in pushwire_msgs), pushwire_msgs
+    assert any("retrying" in m and "/drips" in m for m in pushwire_msgs), pushwire_msgs
+    assert any("GET" in m and "/drips" in m and "200" in m for m in pushwire_msgs), pushwire_msgs
+    assert any("POST" in m and "/segments/delete" in m and "400" in m for m in pushwire_msgs)
+    assert any("POST" in m and "/notifications" in m for m in pushwire_msgs)
+    for r in records:
+        assert SECRET not in r["msg"], r
+    assert SECRET not in proc.stderr
+
+
+# -- configuration ----------------------------------------------------------------------------
+
+
+def test_settings_come_from_the_environment(emu, monkeypatch):
+    monkeypatch.setenv("PUSHWIRE_API_KEY", emu.api_key)
+    monkeypatch.setenv("PUSHWIRE_BASE_URL", emu.base_url + "/apiv1/")
+    monkeypatch.setenv("PUSHWIRE_EVENTS_URL", emu.events_url)
+    with pushwire.Client(**FAST) as client:
+        assert client.drips.list().total == 0
+        client.events.track("e", profile_id="p")
+    assert len(emu.events()) == 1
+    monkeypatch.delenv("PUSHWIRE_API_KEY")
+    with pytest.raises(pushwire.PushwireError, match="API key"):
+        pushwire.Client()
+    with pytest.raises(pushwire.PushwireError):
+        pushwire.Client(api_key="k", base_url="http://example.com")  # plain http, not loopback
+    with pytest.raises(ValidationError) as info:
+        pushwire.Client(api_key="k", base_url=emu.base_url, timeout=0)
+    assert info.value.field == "timeout"
+
+
+# -- the pytest fixture -------------------------------------------------------------------------
+
+USER_TESTS = """
+import asyncio
+import pushwire
+
+
+def test_one(pushwire_emulator):
+    emu = pushwire_emulator
+    emu.create_segment("vip")
+    client = emu.client()
+    assert isinstance(client, pushwire.Client)
+    assert [s.segment_name for s in client.segments.list()] == ["vip"]
+
+
+def test_two_starts_fresh(pushwire_emulator):
+    client = pushwire_emulator.async_client()
+    assert asyncio.run(client.segments.list()) == []
+    assert pushwire_emulator.requests()[-1]["path"] == "/apiv1/segments"
+"""
+
+
+def test_the_pytest_fixture_works_from_a_users_suite(tmp_path):
+    (tmp_path / "test_user.py").write_text(USER_TESTS)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
+
+
+def test_unknown_keys_of_a_model_dict_are_not_sent(emu):
+    client = emu.client(**FAST)
+    client.drips.create("W", [{**new_drip_notification(), "colour": "red"}])
+    (req,) = [r for r in api_requests(emu, "/apiv1/drips") if r["method"] == "POST"]
+    assert "colour" not in req["body"]

@@ -1,0 +1,231 @@
+"""Every limit of spec section 8 and every required field, checked by the client before
+anything is sent: ``ValidationError`` (also a ``ValueError``) whose ``field`` names the Python
+argument, and no request reaches the emulator. The values just inside each limit succeed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Callable
+
+import pytest
+from client_support import BROADCAST, Driver, make_driver, new_drip_notification
+from pushwire import Action, PushwireError, ValidationError
+
+LATER = {"type": "later", "valid_from_utc": "2031-01-01 10:00:00"}
+
+
+def broadcast(**kw: Any) -> Callable[[Any], tuple]:
+    return lambda c: (c.notifications.create, (), {**BROADCAST, **kw})
+
+
+def drip(*notifications: dict, **kw: Any) -> Callable[[Any], tuple]:
+    ns = list(notifications) or [new_drip_notification()]
+    return lambda c: (c.drips.create, ("Welcome", ns), kw)
+
+
+def call(path: str, *args: Any, **kw: Any) -> Callable[[Any], tuple]:
+    def pick(c: Any) -> tuple:
+        obj = c
+        for part in path.split("."):
+            obj = getattr(obj, part)
+        return obj, args, kw
+
+    return pick
+
+
+def no_image() -> dict:
+    n = new_drip_notification()
+    del n["image_url"]
+    return n
+
+
+ACTIONS = [Action(label=f"b{i}", url=f"https://shop.example/{i}") for i in range(3)]
+
+# (case id, call, the field the error names)
+INVALID = [
+    # list campaigns: page and limit
+    ("drips page 0", call("drips.list", page=0), "page"),
+    ("triggers page 0", call("triggers.list", page=0), "page"),
+    ("drips limit 0", call("drips.list", limit=0), "limit"),
+    ("drips limit 501", call("drips.list", limit=501), "limit"),
+    ("triggers limit 501", call("triggers.list", limit=501), "limit"),
+    ("iter limit 501", None, "limit"),
+    ("trigger id 0", call("triggers.get", 0), "trigger_id"),
+    ("drip id str", call("drips.get", "7"), "drip_id"),
+    (
+        "analytics range",
+        call("drips.get", 1, analytics_start_at="2024-02-30"),
+        "analytics_start_at",
+    ),
+    # segments
+    ("segments limit 0", call("segments.list", limit=0), "limit"),
+    ("segments offset -1", call("segments.list", offset=-1), "offset"),
+    ("segment id", call("segments.delete", "abc"), "segment_id"),
+    (
+        "501 hashes",
+        call("segments.add_subscribers", 1, [f"h{i}" for i in range(501)]),
+        "subscriber_hashes",
+    ),
+    ("no hashes", call("segments.add_subscribers", 1, []), "subscriber_hashes"),
+    ("hashes as str", call("segments.add_subscribers", 1, "abc"), "subscriber_hashes"),
+    ("segment name", call("segments.add_profiles", " ", ["p1"]), "segment_name"),
+    ("no profile ids", call("segments.remove_profiles", "vip", []), "profile_ids"),
+    ("profile ids as str", call("segments.add_profiles", "vip", "p1"), "profile_ids"),
+    # analytics
+    ("summary start", call("analytics.summary", "2024-13-01", "2024-12-31"), "start"),
+    ("summary end", call("analytics.summary", "2024-01-01", "31/12/2024"), "end"),
+    (
+        "summary group_by",
+        call("analytics.summary", "2024-01-01", "2024-01-02", group_by="hour"),
+        "group_by",
+    ),
+    ("subscriber types", call("analytics.subscribers", types=["country", "planet"]), "types"),
+    ("types as str", call("analytics.subscribers", types="country"), "types"),
+    # products
+    ("no products", call("products.update", []), "products"),
+    ("products as dict", call("products.update", {"product_id": "a", "price": 1}), "products"),
+    ("product id", call("products.update", [{"price": 1}]), "products[0].product_id"),
+    (
+        "availability",
+        call("products.update", [{"product_id": "a", "price": 1, "availability": "maybe"}]),
+        "products[0].availability",
+    ),
+    # broadcasts: required fields and lengths (now/draft 85/135, later 45/73)
+    ("no title", broadcast(title=""), "title"),
+    ("no message", broadcast(message=" "), "message"),
+    ("no url", broadcast(url=""), "url"),
+    ("bad url", broadcast(url="not a url"), "url"),
+    ("title 86", broadcast(title="t" * 86), "title"),
+    ("message 136", broadcast(message="m" * 136), "message"),
+    ("draft title 86", broadcast(title="t" * 86, type="draft"), "title"),
+    ("later title 46", broadcast(title="t" * 46, **LATER), "title"),
+    ("later message 74", broadcast(message="m" * 74, **LATER), "message"),
+    ("later without valid_from_utc", broadcast(type="later"), "valid_from_utc"),
+    (
+        "valid_from_utc format",
+        broadcast(type="later", valid_from_utc="2031-01-01 24:00:00"),
+        "valid_from_utc",
+    ),
+    ("type", broadcast(type="soon"), "type"),
+    ("expiry 40321", broadcast(expiry=40321), "expiry"),
+    ("require_interaction 2", broadcast(require_interaction=2), "require_interaction"),
+    ("3 actions", broadcast(actions=ACTIONS), "actions"),
+    ("action url", broadcast(actions=[{"label": "x", "url": "nope"}]), "actions"),
+    (
+        "101 subscriber_hash",
+        broadcast(subscriber_hash=[f"h{i}" for i in range(101)]),
+        "subscriber_hash",
+    ),
+    ("101 profile_id", broadcast(profile_id=[f"p{i}" for i in range(101)]), "profile_id"),
+    ("subscriber_hash as str", broadcast(subscriber_hash="abc"), "subscriber_hash"),
+    ("include_segments as str", broadcast(include_segments="12"), "include_segments"),
+    ("from_date", broadcast(from_date="yesterday"), "from_date"),
+    # drips
+    ("campaign name", call("drips.create", "", [new_drip_notification()]), "campaign_name"),
+    ("no notifications", call("drips.create", "W", []), "notifications"),
+    ("notifications as dict", call("drips.create", "W", new_drip_notification()), "notifications"),
+    ("drip title", drip(new_drip_notification(title="")), "notifications[0].title"),
+    ("drip no image_url", drip(no_image()), "notifications[0].image_url"),
+    ("drip expiry 2419201", drip(new_drip_notification(expiry=2419201)), "notifications[0].expiry"),
+    ("drip 3 actions", drip(new_drip_notification(actions=ACTIONS)), "notifications[0].actions"),
+    (
+        "drip second rightaway",
+        drip(new_drip_notification(), new_drip_notification()),
+        "notifications[1].schedule_options.type",
+    ),
+    (
+        "drip days without at",
+        drip(new_drip_notification(schedule_options={"type": "after", "value": 1, "unit": "days"})),
+        "notifications[0].schedule_options.at",
+    ),
+    (
+        "utm without source",
+        drip(utm_params={"utm_medium": "web", "utm_campaign": "c"}),
+        "utm_params",
+    ),
+    # events
+    ("no event name", call("events.track", "", profile_id="p"), "event_name"),
+    ("event name 65", call("events.track", "e" * 65, profile_id="p"), "event_name"),
+    ("Service. prefix", call("events.track", "Service.signup", profile_id="p"), "event_name"),
+    ("no subscriber", call("events.track", "signup"), ("profile_id", "device_token_hash")),
+    (
+        "data key 256",
+        call("events.track", "e", profile_id="p", data={"k" * 256: 1}),
+        "data." + "k" * 256,
+    ),
+    ("data key chars", call("events.track", "e", profile_id="p", data={"a b": 1}), "data.a b"),
+    ("data key start", call("events.track", "e", profile_id="p", data={"_a": 1}), "data._a"),
+    ("data value", call("events.track", "e", profile_id="p", data={"a": [1, 2]}), "data.a"),
+    (
+        "data over 4096 bytes",
+        call("events.track", "e", profile_id="p", data={"k": "a" * 4090}),
+        "data",
+    ),
+]
+
+
+@pytest.fixture(params=["sync", "async"])
+def drv(request, emu):
+    d = make_driver(request.param, emu)
+    yield d
+    d.close()
+
+
+@pytest.mark.parametrize(("case", "pick", "field"), INVALID, ids=[c[0] for c in INVALID])
+def test_invalid_input_is_refused_before_sending(drv: Driver, emu, case, pick, field):
+    with pytest.raises(ValidationError) as info:
+        if pick is None:  # iter(): the check happens when the first page is fetched
+            drv.collect(drv.client.drips.iter(limit=501))
+        else:
+            fn, args, kwargs = pick(drv.client)
+            drv(fn, *args, **kwargs)
+    err = info.value
+    assert isinstance(err, ValueError) and isinstance(err, PushwireError)
+    if isinstance(field, tuple):
+        assert err.field in field
+    else:
+        assert err.field == field, str(err)
+    assert str(err) and err.message
+    assert emu.requests() == [], "a request was sent despite invalid input"
+
+
+def test_inside_the_limits_succeeds(drv: Driver, emu):
+    c = drv.client
+    seg = emu.create_segment("vip")
+    emu.add_subscriber(profile_id="p0")
+    for i in range(3):
+        drv(c.drips.create, f"d{i}", [new_drip_notification()])
+    assert drv(c.drips.list, page=1, limit=1).per_page == 1
+    assert drv(c.triggers.list, limit=500).per_page == 500
+    assert drv(c.segments.list, limit=1, offset=0) != []
+    drv(c.segments.add_subscribers, seg, [f"h{i}" for i in range(500)])
+    drv(c.notifications.create, **BROADCAST, subscriber_hash=[f"h{i}" for i in range(100)])
+    drv(c.notifications.create, **BROADCAST, profile_id=[f"p{i}" for i in range(100)])
+    drv(c.notifications.create, title="t" * 85, message="m" * 135, url=BROADCAST["url"])
+    drv(
+        c.notifications.create,
+        title="t" * 85,
+        message="m" * 135,
+        url=BROADCAST["url"],
+        type="draft",
+    )
+    drv(c.notifications.create, title="t" * 45, message="m" * 73, url=BROADCAST["url"], **LATER)
+    drv(c.notifications.create, **BROADCAST, expiry=40320, actions=ACTIONS[:2])
+    drv(
+        c.notifications.create,
+        **BROADCAST,
+        type="later",
+        valid_from_utc=dt.datetime(2031, 12, 31, 23, 59, 59),
+    )
+    drv(
+        c.drips.create,
+        "W",
+        [new_drip_notification(expiry=2419200, actions=ACTIONS[:2])],
+    )
+    drv(c.events.track, "e" * 64, profile_id="p")
+    drv(c.events.track, "e", device_token_hash="t", data={"k" * 255: 1, "a-b_c9": "x"})
+    # exactly 4096 bytes of JSON: {"k":"aaa..."} is 8 bytes plus the string
+    drv(c.events.track, "e", profile_id="p", data={"k": "a" * (4096 - 8)})
+    assert len(emu.notifications()) == 7
+    assert len(emu.events()) == 3
+    assert all(r["status"] == 200 for r in emu.requests())
