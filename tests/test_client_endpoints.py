@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl
 import pytest
 from client_support import BROADCAST, Driver, api_requests, make_driver, new_drip_notification
 from conftest import seed_trigger
+
 from pushwire import (
     Action,
     Analytics,

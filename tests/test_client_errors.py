@@ -8,6 +8,7 @@ import time
 
 import pytest
 from client_support import BROADCAST, FAST, Driver, api_requests, make_driver
+
 from pushwire import (
     APIConnectionError,
     APIError,

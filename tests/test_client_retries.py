@@ -10,6 +10,7 @@ import time
 
 import pytest
 from client_support import BROADCAST, Driver, api_requests, make_driver, new_drip_notification
+
 from pushwire import APIConnectionError, APITimeoutError, ServerError
 
 

@@ -14,10 +14,11 @@ import sys
 import textwrap
 import time
 
-import pushwire
 import pytest
 from client_support import BROADCAST, FAST, api_requests, new_drip_notification
 from conftest import seed_trigger
+
+import pushwire
 from pushwire import (
     Action,
     AttributeRule,

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import pytest
 from client_support import BROADCAST, Driver, make_driver, new_drip_notification
+
 from pushwire import Action, PushwireError, ValidationError
 
 LATER = {"type": "later", "valid_from_utc": "2031-01-01 10:00:00"}

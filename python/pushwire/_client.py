@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import Any, Callable, Optional, TypeVar, Union
 
 from pushwire._bridge import submit
+from pushwire._bulk import BulkResult, Progress, build_result, progress_callback
 from pushwire._core import (
     Action,
     AttributeRule,
@@ -293,6 +294,65 @@ class Segments(_Sync):
     def remove_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
         self._call("segments.remove_profiles", segment_name, profile_ids)
 
+    def add_subscribers_bulk(
+        self,
+        segment_id: Union[int, str],
+        subscriber_hashes: Sequence[str],
+        *,
+        concurrency: int = 8,
+        progress: Progress = None,
+    ) -> BulkResult:
+        """Adds any number of subscribers: chunks of 500 (the spec's limit), ``concurrency``
+        in flight, each retried on its own. ``progress`` is a ``callable(done, total)`` or
+        ``True`` for a bar on stderr. Every chunk's outcome is in the result."""
+        hashes = _items("subscriber_hashes", subscriber_hashes)
+        raw = self._call(
+            "segments.add_subscribers_bulk",
+            segment_id,
+            hashes,
+            concurrency,
+            progress_callback(progress, "add_subscribers"),
+        )
+        return build_result(raw, hashes)
+
+    def add_profiles_bulk(
+        self,
+        segment_name: str,
+        profile_ids: Sequence[str],
+        *,
+        concurrency: int = 8,
+        progress: Progress = None,
+    ) -> BulkResult:
+        """:meth:`add_profiles` for any number of profile ids, in chunks of 500."""
+        ids = _items("profile_ids", profile_ids)
+        raw = self._call(
+            "segments.add_profiles_bulk",
+            segment_name,
+            ids,
+            concurrency,
+            progress_callback(progress, "add_profiles"),
+        )
+        return build_result(raw, ids)
+
+    def remove_profiles_bulk(
+        self,
+        segment_name: str,
+        profile_ids: Sequence[str],
+        *,
+        concurrency: int = 8,
+        progress: Progress = None,
+    ) -> BulkResult:
+        """:meth:`remove_profiles` for any number of profile ids, in chunks of 500."""
+        ids = _items("profile_ids", profile_ids)
+        raw = self._call(
+            "segments.remove_profiles_bulk",
+            segment_name,
+            ids,
+            concurrency,
+            progress_callback(progress, "remove_profiles"),
+        )
+        return build_result(raw, ids)
+
 
 class Analytics(_Sync):
     """Summary analytics and the subscriber distribution (spec 4.10, 4.11)."""
@@ -399,6 +459,30 @@ class Events(_Sync):
         """Records an event for a subscriber (``profile_id`` wins over ``device_token_hash``).
         Never retried once sent: it may start a triggered campaign."""
         self._call("events.track", event_name, profile_id, device_token_hash, data)
+
+    def track_many(
+        self, events: Iterable[Mapping[str, Any]], *, concurrency: int = 64
+    ) -> list[Optional[PushwireError]]:
+        """Tracks every event (dicts with ``event_name``, ``profile_id`` or
+        ``device_token_hash``, ``data``), ``concurrency`` in flight, inside Rust. Returns one
+        entry per event, in order: ``None`` when it was recorded, else its error (invalid
+        events are not sent). One failure never stops the rest."""
+        out: list[Optional[PushwireError]] = self._call(
+            "events.track_many", _events(events), concurrency
+        )
+        return out
+
+
+def _items(name: str, values: Sequence[str]) -> list[str]:
+    if isinstance(values, (str, bytes)):
+        raise ValidationError(f"{name} must be a list of strings, not a single string", field=name)
+    return list(values)
+
+
+def _events(events: Iterable[Mapping[str, Any]]) -> list[Any]:
+    if isinstance(events, (str, bytes, Mapping)):
+        raise ValidationError("events must be a list of dicts", field="events")
+    return list(events)
 
 
 def _walk(fetch: Callable[[int], Page[T]]) -> Iterator[T]:
@@ -612,6 +696,60 @@ class AsyncSegments(_Async):
     async def remove_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
         await self._call("segments.remove_profiles", segment_name, profile_ids)
 
+    async def add_subscribers_bulk(
+        self,
+        segment_id: Union[int, str],
+        subscriber_hashes: Sequence[str],
+        *,
+        concurrency: int = 8,
+        progress: Progress = None,
+    ) -> BulkResult:
+        hashes = _items("subscriber_hashes", subscriber_hashes)
+        raw = await self._call(
+            "segments.add_subscribers_bulk",
+            segment_id,
+            hashes,
+            concurrency,
+            progress_callback(progress, "add_subscribers"),
+        )
+        return build_result(raw, hashes)
+
+    async def add_profiles_bulk(
+        self,
+        segment_name: str,
+        profile_ids: Sequence[str],
+        *,
+        concurrency: int = 8,
+        progress: Progress = None,
+    ) -> BulkResult:
+        ids = _items("profile_ids", profile_ids)
+        raw = await self._call(
+            "segments.add_profiles_bulk",
+            segment_name,
+            ids,
+            concurrency,
+            progress_callback(progress, "add_profiles"),
+        )
+        return build_result(raw, ids)
+
+    async def remove_profiles_bulk(
+        self,
+        segment_name: str,
+        profile_ids: Sequence[str],
+        *,
+        concurrency: int = 8,
+        progress: Progress = None,
+    ) -> BulkResult:
+        ids = _items("profile_ids", profile_ids)
+        raw = await self._call(
+            "segments.remove_profiles_bulk",
+            segment_name,
+            ids,
+            concurrency,
+            progress_callback(progress, "remove_profiles"),
+        )
+        return build_result(raw, ids)
+
 
 class AsyncAnalytics(_Async):
     """Summary analytics and the subscriber distribution (spec 4.10, 4.11)."""
@@ -711,6 +849,14 @@ class AsyncEvents(_Async):
         data: Optional[Mapping[str, Any]] = None,
     ) -> None:
         await self._call("events.track", event_name, profile_id, device_token_hash, data)
+
+    async def track_many(
+        self, events: Iterable[Mapping[str, Any]], *, concurrency: int = 64
+    ) -> list[Optional[PushwireError]]:
+        out: list[Optional[PushwireError]] = await self._call(
+            "events.track_many", _events(events), concurrency
+        )
+        return out
 
 
 async def _awalk(fetch: Callable[[int], Any]) -> AsyncIterator[Any]:

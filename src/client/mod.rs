@@ -3,6 +3,7 @@
 //! before anything is sent. No pyo3 here: `cargo test` covers it on its own.
 
 pub mod analytics;
+pub mod bulk;
 pub mod drips;
 pub mod error;
 pub mod events;

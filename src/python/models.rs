@@ -25,6 +25,32 @@ fn repr_of(py: Python<'_>, name: &str, dict: &Bound<'_, PyAny>) -> PyResult<Stri
     Ok(format!("{name}({})", parts.join(", ")))
 }
 
+/// A keyword the model does not have (a typo like `lable=`) is an error, not silently
+/// dropped: every non-null keyword must come back when the model is serialized.
+fn reject_unknown<T: serde::Serialize>(
+    py: Python<'_>,
+    given: &serde_json::Value,
+    model: &T,
+    name: &str,
+) -> PyResult<()> {
+    let kept = serde_json::to_value(model).unwrap_or_default();
+    if let (Some(given), Some(kept)) = (given.as_object(), kept.as_object()) {
+        for (k, v) in given {
+            let empty = v.is_null()
+                || v.as_array().is_some_and(|a| a.is_empty())
+                || v.as_object().is_some_and(|o| o.is_empty());
+            if !empty && !kept.contains_key(k) {
+                let err = crate::client::Error::validation(
+                    k.clone(),
+                    format!("{name} has no field {k:?}"),
+                );
+                return Err(to_pyerr(py, err, same_name));
+            }
+        }
+    }
+    Ok(())
+}
+
 macro_rules! py_models {
     ($($ty:ident),* $(,)?) => {$(
         #[pymethods]
@@ -37,7 +63,9 @@ macro_rules! py_models {
                     Some(f) => to_json(f.as_any(), "").map_err(|e| to_pyerr(py, e, same_name))?,
                     None => serde_json::Value::Object(Default::default()),
                 };
-                from_json(v, "").map_err(|e| to_pyerr(py, e, same_name))
+                let model: Self = from_json(v.clone(), "").map_err(|e| to_pyerr(py, e, same_name))?;
+                reject_unknown(py, &v, &model, stringify!($ty))?;
+                Ok(model)
             }
 
             /// The model from a dict shaped as the service sends it.

@@ -7,11 +7,11 @@ use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple};
 use pythonize::pythonize;
 use serde_json::{Map, Value};
 
-use super::convert::{date_text, model, to_json};
+use super::convert::{date_text, model, to_json, to_pyerr};
 use super::models::Page;
 use crate::client::{
-    analytics, drips, events, notifications, products, segments, triggers, AnalyticsRange, Error,
-    Transport,
+    analytics, bulk, drips, events, notifications, products, segments, triggers, AnalyticsRange,
+    Error, Transport,
 };
 use crate::model::{
     Drip, NewDrip, NewDripNotification, NewNotification, Product, Segment, SendTo, SummaryRow,
@@ -38,6 +38,21 @@ pub enum Op {
     Products(Vec<Product>),
     Notify(Box<NewNotification>),
     Track(Map<String, Value>),
+    TrackMany(Vec<Result<Map<String, Value>, Error>>, usize),
+    Bulk {
+        what: BulkKind,
+        target: String,
+        items: Vec<String>,
+        concurrency: usize,
+        progress: Option<Py<PyAny>>,
+    },
+}
+
+#[derive(Clone, Copy)]
+pub enum BulkKind {
+    AddHashes,
+    AddProfiles,
+    RemoveProfiles,
 }
 
 pub enum Output {
@@ -51,6 +66,8 @@ pub enum Output {
     Nothing,
     Rows(Vec<SummaryRow>),
     Distribution(Map<String, Value>),
+    Batch(Vec<Result<(), Error>>),
+    Chunks(Vec<bulk::Chunk>),
 }
 
 /// How a violation's field is named to the Python caller of `op`: the shared checks name
@@ -92,6 +109,17 @@ fn rename_head(field: &str, spec: &str, python: &str) -> String {
 fn arg<'py>(args: &Bound<'py, PyTuple>, i: usize) -> Bound<'py, PyAny> {
     args.get_item(i)
         .unwrap_or_else(|_| args.py().None().into_bound(args.py()))
+}
+
+fn concurrency(obj: &Bound<'_, PyAny>) -> Result<usize, Error> {
+    match opt_int(obj, "concurrency")? {
+        Some(c) if (1..=1024).contains(&c) => Ok(c as usize),
+        Some(_) => Err(Error::validation(
+            "concurrency",
+            "concurrency must be between 1 and 1024",
+        )),
+        None => Ok(8),
+    }
 }
 
 fn opt_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<i64>, Error> {
@@ -272,6 +300,75 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             let n: NewNotification = super::convert::from_json(v, "")?;
             Op::Notify(Box::new(n))
         }
+        "events.track_many" => {
+            let concurrency = concurrency(&a(1))?;
+            let items = a(0);
+            if items.is_instance_of::<PyDict>() || items.is_instance_of::<PyString>() {
+                return Err(Error::validation(
+                    "events",
+                    "events must be a list of dicts",
+                ));
+            }
+            let iter = items
+                .try_iter()
+                .map_err(|_| Error::validation("events", "events must be a list of dicts"))?;
+            let mut out = Vec::new();
+            for item in iter {
+                let item = item.map_err(|e| Error::validation("events", e.to_string()))?;
+                out.push(match to_json(&item, "") {
+                    Ok(Value::Object(body)) => events::check(&body).map(|_| body),
+                    Ok(_) => Err(Error::validation("events", "each event must be a dict")),
+                    Err(e) => Err(e),
+                });
+            }
+            Op::TrackMany(out, concurrency)
+        }
+        "segments.add_subscribers_bulk"
+        | "segments.add_profiles_bulk"
+        | "segments.remove_profiles_bulk" => {
+            let (what, target, field) = match op {
+                "segments.add_subscribers_bulk" => {
+                    let id = id_text(&a(0), "segment_id")?;
+                    crate::validate::segment_id(&id)?;
+                    (BulkKind::AddHashes, id, "subscriber_hashes")
+                }
+                "segments.add_profiles_bulk" => (
+                    BulkKind::AddProfiles,
+                    text(&a(0), "segment_name")?,
+                    "profile_ids",
+                ),
+                _ => (
+                    BulkKind::RemoveProfiles,
+                    text(&a(0), "segment_name")?,
+                    "profile_ids",
+                ),
+            };
+            let items = str_list(&a(1), field)?;
+            if items.is_empty() {
+                return Err(Error::validation(
+                    field,
+                    format!("{field} must not be empty"),
+                ));
+            }
+            if let Some(i) = items.iter().position(|h| h.trim().is_empty()) {
+                return Err(Error::validation(
+                    field,
+                    format!("{field}[{i}] must not be empty"),
+                ));
+            }
+            let progress = if a(3).is_none() {
+                None
+            } else {
+                Some(a(3).unbind())
+            };
+            Op::Bulk {
+                what,
+                target,
+                items,
+                concurrency: concurrency(&a(2))?,
+                progress,
+            }
+        }
         "events.track" => {
             let mut body = Map::new();
             body.insert("event_name".into(), to_json(&a(0), "event_name")?);
@@ -329,6 +426,39 @@ pub async fn run(t: &Transport, op: Op) -> Result<Output, Error> {
             Output::Nothing
         }
         Op::Notify(n) => Output::Id(notifications::create(t, &n).await?),
+        Op::TrackMany(items, concurrency) => {
+            Output::Batch(bulk::track_many(t, items, concurrency).await)
+        }
+        Op::Bulk {
+            what,
+            target,
+            items,
+            concurrency,
+            progress,
+        } => {
+            let total = items.len();
+            let membership = match what {
+                BulkKind::AddHashes => bulk::Membership::AddHashes {
+                    segment_id: &target,
+                },
+                BulkKind::AddProfiles => bulk::Membership::AddProfiles {
+                    segment_name: &target,
+                },
+                BulkKind::RemoveProfiles => bulk::Membership::RemoveProfiles {
+                    segment_name: &target,
+                },
+            };
+            let report = |done: usize| {
+                if let Some(cb) = &progress {
+                    Python::attach(|py| {
+                        if let Err(e) = cb.call1(py, (done, total)) {
+                            log::warn!(target: "pushwire", "progress callback failed: {e}");
+                        }
+                    });
+                }
+            };
+            Output::Chunks(bulk::membership(t, membership, &items, concurrency, report).await)
+        }
         Op::Track(body) => {
             events::track(t, &body).await?;
             Output::Nothing
@@ -383,6 +513,30 @@ impl Output {
                 list.into_any().unbind()
             }
             Output::Distribution(m) => pythonize(py, &m)?.unbind(),
+            Output::Batch(results) => {
+                let list = PyList::empty(py);
+                for r in results {
+                    match r {
+                        Ok(()) => list.append(py.None())?,
+                        Err(e) => list.append(to_pyerr(py, e, |f| f.to_string()).into_value(py))?,
+                    }
+                }
+                list.into_any().unbind()
+            }
+            Output::Chunks(chunks) => {
+                let list = PyList::empty(py);
+                for c in chunks {
+                    let (message, error) = match c.outcome {
+                        Ok(m) => (Some(m), None),
+                        Err(e) => (
+                            None,
+                            Some(to_pyerr(py, e, |f| f.to_string()).into_value(py)),
+                        ),
+                    };
+                    list.append((c.index, c.start, c.size, message, error))?;
+                }
+                list.into_any().unbind()
+            }
         })
     }
 }
