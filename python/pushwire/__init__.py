@@ -3,6 +3,7 @@
 The emulator of the service ships in the same package: see :mod:`pushwire.testing`.
 """
 
+from pushwire._bulk import BulkResult, ChunkResult
 from pushwire._client import AsyncClient, Client
 from pushwire._core import (
     Action,
@@ -50,6 +51,8 @@ __all__ = [
     "Action",
     "Analytics",
     "AsyncClient",
+    "BulkResult",
+    "ChunkResult",
     "AttributeRule",
     "Audience",
     "AudienceFilter",

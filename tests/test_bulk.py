@@ -1,0 +1,191 @@
+"""The bulk forms run inside Rust: every item gets its own outcome, in order, and one
+failure never stops the rest (faults injected with ``emu.inject_fault``)."""
+
+from __future__ import annotations
+
+import pytest
+from client_support import Driver, api_requests, make_driver
+
+from pushwire import BulkResult, ServerError, ValidationError
+from pushwire.testing import Emulator
+
+EVENTS = "/api/v1/events"
+BY_HASH = "/apiv1/segments/addSegmentWithHash"
+
+
+@pytest.fixture(params=["sync", "async"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def emu(pushwire_emulator: Emulator) -> Emulator:
+    return pushwire_emulator
+
+
+@pytest.fixture
+def drv(kind: str, emu: Emulator):  # type: ignore[no-untyped-def]
+    d = make_driver(kind, emu)
+    yield d
+    d.close()
+
+
+def members(emu: Emulator, segment_id: int) -> set[str]:
+    [seg] = [s for s in emu.segments() if s["segment_id"] == segment_id]
+    return set(seg["members"])
+
+
+# -- events.track_many ---------------------------------------------------------------------
+
+
+def test_track_many_records_every_event_in_order(drv: Driver, emu: Emulator) -> None:
+    events = [
+        {"event_name": f"viewed_{i}", "profile_id": f"p{i % 7}", "data": {"i": i}}
+        for i in range(300)
+    ]
+    results = drv(drv.client.events.track_many, events, concurrency=16)
+    assert results == [None] * 300
+    seen = emu.events()
+    assert len(seen) == 300
+    assert sorted(e["event_name"] for e in seen) == sorted(e["event_name"] for e in events)
+
+
+def test_track_many_reports_invalid_events_without_sending_them(drv: Driver, emu: Emulator) -> None:
+    results = drv(
+        drv.client.events.track_many,
+        [
+            {"event_name": "ok", "profile_id": "p"},
+            {"event_name": "Service.reserved", "profile_id": "p"},
+            {"event_name": "no_subscriber"},
+            {"event_name": "x" * 65, "device_token_hash": "h"},
+            {"event_name": "also_ok", "device_token_hash": "h"},
+        ],
+    )
+    assert results[0] is None and results[4] is None
+    for bad, field in [(1, "event_name"), (2, "profile_id"), (3, "event_name")]:
+        assert isinstance(results[bad], ValidationError)
+        assert results[bad].field == field  # type: ignore[union-attr]
+    assert [e["event_name"] for e in emu.events()] == ["ok", "also_ok"]
+    assert len(api_requests(emu, EVENTS)) == 2
+
+
+def test_track_many_keeps_going_past_server_errors(drv: Driver, emu: Emulator) -> None:
+    emu.inject_fault(EVENTS, status=500, times=3)
+    results = drv(
+        drv.client.events.track_many,
+        [{"event_name": "e", "profile_id": str(i)} for i in range(20)],
+        concurrency=1,
+    )
+    errors = [r for r in results if r is not None]
+    assert len(errors) == 3 and all(isinstance(e, ServerError) for e in errors)
+    assert results[:3] == errors  # concurrency 1: the first three met the fault
+    assert len(emu.events()) == 17  # a 500 is never retried for an event: no duplicates
+
+
+def test_track_many_rejects_bad_arguments_before_sending(drv: Driver, emu: Emulator) -> None:
+    with pytest.raises(ValidationError) as e:
+        drv(drv.client.events.track_many, {"event_name": "e", "profile_id": "p"})
+    assert e.value.field == "events"
+    with pytest.raises(ValidationError) as e:
+        drv(drv.client.events.track_many, [{"event_name": "e", "profile_id": "p"}], concurrency=0)
+    assert e.value.field == "concurrency"
+    assert api_requests(emu) == []
+
+
+# -- segments.*_bulk -------------------------------------------------------------------------
+
+
+def test_add_subscribers_bulk_chunks_at_the_spec_limit(drv: Driver, emu: Emulator) -> None:
+    segment = emu.create_segment("everyone")
+    hashes = [emu.add_subscriber(f"h{i:04}") for i in range(1201)]
+    done: list[tuple[int, int]] = []
+
+    result = drv(
+        drv.client.segments.add_subscribers_bulk,
+        segment,
+        hashes,
+        concurrency=3,
+        progress=lambda n, total: done.append((n, total)),
+    )
+
+    assert isinstance(result, BulkResult)
+    assert result.ok and result.succeeded == 1201 and result.failed_items == []
+    assert [(c.index, c.start, c.size) for c in result.chunks] == [
+        (0, 0, 500),
+        (1, 500, 500),
+        (2, 1000, 201),
+    ]
+    assert members(emu, segment) == set(hashes)
+    assert len(api_requests(emu, BY_HASH)) == 3
+    # One report per chunk, counting up to the total.
+    assert len(done) == 3 and done[-1] == (1201, 1201)
+    assert [n for n, _ in done] == sorted(n for n, _ in done)
+    assert {t for _, t in done} == {1201}
+
+
+def test_add_subscribers_bulk_reports_the_failed_chunk(drv: Driver, emu: Emulator) -> None:
+    segment = emu.create_segment("everyone")
+    hashes = [emu.add_subscriber(f"h{i:04}") for i in range(1100)]
+    emu.inject_fault(BY_HASH, status=400, times=1)
+
+    result = drv(drv.client.segments.add_subscribers_bulk, segment, hashes, concurrency=1)
+
+    assert not result.ok
+    [failed] = result.failed
+    assert failed.index == 0 and failed.error is not None and failed.error.status_code == 400
+    assert result.failed_items == hashes[:500]
+    assert result.succeeded == 600
+    assert members(emu, segment) == set(hashes[500:])
+    with pytest.raises(type(failed.error)):
+        result.raise_for_errors()
+
+
+def test_add_subscribers_bulk_retries_each_chunk(drv: Driver, emu: Emulator) -> None:
+    segment = emu.create_segment("everyone")
+    hashes = [emu.add_subscriber(f"h{i:04}") for i in range(700)]
+    emu.inject_fault(BY_HASH, status=503, times=2)
+
+    result = drv(drv.client.segments.add_subscribers_bulk, segment, hashes, concurrency=1)
+
+    assert result.ok
+    assert members(emu, segment) == set(hashes)
+    assert len(api_requests(emu, BY_HASH)) == 4  # two chunks, the first tried three times
+
+
+def test_profiles_bulk_adds_then_removes(drv: Driver, emu: Emulator) -> None:
+    segment = emu.create_segment("loyal")
+    for i in range(650):
+        emu.add_subscriber(f"h{i}", profile_id=f"user-{i}")
+    ids = [f"user-{i}" for i in range(650)]
+
+    added = drv(drv.client.segments.add_profiles_bulk, "loyal", ids)
+    assert added.ok and [c.size for c in added.chunks] == [500, 150]
+    assert members(emu, segment) == {f"h{i}" for i in range(650)}
+
+    removed = drv(drv.client.segments.remove_profiles_bulk, "loyal", ids[:600])
+    assert removed.ok
+    assert members(emu, segment) == {f"h{i}" for i in range(600, 650)}
+
+
+def test_bulk_rejects_bad_input_before_sending(drv: Driver, emu: Emulator) -> None:
+    segment = emu.create_segment("s")
+    for bad, field in [
+        ("h1", "subscriber_hashes"),
+        ([], "subscriber_hashes"),
+        (["a", ""], "subscriber_hashes"),
+    ]:
+        with pytest.raises(ValidationError) as e:
+            drv(drv.client.segments.add_subscribers_bulk, segment, bad)
+        assert e.value.field == field
+    with pytest.raises(ValidationError) as e:
+        drv(drv.client.segments.add_subscribers_bulk, 0, ["h"])
+    assert e.value.field == "segment_id"
+    assert api_requests(emu) == []
+
+
+def test_progress_true_draws_a_bar(emu: Emulator, capsys: pytest.CaptureFixture[str]) -> None:
+    segment = emu.create_segment("s")
+    hashes = [emu.add_subscriber(f"h{i}") for i in range(600)]
+    emu.client().segments.add_subscribers_bulk(segment, hashes, progress=True)
+    err = capsys.readouterr().err
+    assert "600/600" in err and "add_subscribers" in err
