@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: demo test develop lint fmt clean
+.PHONY: demo test develop lint fmt clean bench
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -31,22 +31,29 @@ demo: develop
 test: $(VENV)/.dev-deps develop
 	cargo fmt --check
 	cargo test -q
-	$(VENV)/bin/ruff check python tests examples
-	$(VENV)/bin/ruff format --check python tests examples
+	$(VENV)/bin/ruff check python tests examples benches
+	$(VENV)/bin/ruff format --check python tests examples benches
 	$(PY) -m mypy.stubtest pushwire._core
 	$(VENV)/bin/mypy --strict examples python/pushwire
 	$(PY) -m pytest -q
 
+# The benchmark of issue 5 against httpx, requests, aiohttp, msgspec and wrk: release build,
+# the emulator in its own process; writes benches/RESULTS.md.
+bench: $(VENV)/.dev-deps
+	$(PY) -m pip install -q -r benches/requirements.txt
+	$(VENV)/bin/maturin develop --release -q
+	$(PY) benches/run.py
+
 lint: $(VENV)/.dev-deps
 	cargo fmt --check
 	cargo clippy --all-targets --features python -- -D warnings
-	$(VENV)/bin/ruff check python tests examples
-	$(VENV)/bin/ruff format --check python tests examples
+	$(VENV)/bin/ruff check python tests examples benches
+	$(VENV)/bin/ruff format --check python tests examples benches
 
 fmt: $(VENV)/.dev-deps
 	cargo fmt
-	$(VENV)/bin/ruff format python tests examples
-	$(VENV)/bin/ruff check --fix python tests examples
+	$(VENV)/bin/ruff format python tests examples benches
+	$(VENV)/bin/ruff check --fix python tests examples benches
 
 clean:
 	rm -rf $(VENV) target

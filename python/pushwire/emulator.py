@@ -29,13 +29,24 @@ def main(argv: Optional[list[str]] = None) -> int:
         default=os.environ.get("PUSHWIRE_API_KEY", "test-key"),
         help="key of the default site (default: $PUSHWIRE_API_KEY or test-key)",
     )
+    parser.add_argument(
+        "--no-request-log",
+        action="store_true",
+        help="do not keep the request log (for load tests: it grows with every request)",
+    )
     args = parser.parse_args(argv)
     events_port = args.events_port
     if events_port is None:
         events_port = args.port + 1 if args.port else 0
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with Emulator(args.api_key, host=args.host, port=args.port, events_port=events_port) as emu:
+    with Emulator(
+        args.api_key,
+        host=args.host,
+        port=args.port,
+        events_port=events_port,
+        record_requests=not args.no_request_log,
+    ) as emu:
         print(f"PUSHWIRE_BASE_URL={emu.base_url}", flush=True)
         print(f"PUSHWIRE_EVENTS_URL={emu.events_url}", flush=True)
         print("serving; Ctrl-C to stop", flush=True)

@@ -52,9 +52,12 @@ class Emulator:
         host: str = "127.0.0.1",
         port: int = 0,
         events_port: int = 0,
+        record_requests: bool = True,
     ) -> None:
         self._server = EmulatorServer(api_key, host, port, events_port)
         self.api_key = api_key
+        if not record_requests:
+            self.set_request_log(False)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -235,6 +238,10 @@ class Emulator:
         """Every API request received, oldest first, with the key redacted."""
         out: list[dict[str, Any]] = self._call("requests")
         return out
+
+    def set_request_log(self, enabled: bool) -> None:
+        """Turns the request log on or off (off for load tests; ``reset`` keeps the setting)."""
+        self._call("set_request_log", enabled=enabled)
 
     def clear_requests(self) -> None:
         self._call("clear_requests")

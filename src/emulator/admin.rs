@@ -24,7 +24,8 @@ use crate::model::{
 use crate::validate::{self, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, CAMPAIGN_EXPIRY_MAX_SECONDS};
 
 /// The operations, for the admin index and error messages.
-pub const OPERATIONS: [&str; 25] = [
+pub const OPERATIONS: [&str; 26] = [
+    "set_request_log",
     "add_site",
     "set_timezone",
     "add_subscriber",
@@ -192,6 +193,15 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
         }
         "create_trigger" => create_trigger(emu, site, args),
         "requests" => Ok(json!(emu.lock().log)),
+        "set_request_log" => {
+            let on = args
+                .get("enabled")
+                .and_then(Value::as_bool)
+                .ok_or("enabled must be true or false")?;
+            emu.record_requests
+                .store(on, std::sync::atomic::Ordering::Relaxed);
+            Ok(json!({"enabled": on}))
+        }
         "clear_requests" => {
             emu.lock().log.clear();
             Ok(json!({}))

@@ -214,6 +214,9 @@ impl State {
 pub struct Emu {
     state: Mutex<State>,
     pub default_key: String,
+    /// Whether API requests go to the request log (off for load tests: the log grows
+    /// with every request).
+    pub record_requests: std::sync::atomic::AtomicBool,
 }
 
 impl Emu {
@@ -221,6 +224,7 @@ impl Emu {
         Emu {
             state: Mutex::new(State::new(default_key)),
             default_key: default_key.to_string(),
+            record_requests: std::sync::atomic::AtomicBool::new(true),
         }
     }
 
@@ -253,7 +257,14 @@ impl Emu {
         f(site, ids, now)
     }
 
-    pub fn log_request(&self, iface: Interface, parts: &Parts, body: &Bytes) -> usize {
+    /// Logs a request; `None` when the log is off.
+    pub fn log_request(&self, iface: Interface, parts: &Parts, body: &Bytes) -> Option<usize> {
+        if !self
+            .record_requests
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return None;
+        }
         let mut st = self.lock();
         let received_at = st.now();
         // The key sent and every site's key, in each spelling a request can carry them.
@@ -284,10 +295,11 @@ impl Emu {
             status: None,
             received_at,
         });
-        st.log.len() - 1
+        Some(st.log.len() - 1)
     }
 
-    pub fn log_status(&self, entry: usize, status: StatusCode) {
+    pub fn log_status(&self, entry: Option<usize>, status: StatusCode) {
+        let Some(entry) = entry else { return };
         if let Some(e) = self.lock().log.get_mut(entry) {
             e.status = Some(status.as_u16());
         }

@@ -1,0 +1,638 @@
+"""pushwire against what users would use instead, side by side in one run.
+
+    make bench            # builds the release extension, installs what it needs, runs this
+
+Starts the emulator in its own process, seeds it, then runs each case for pushwire and for
+the alternatives on that same emulator, alternating runs, and writes benches/RESULTS.md with
+the medians, the ratios and the targets of issue 5. wrk (from Debian's packages; installed
+if missing and we are root) gives the round-trip floor and the server's ceiling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import datetime as dt
+import gc
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional
+
+import aiohttp
+import httpx
+import msgspec
+import psutil
+import requests
+
+import pushwire
+
+HERE = Path(__file__).resolve().parent
+KEY = "bench-key"
+
+
+# -- the emulator, in its own process --------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self) -> None:
+        self.port, self.events_port = free_port(), free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.events = f"http://127.0.0.1:{self.events_port}"
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pushwire.emulator",
+                "--port",
+                str(self.port),
+                "--events-port",
+                str(self.events_port),
+                "--api-key",
+                KEY,
+                "--no-request-log",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                self.admin("now")
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("the emulator did not start") from None
+                time.sleep(0.05)
+
+    def admin(self, op: str, **args: Any) -> Any:
+        req = urllib.request.Request(
+            f"{self.base}/_emulator/{op}",
+            data=json.dumps(args).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read())
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def seed(server: Server) -> int:
+    for i in range(20):
+        server.admin("create_segment", name=f"segment-{i}")
+    for i in range(500):
+        server.admin(
+            "create_trigger",
+            campaign_name=f"Campaign {i}",
+            campaign_type="trigger",
+            rules={"start_event_name": f"start_{i}", "stop_event_name": f"stop_{i}"},
+            notifications=[
+                {
+                    "title": f"Hello {{{{name}}}} #{n}",
+                    "message": "A message of ordinary length for a push notification",
+                    "url": "https://shop.example/cart",
+                    "image_url": "https://shop.example/icon.png",
+                    "actions": [{"label": "Open", "url": "https://shop.example"}],
+                }
+                for n in range(2)
+            ],
+            options={"result_name": "purchase"},
+            utm_params={"utm_source": "push", "utm_medium": "web", "utm_campaign": f"c{i}"},
+        )
+    return int(server.admin("create_segment", name="bulk")["segment_id"])
+
+
+# -- measuring -------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Row:
+    case: str
+    impl: str
+    unit: str
+    samples: list[float] = dataclasses.field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+
+def alternate(rows: dict[str, Row], runners: dict[str, Callable[[], float]], repeats: int) -> None:
+    """Runs every implementation once per round, `repeats` rounds, so drift hits all alike."""
+    for fn in runners.values():
+        fn()  # warm-up: connections, caches, JIT-less but page-faulted
+    for _ in range(repeats):
+        for name, fn in runners.items():
+            gc.collect()
+            rows[name].samples.append(fn())
+
+
+def wrk(url: str, connections: int, seconds: int, script: Optional[str] = None) -> float:
+    """Requests per second wrk reaches on `url`."""
+    cmd = [
+        "wrk",
+        f"-t{min(connections, 2)}",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "-H",
+        f"Api-Key: {KEY}",
+        url,
+    ]
+    if script:
+        cmd[1:1] = ["-s", script]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    if not m:
+        raise RuntimeError(f"unexpected wrk output:\n{out}")
+    return float(m.group(1))
+
+
+def ensure_wrk() -> bool:
+    if shutil.which("wrk"):
+        return True
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "update", "-qq"], check=False, capture_output=True)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=False, capture_output=True)
+    return shutil.which("wrk") is not None
+
+
+# -- case 1: sequential reads ----------------------------------------------------------------
+
+
+def case_sequential(server: Server, n: int, repeats: int) -> dict[str, Row]:
+    client = pushwire.Client(api_key=KEY, base_url=server.base, events_url=server.events)
+    hx = httpx.Client(headers={"Api-Key": KEY})
+    rq = requests.Session()
+    rq.headers["Api-Key"] = KEY
+    url = f"{server.base}/apiv1/segments"
+
+    def timed(call: Callable[[], Any]) -> Callable[[], float]:
+        def run() -> float:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                call()
+            return (time.perf_counter() - t0) / n * 1e6
+
+        return run
+
+    runners = {
+        "pushwire Client": timed(client.segments.list),
+        "httpx.Client": timed(lambda: hx.get(url).json()["segments"]),
+        "requests.Session": timed(lambda: rq.get(url).json()["segments"]),
+    }
+    rows = {k: Row("1. sequential segments.list", k, "us/call") for k in runners}
+    alternate(rows, runners, repeats)
+    hx.close()
+    return rows
+
+
+# -- case 2: concurrent event tracking -------------------------------------------------------
+
+EVENT = {"event_name": "bench_event", "profile_id": "bench-profile", "data": {"n": 1}}
+
+
+async def pushwire_concurrent(server: Server, n: int, inflight: int) -> float:
+    client = pushwire.AsyncClient(api_key=KEY, base_url=server.base, events_url=server.events)
+    per = n // inflight
+
+    async def worker() -> None:
+        for _ in range(per):
+            await client.events.track("bench_event", profile_id="bench-profile", data={"n": 1})
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(inflight)))
+    return per * inflight / (time.perf_counter() - t0)
+
+
+async def aiohttp_concurrent(server: Server, n: int, inflight: int) -> float:
+    url = f"{server.events}/api/v1/events"
+    per = n // inflight
+    conn = aiohttp.TCPConnector(limit=inflight)
+    async with aiohttp.ClientSession(connector=conn, headers={"Api-Key": KEY}) as s:
+
+        async def worker() -> None:
+            for _ in range(per):
+                async with s.post(url, json=EVENT) as r:
+                    await r.json()
+                    r.raise_for_status()
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(inflight)))
+        return per * inflight / (time.perf_counter() - t0)
+
+
+async def httpx_concurrent(server: Server, n: int, inflight: int) -> float:
+    url = f"{server.events}/api/v1/events"
+    per = n // inflight
+    limits = httpx.Limits(max_connections=inflight, max_keepalive_connections=inflight)
+    async with httpx.AsyncClient(headers={"Api-Key": KEY}, limits=limits) as s:
+
+        async def worker() -> None:
+            for _ in range(per):
+                r = await s.post(url, json=EVENT)
+                r.raise_for_status()
+                r.json()
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(inflight)))
+        return per * inflight / (time.perf_counter() - t0)
+
+
+def case_concurrent(server: Server, n: int, repeats: int) -> tuple[dict[str, Row], Row, Row]:
+    runners = {
+        "pushwire AsyncClient": lambda: asyncio.run(pushwire_concurrent(server, n, 64)),
+        "aiohttp": lambda: asyncio.run(aiohttp_concurrent(server, n, 64)),
+        "httpx.AsyncClient": lambda: asyncio.run(httpx_concurrent(server, n, 64)),
+    }
+    rows = {k: Row("2. concurrent events.track, 64 in flight", k, "req/s") for k in runners}
+    alternate(rows, runners, repeats)
+    # Case 6: memory of case 2 in this process: peak RSS, and growth over five more runs.
+    proc = psutil.Process()
+    gc.collect()
+    base = proc.memory_info().rss
+    peak = base
+    for _ in range(5):
+        asyncio.run(pushwire_concurrent(server, n, 64))
+        gc.collect()
+        peak = max(peak, proc.memory_info().rss)
+    growth = proc.memory_info().rss - base
+    peak_row = Row("6. memory: peak RSS during case 2", "pushwire AsyncClient", "MB", [peak / 1e6])
+    growth_row = Row(
+        "6. memory: RSS growth over 5 repeats of case 2",
+        "pushwire AsyncClient",
+        "MB",
+        [growth / 1e6],
+    )
+    return rows, peak_row, growth_row
+
+
+# -- case 3: a batch inside Rust ---------------------------------------------------------------
+
+
+def case_batch(server: Server, n: int, repeats: int) -> dict[str, Row]:
+    client = pushwire.Client(api_key=KEY, base_url=server.base, events_url=server.events)
+    events = [EVENT] * n
+
+    def sync_batch() -> float:
+        t0 = time.perf_counter()
+        out = client.events.track_many(events, concurrency=64)
+        elapsed = time.perf_counter() - t0
+        assert all(r is None for r in out), [r for r in out if r is not None][:3]
+        return n / elapsed
+
+    def async_batch() -> float:
+        async def go() -> float:
+            ac = pushwire.AsyncClient(api_key=KEY, base_url=server.base, events_url=server.events)
+            t0 = time.perf_counter()
+            out = await ac.events.track_many(events, concurrency=64)
+            elapsed = time.perf_counter() - t0
+            assert all(r is None for r in out)
+            return n / elapsed
+
+        return asyncio.run(go())
+
+    runners = {
+        "pushwire events.track_many": sync_batch,
+        "pushwire AsyncClient.track_many": async_batch,
+    }
+    rows = {k: Row("3. batch events.track_many(concurrency=64)", k, "req/s") for k in runners}
+    alternate(rows, runners, repeats)
+    return rows
+
+
+# -- case 4: decoding 500 campaigns ------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class DAnalytics:
+    views: int
+    clicks: int
+    sentcount: int
+    unsubscribed: int
+    ctr: float
+
+
+@dataclasses.dataclass
+class DRules:
+    start_event_name: str
+    stop_event_name: str
+
+
+@dataclasses.dataclass
+class DCampaign:
+    trigger_id: int
+    campaign_name: str
+    campaign_type: str
+    status: str
+    site_id: int
+    created_at_utc: str
+    updated_at_utc: str
+    daily_trigger_limit: int
+    weekly_trigger_limit: int
+    rules: DRules
+    analytics: DAnalytics
+    options: Optional[dict[str, Any]]
+    utm_params: Optional[dict[str, Any]]
+
+
+def to_dataclass(d: dict[str, Any]) -> DCampaign:
+    return DCampaign(
+        trigger_id=d["trigger_id"],
+        campaign_name=d["campaign_name"],
+        campaign_type=d["campaign_type"],
+        status=d["status"],
+        site_id=d["site_id"],
+        created_at_utc=d["created_at_utc"],
+        updated_at_utc=d["updated_at_utc"],
+        daily_trigger_limit=d["daily_trigger_limit"],
+        weekly_trigger_limit=d["weekly_trigger_limit"],
+        rules=DRules(**d["rules"]),
+        analytics=DAnalytics(
+            **{
+                k: d["analytics"][k]
+                for k in ("views", "clicks", "sentcount", "unsubscribed", "ctr")
+            }
+        ),
+        options=d.get("options"),
+        utm_params=d.get("utm_params"),
+    )
+
+
+class MAnalytics(msgspec.Struct):
+    views: int
+    clicks: int
+    sentcount: int
+    unsubscribed: int
+    ctr: float
+
+
+class MRules(msgspec.Struct):
+    start_event_name: str
+    stop_event_name: str
+
+
+class MCampaign(msgspec.Struct):
+    trigger_id: int
+    campaign_name: str
+    campaign_type: str
+    status: str
+    site_id: int
+    created_at_utc: str
+    updated_at_utc: str
+    daily_trigger_limit: int
+    weekly_trigger_limit: int
+    rules: MRules
+    analytics: MAnalytics
+    options: Optional[dict[str, Any]] = None
+    utm_params: Optional[dict[str, Any]] = None
+
+
+class MMeta(msgspec.Struct):
+    total: int
+    page: int
+    perPage: int  # noqa: N815 - the service's name
+    lastPage: int  # noqa: N815
+
+
+class MList(msgspec.Struct):
+    success: bool
+    data: list[MCampaign]
+    meta: MMeta
+
+
+def case_decoding(server: Server, calls: int, repeats: int) -> dict[str, Row]:
+    client = pushwire.Client(api_key=KEY, base_url=server.base, events_url=server.events)
+    hx = httpx.Client(headers={"Api-Key": KEY})
+    url = f"{server.base}/apiv1/triggers?page=1&limit=500"
+    decoder = msgspec.json.Decoder(MList)
+
+    def timed(call: Callable[[], int]) -> Callable[[], float]:
+        def run() -> float:
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                assert call() == 500
+            return (time.perf_counter() - t0) / calls * 1e3
+
+        return run
+
+    runners = {
+        "pushwire triggers.list": timed(lambda: len(client.triggers.list(limit=500).data)),
+        "httpx + json + dataclasses": timed(
+            lambda: len([to_dataclass(d) for d in hx.get(url).json()["data"]])
+        ),
+        "httpx + msgspec structs": timed(lambda: len(decoder.decode(hx.get(url).content).data)),
+    }
+    rows = {k: Row("4. decode triggers.list(limit=500)", k, "ms/call") for k in runners}
+    alternate(rows, runners, repeats)
+    hx.close()
+    return rows
+
+
+# -- case 5: bulk segment membership -----------------------------------------------------------
+
+
+def case_bulk(server: Server, segment: int, n: int, repeats: int) -> dict[str, Row]:
+    client = pushwire.Client(api_key=KEY, base_url=server.base, events_url=server.events)
+    hashes = [f"{i:032x}" for i in range(n)]
+    rq = requests.Session()
+    rq.headers["Api-Key"] = KEY
+    url = f"{server.base}/apiv1/segments/addSegmentWithHash"
+
+    def bulk() -> float:
+        t0 = time.perf_counter()
+        result = client.segments.add_subscribers_bulk(segment, hashes, concurrency=8)
+        elapsed = time.perf_counter() - t0
+        assert result.ok, result
+        return elapsed
+
+    def loop() -> float:
+        t0 = time.perf_counter()
+        for start in range(0, n, 500):
+            form = {"segment_id": str(segment)}
+            for i, h in enumerate(hashes[start : start + 500]):
+                form[f"subscriber_hash[{i}]"] = h
+            r = rq.post(url, data=form)
+            r.raise_for_status()
+            assert r.json()["success"]
+        return time.perf_counter() - t0
+
+    runners = {"pushwire add_subscribers_bulk": bulk, "requests loop of 500-hash posts": loop}
+    rows = {k: Row(f"5. add {n:,} hashes to a segment", k, "s") for k in runners}
+    alternate(rows, runners, repeats)
+    return rows
+
+
+# -- report ------------------------------------------------------------------------------------
+
+
+def fmt(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:,.2f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="small counts, for a smoke run")
+    parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    args = parser.parse_args()
+    q = args.quick
+    n_seq, n_conc, n_bulk, n_dec = (300, 2000, 5000, 3) if q else (5000, 20000, 100_000, 20)
+    started = time.perf_counter()
+    have_wrk = ensure_wrk()
+    server = Server()
+    try:
+        segment = seed(server)
+        results: list[Row] = []
+        print("case 1: sequential", flush=True)
+        seq = case_sequential(server, n_seq, args.repeats)
+        print("case 2: concurrent", flush=True)
+        conc, peak, growth = case_concurrent(server, n_conc, args.repeats)
+        print("case 3: batch", flush=True)
+        batch = case_batch(server, n_conc, args.repeats)
+        print("case 4: decoding", flush=True)
+        dec = case_decoding(server, n_dec, args.repeats)
+        print("case 5: bulk", flush=True)
+        bulk = case_bulk(server, segment, n_bulk, args.repeats)
+        floor = ceiling_events = ceiling_seq = None
+        if have_wrk:
+            print("wrk", flush=True)
+            secs = 2 if q else 5
+            floor = Row("1. sequential segments.list", "wrk, 1 connection (floor)", "us/call")
+            floor.samples = [
+                1e6 / wrk(f"{server.base}/apiv1/segments", 1, secs) for _ in range(args.repeats)
+            ]
+            ceiling_seq = Row(
+                "emulator ceiling", "wrk GET /apiv1/segments, 64 connections", "req/s"
+            )
+            ceiling_seq.samples = [wrk(f"{server.base}/apiv1/segments", 64, secs)]
+            ceiling_events = Row(
+                "3. batch events.track_many(concurrency=64)",
+                "wrk POST /api/v1/events, 64 connections",
+                "req/s",
+            )
+            ceiling_events.samples = [
+                wrk(f"{server.events}/api/v1/events", 64, secs, str(HERE / "wrk" / "post_json.lua"))
+                for _ in range(args.repeats)
+            ]
+        for group in (seq, conc, batch, dec, bulk):
+            results.extend(group.values())
+        results += [peak, growth]
+        elapsed = time.perf_counter() - started
+    finally:
+        server.stop()
+
+    m = {(r.case[:2], r.impl): r.median for r in results}
+    targets: list[tuple[str, str, bool]] = []
+    p_seq = m[("1.", "pushwire Client")]
+    targets.append(
+        (
+            "1. pushwire <= 0.3x httpx per call",
+            f"{p_seq / m[('1.', 'httpx.Client')]:.2f}x",
+            p_seq <= 0.3 * m[("1.", "httpx.Client")],
+        )
+    )
+    if floor:
+        targets.append(
+            (
+                "1. pushwire <= 1.5x the wrk floor",
+                f"{p_seq / floor.median:.2f}x",
+                p_seq <= 1.5 * floor.median,
+            )
+        )
+    p_conc = m[("2.", "pushwire AsyncClient")]
+    targets.append(
+        (
+            "2. pushwire >= 6x aiohttp throughput",
+            f"{p_conc / m[('2.', 'aiohttp')]:.1f}x",
+            p_conc >= 6 * m[("2.", "aiohttp")],
+        )
+    )
+    if ceiling_events:
+        p_batch = m[("3.", "pushwire events.track_many")]
+        targets.append(
+            (
+                "3. track_many >= 70% of wrk on the same endpoint",
+                f"{p_batch / ceiling_events.median:.0%}",
+                p_batch >= 0.7 * ceiling_events.median,
+            )
+        )
+    p_dec = m[("4.", "pushwire triggers.list")]
+    targets.append(
+        (
+            "4. decoding no slower than httpx + msgspec",
+            f"{p_dec / m[('4.', 'httpx + msgspec structs')]:.2f}x",
+            p_dec <= m[("4.", "httpx + msgspec structs")],
+        )
+    )
+    p_bulk = m[("5.", "pushwire add_subscribers_bulk")]
+    targets.append(
+        (
+            "5. bulk >= 4x faster than a requests loop",
+            f"{m[('5.', 'requests loop of 500-hash posts')] / p_bulk:.1f}x",
+            m[("5.", "requests loop of 500-hash posts")] >= 4 * p_bulk,
+        )
+    )
+    targets.append(
+        (
+            "6. RSS growth over 5 repeats of case 2 < 5 MB",
+            f"{growth.median:.1f} MB",
+            growth.median < 5,
+        )
+    )
+
+    lines = [
+        "# Benchmark results",
+        "",
+        f"- command: `make bench` (`python benches/run.py --repeats {args.repeats}{' --quick' if q else ''}`)",
+        f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC; run took {elapsed:.0f} s",
+        f"- machine: {platform.machine()}, {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, "
+        f"{platform.system()} {platform.release()}, Python {platform.python_version()}, pushwire {pushwire.__version__} (release build)",
+        "- the emulator runs in its own process (request log off); client and emulator share the machine's cores.",
+        f"- medians of {args.repeats} alternating runs after a warm-up; ratios are pushwire / alternative.",
+        "",
+        "## Targets",
+        "",
+        "| target | measured | met |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {t} | {v} | {'yes' if ok else '**no**'} |" for t, v, ok in targets]
+    lines += [
+        "",
+        "## All measurements",
+        "",
+        "| case | implementation | median | unit | pushwire / this |",
+        "|---|---|---|---|---|",
+    ]
+    extra = [r for r in (floor, ceiling_events, ceiling_seq) if r]
+    for r in results + extra:
+        base = next(
+            (x for x in results if x.case == r.case and x.impl.startswith("pushwire")), None
+        )
+        ratio = f"{base.median / r.median:.2f}" if base and base is not r and r.unit != "MB" else ""
+        lines.append(f"| {r.case} | {r.impl} | {fmt(r.median)} | {r.unit} | {ratio} |")
+    Path(args.out).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
