@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: demo test develop lint fmt clean bench
+.PHONY: demo test develop lint fmt clean bench soak
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,8 @@ demo: develop
 test: $(VENV)/.dev-deps develop
 	cargo fmt --check
 	cargo test -q
-	$(VENV)/bin/ruff check python tests examples benches
-	$(VENV)/bin/ruff format --check python tests examples benches
+	$(VENV)/bin/ruff check python tests examples benches soak
+	$(VENV)/bin/ruff format --check python tests examples benches soak
 	$(PY) -m mypy.stubtest pushwire._core
 	$(VENV)/bin/mypy --strict examples python/pushwire
 	$(PY) -m pytest -q
@@ -44,16 +44,20 @@ bench: $(VENV)/.dev-deps
 	$(VENV)/bin/maturin develop --release -q
 	$(PY) benches/run.py
 
+# The full soak of issue 6: 100,000 calls under 5% random faults (the short form runs in `make test`).
+soak: $(VENV)/.dev-deps develop
+	$(PY) soak/soak.py --calls 100000
+
 lint: $(VENV)/.dev-deps
 	cargo fmt --check
 	cargo clippy --all-targets --features python -- -D warnings
-	$(VENV)/bin/ruff check python tests examples benches
-	$(VENV)/bin/ruff format --check python tests examples benches
+	$(VENV)/bin/ruff check python tests examples benches soak
+	$(VENV)/bin/ruff format --check python tests examples benches soak
 
 fmt: $(VENV)/.dev-deps
 	cargo fmt
-	$(VENV)/bin/ruff format python tests examples benches
-	$(VENV)/bin/ruff check --fix python tests examples benches
+	$(VENV)/bin/ruff format python tests examples benches soak
+	$(VENV)/bin/ruff check --fix python tests examples benches soak
 
 clean:
 	rm -rf $(VENV) target

@@ -297,6 +297,29 @@ class Emulator:
             method=method,
         )
 
+    def inject_random_faults(
+        self,
+        rate: float,
+        *,
+        kinds: Optional[list[str]] = None,
+        delay: float = 2.0,
+        seed: Optional[int] = None,
+        path: str = "/",
+    ) -> int:
+        """Makes a share ``rate`` (0 to 1) of the requests under ``path`` fail, each with one of
+        ``kinds`` chosen at random: ``"500"``, ``"503"`` (with ``Retry-After: 0``), ``"429"``
+        (the same), ``"delay"`` (``delay`` seconds), ``"drop_before"``, ``"drop_after"`` (all
+        by default). Returns the seed, to replay a run. :meth:`clear_faults` stops it."""
+        out = self._call(
+            "inject_random_faults", rate=rate, kinds=kinds, delay=delay, seed=seed, path=path
+        )
+        return int(out["seed"])
+
+    def fault_stats(self) -> dict[str, int]:
+        """How many random faults of each kind were injected since :meth:`inject_random_faults`."""
+        out: dict[str, int] = self._call("fault_stats")
+        return out
+
     def clear_faults(self) -> None:
         self._call("clear_faults")
 

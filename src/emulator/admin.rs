@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::engine;
-use super::faults::FaultSpec;
+use super::faults::{Chaos, ChaosKind, FaultSpec};
 use super::state::{iso, Counters, Emu, SegmentRec, SiteId, Subscriber};
 use crate::model::{
     Analytics, CampaignOptions, Rules, TriggerOptions, TriggeredCampaign, TriggeredNotification,
@@ -24,7 +24,9 @@ use crate::model::{
 use crate::validate::{self, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, CAMPAIGN_EXPIRY_MAX_SECONDS};
 
 /// The operations, for the admin index and error messages.
-pub const OPERATIONS: [&str; 26] = [
+pub const OPERATIONS: [&str; 28] = [
+    "inject_random_faults",
+    "fault_stats",
     "set_request_log",
     "add_site",
     "set_timezone",
@@ -239,8 +241,52 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             Ok(json!({}))
         }
         "clear_faults" => {
-            emu.lock().faults.clear();
+            let mut st = emu.lock();
+            st.faults.clear();
+            st.chaos = None;
             Ok(json!({}))
+        }
+        "inject_random_faults" => {
+            use rand::SeedableRng;
+            let rate = args
+                .get("rate")
+                .and_then(Value::as_f64)
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or("rate must be a number from 0 to 1")?;
+            let kinds = match args.get("kinds") {
+                None | Some(Value::Null) => ChaosKind::ALL.to_vec(),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|k| k.as_str().and_then(ChaosKind::parse))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or("kinds must name 500, 503, 429, delay, drop_before, drop_after")?,
+                Some(_) => return Err("kinds must be a list".into()),
+            };
+            let delay = args.get("delay").and_then(Value::as_f64).unwrap_or(2.0);
+            if !(delay.is_finite() && delay >= 0.0) {
+                return Err("delay must be a number of seconds".into());
+            }
+            let seed = args
+                .get("seed")
+                .and_then(Value::as_u64)
+                .unwrap_or_else(rand::random);
+            emu.lock().chaos = Some(Chaos {
+                path: str_arg(&args, "path")?.unwrap_or_else(|| "/".into()),
+                rate,
+                kinds,
+                delay: std::time::Duration::from_secs_f64(delay),
+                rng: rand::rngs::StdRng::seed_from_u64(seed),
+                injected: Default::default(),
+            });
+            Ok(json!({"seed": seed}))
+        }
+        "fault_stats" => {
+            let st = emu.lock();
+            Ok(json!(st
+                .chaos
+                .as_ref()
+                .map(|c| c.injected.clone())
+                .unwrap_or_default()))
         }
         "now" => Ok(json!({"now": iso(emu.lock().now())})),
         "advance" => {

@@ -102,3 +102,96 @@ impl FaultSpec {
         })
     }
 }
+
+/// Random faults on a share of requests, for soak tests: each request under `path` (a
+/// prefix) meets one of `kinds`, chosen at random, with probability `rate`. Seeded, so a
+/// failing soak can be replayed.
+#[derive(Debug)]
+pub struct Chaos {
+    pub path: String,
+    pub rate: f64,
+    pub kinds: Vec<ChaosKind>,
+    pub delay: Duration,
+    pub rng: rand::rngs::StdRng,
+    /// How many of each kind were injected, by name.
+    pub injected: std::collections::BTreeMap<&'static str, u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChaosKind {
+    Status500,
+    Status503RetryAfter,
+    Status429,
+    Delay,
+    DropBefore,
+    DropAfter,
+}
+
+impl ChaosKind {
+    pub const ALL: [ChaosKind; 6] = [
+        ChaosKind::Status500,
+        ChaosKind::Status503RetryAfter,
+        ChaosKind::Status429,
+        ChaosKind::Delay,
+        ChaosKind::DropBefore,
+        ChaosKind::DropAfter,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ChaosKind::Status500 => "500",
+            ChaosKind::Status503RetryAfter => "503",
+            ChaosKind::Status429 => "429",
+            ChaosKind::Delay => "delay",
+            ChaosKind::DropBefore => "drop_before",
+            ChaosKind::DropAfter => "drop_after",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ChaosKind> {
+        ChaosKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    fn fault(self, delay: Duration) -> Fault {
+        let mut f = Fault {
+            path: String::new(),
+            method: None,
+            status: None,
+            retry_after: None,
+            delay: None,
+            drop: None,
+            times: 1,
+        };
+        match self {
+            ChaosKind::Status500 => f.status = Some(StatusCode::INTERNAL_SERVER_ERROR),
+            ChaosKind::Status503RetryAfter => {
+                f.status = Some(StatusCode::SERVICE_UNAVAILABLE);
+                f.retry_after = Some(0);
+            }
+            ChaosKind::Status429 => {
+                f.status = Some(StatusCode::TOO_MANY_REQUESTS);
+                f.retry_after = Some(0);
+            }
+            ChaosKind::Delay => f.delay = Some(delay),
+            ChaosKind::DropBefore => f.drop = Some(DropMode::Before),
+            ChaosKind::DropAfter => f.drop = Some(DropMode::After),
+        }
+        f
+    }
+}
+
+impl Chaos {
+    /// The fault this request meets, if any.
+    pub fn draw(&mut self, path: &str) -> Option<Fault> {
+        use rand::Rng;
+        if !path.starts_with(&self.path) || self.kinds.is_empty() {
+            return None;
+        }
+        if self.rng.random::<f64>() >= self.rate {
+            return None;
+        }
+        let kind = self.kinds[self.rng.random_range(0..self.kinds.len())];
+        *self.injected.entry(kind.name()).or_default() += 1;
+        Some(kind.fault(self.delay))
+    }
+}

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::engine::{self, Engine};
-use super::faults::Fault;
+use super::faults::{Chaos, Fault};
 use super::http::Interface;
 use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
 
@@ -170,6 +170,7 @@ pub struct State {
     pub ids: Counters,
     pub log: Vec<LogEntry>,
     pub faults: Vec<Fault>,
+    pub chaos: Option<Chaos>,
     /// The clock: wall time plus what `advance` added.
     pub clock_offset: Duration,
 }
@@ -182,6 +183,7 @@ impl State {
             ids: Counters::default(),
             log: Vec::new(),
             faults: Vec::new(),
+            chaos: None,
             clock_offset: Duration::zero(),
         };
         st.add_site(default_key);
@@ -308,7 +310,9 @@ impl Emu {
     /// The first armed fault matching the request, used up by one.
     pub fn take_fault(&self, method: &Method, path: &str) -> Option<Fault> {
         let mut st = self.lock();
-        let i = st.faults.iter().position(|f| f.matches(method, path))?;
+        let Some(i) = st.faults.iter().position(|f| f.matches(method, path)) else {
+            return st.chaos.as_mut().and_then(|c| c.draw(path));
+        };
         let f = st.faults[i].clone();
         st.faults[i].times -= 1;
         if st.faults[i].times == 0 {
