@@ -107,6 +107,8 @@ class _Base:
         *,
         allow_insecure: bool = False,
         backoff_base: float = 0.5,
+        ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
+        proxy: Optional[str] = None,
     ) -> None:
         key, base, events = _settings(api_key, base_url, events_url)
         self._core = CoreClient(
@@ -118,6 +120,8 @@ class _Base:
             dict(default_headers) if default_headers else None,
             allow_insecure,
             backoff_base,
+            ca_bundle,
+            proxy,
         )
         self._closed = False
 
@@ -514,6 +518,8 @@ class Client(_Base):
         *,
         allow_insecure: bool = False,
         backoff_base: float = 0.5,
+        ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
+        proxy: Optional[str] = None,
     ) -> None:
         super().__init__(
             api_key,
@@ -524,6 +530,8 @@ class Client(_Base):
             default_headers,
             allow_insecure=allow_insecure,
             backoff_base=backoff_base,
+            ca_bundle=ca_bundle,
+            proxy=proxy,
         )
         self.triggers = Triggers(self)
         self.drips = Drips(self)
@@ -884,6 +892,8 @@ class AsyncClient(_Base):
         *,
         allow_insecure: bool = False,
         backoff_base: float = 0.5,
+        ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
+        proxy: Optional[str] = None,
     ) -> None:
         super().__init__(
             api_key,
@@ -894,6 +904,8 @@ class AsyncClient(_Base):
             default_headers,
             allow_insecure=allow_insecure,
             backoff_base=backoff_base,
+            ca_bundle=ca_bundle,
+            proxy=proxy,
         )
         self.triggers = AsyncTriggers(self)
         self.drips = AsyncDrips(self)

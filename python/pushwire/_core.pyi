@@ -1,5 +1,6 @@
 """Stubs of the Rust extension ``pushwire._core`` (kept honest by ``mypy.stubtest``)."""
 
+import os
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Generic, Optional, TypeVar, final
 
@@ -613,6 +614,8 @@ class CoreClient:
         default_headers: Optional[dict[str, str]] = None,
         allow_insecure: bool = False,
         backoff_base: float = 0.5,
+        ca_bundle: Optional[str | os.PathLike[str]] = None,
+        proxy: Optional[str] = None,
     ) -> Self: ...
     @property
     def base_url(self) -> str: ...

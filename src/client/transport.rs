@@ -111,6 +111,12 @@ pub struct Config {
     /// First backoff wait; doubles per retry up to `backoff_max`.
     pub backoff_base: Duration,
     pub backoff_max: Duration,
+    /// A PEM file of extra root certificates to trust (a corporate CA), besides the
+    /// platform's.
+    pub ca_bundle: Option<std::path::PathBuf>,
+    /// A proxy for every request (`http://`, `https://` or `socks5://` URL). Without it, the
+    /// `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` environment applies, as for curl.
+    pub proxy: Option<String>,
 }
 
 impl Config {
@@ -125,6 +131,8 @@ impl Config {
             allow_insecure: false,
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(8),
+            ca_bundle: None,
+            proxy: None,
         }
     }
 }
@@ -206,7 +214,36 @@ impl Transport {
                 .map_err(|_| Error::Config(format!("default_headers: bad value for {k}")))?;
             headers.insert(name, value);
         }
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        if let Some(path) = &cfg.ca_bundle {
+            let pem = std::fs::read(path).map_err(|e| {
+                Error::Config(format!(
+                    "ca_bundle {} could not be read: {e}",
+                    path.display()
+                ))
+            })?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                Error::Config(format!(
+                    "ca_bundle {} is not a PEM bundle: {e}",
+                    path.display()
+                ))
+            })?;
+            if certs.is_empty() {
+                return Err(Error::Config(format!(
+                    "ca_bundle {} holds no certificate",
+                    path.display()
+                )));
+            }
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        if let Some(proxy) = &cfg.proxy {
+            let p = reqwest::Proxy::all(proxy.as_str())
+                .map_err(|e| Error::Config(format!("proxy is not a valid proxy URL: {e}")))?;
+            builder = builder.proxy(p);
+        }
+        let http = builder
             .default_headers(headers)
             .connect_timeout(cfg.timeout.min(Duration::from_secs(10)))
             .pool_idle_timeout(Duration::from_secs(60))

@@ -79,7 +79,7 @@ impl CoreClient {
 #[pymethods]
 impl CoreClient {
     #[new]
-    #[pyo3(signature = (api_key, base_url, events_url, timeout = 30.0, max_retries = 2, default_headers = None, allow_insecure = false, backoff_base = 0.5))]
+    #[pyo3(signature = (api_key, base_url, events_url, timeout = 30.0, max_retries = 2, default_headers = None, allow_insecure = false, backoff_base = 0.5, ca_bundle = None, proxy = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -91,6 +91,8 @@ impl CoreClient {
         default_headers: Option<&Bound<'_, PyDict>>,
         allow_insecure: bool,
         backoff_base: f64,
+        ca_bundle: Option<std::path::PathBuf>,
+        proxy: Option<String>,
     ) -> PyResult<Self> {
         let bad =
             |field: &str, m: &str| to_pyerr(py, Error::validation(field, m), |f| f.to_string());
@@ -114,6 +116,8 @@ impl CoreClient {
         config.max_retries = max_retries as u32;
         config.allow_insecure = allow_insecure;
         config.backoff_base = Duration::from_secs_f64(backoff_base);
+        config.ca_bundle = ca_bundle;
+        config.proxy = proxy;
         if let Some(h) = default_headers {
             for (k, v) in h.iter() {
                 config.default_headers.push((k.extract()?, v.extract()?));
