@@ -159,7 +159,9 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             let targets: Vec<String> = site
                 .subscribers
                 .iter()
-                .filter(|s| broadcast_selects(&request, s))
+                // Who had subscribed by the time it went out (a test may seed a subscriber
+                // dated later than a broadcast that is only now being caught up on).
+                .filter(|s| s.subscribed_at <= item.due_at && broadcast_selects(&request, s))
                 .map(|s| s.subscriber_hash.clone())
                 .collect();
             for hash in targets {
@@ -282,7 +284,8 @@ pub fn set_online(site: &mut Site, hash: &str, online: bool, now: DateTime<Utc>)
         return false;
     };
     sub.online = online;
-    if online {
+    // Nothing reaches a subscriber who unsubscribed, not even what waited for the device.
+    if online && sub.unsubscribed_at.is_none() {
         for d in site.engine.deliveries.iter_mut() {
             if d.subscriber_hash == hash && d.status == "pending" {
                 if now < d.expires_at {
@@ -316,7 +319,8 @@ pub fn on_broadcast(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
             else {
                 return;
             };
-            local_to_utc(site.timezone, local)
+            // A time already past goes out at once, not back-dated to before it existed.
+            local_to_utc(site.timezone, local).max(now)
         }
     };
     let item = Scheduled {
@@ -556,6 +560,16 @@ pub struct PriceChange {
     pub in_stock: bool,
 }
 
+/// A price as a tag value: whole prices read as integers (`{{price}}` of 89 is "89", not
+/// "89.0"), others as they are.
+fn price_value(price: f64) -> Value {
+    if price.fract() == 0.0 && price.abs() < 9.0e15 {
+        Value::from(price as i64)
+    } else {
+        serde_json::json!(price)
+    }
+}
+
 /// A price drop of at least the threshold (absolute, or percent of the old price).
 fn drop_reaches(kind: &str, threshold: f64, old: f64, new: f64) -> bool {
     let drop = old - new;
@@ -623,9 +637,9 @@ pub fn on_products(
             }
             let mut data = Map::new();
             data.insert("product_id".into(), Value::from(change.product_id.clone()));
-            data.insert("price".into(), serde_json::json!(change.new_price));
+            data.insert("price".into(), price_value(change.new_price));
             if let Some(old) = change.old_price {
-                data.insert("old_price".into(), serde_json::json!(old));
+                data.insert("old_price".into(), price_value(old));
             }
             if let Some(v) = &change.variant_id {
                 data.insert("variant_id".into(), Value::from(v.clone()));
@@ -667,6 +681,107 @@ pub fn parse_offset(s: &str) -> Option<FixedOffset> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::emulator::state::{NotificationRec, Subscriber};
+    use crate::model::NewNotification;
+    use chrono::TimeZone;
+
+    fn site() -> Site {
+        Site {
+            site_id: 1,
+            api_key: "k".into(),
+            subscribers: Vec::new(),
+            segments: Vec::new(),
+            triggers: Vec::new(),
+            drips: Vec::new(),
+            notifications: Vec::new(),
+            products: Default::default(),
+            events: Vec::new(),
+            timezone: FixedOffset::east_opt(0).unwrap(),
+            engine: Engine::default(),
+        }
+    }
+
+    fn subscriber(hash: &str, at: DateTime<Utc>, online: bool) -> Subscriber {
+        Subscriber {
+            subscriber_hash: hash.into(),
+            profile_id: None,
+            country: None,
+            state: None,
+            city: None,
+            device: None,
+            device_type: None,
+            browser: None,
+            platform: None,
+            attributes: Map::new(),
+            subscribed_at: at,
+            unsubscribed_at: None,
+            segments: Default::default(),
+            online,
+        }
+    }
+
+    fn broadcast(site: &mut Site, kind: NotificationType, valid_from: Option<&str>) {
+        site.notifications.push(NotificationRec {
+            notification_id: site.notifications.len() as i64 + 1,
+            status: String::new(),
+            created_at: Utc::now(),
+            request: NewNotification {
+                notification_type: kind,
+                valid_from_utc: valid_from.map(String::from),
+                ..Default::default()
+            },
+        });
+    }
+
+    #[test]
+    fn a_later_broadcast_already_due_goes_out_when_created() {
+        let now = Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap();
+        let mut s = site();
+        let mut ids = Counters::default();
+        s.subscribers
+            .push(subscriber("a", now - Duration::days(1), true));
+        broadcast(&mut s, NotificationType::Later, Some("2020-01-01 00:00:00"));
+        on_broadcast(&mut s, &mut ids, now);
+        assert_eq!(s.engine.deliveries.len(), 1);
+        assert_eq!(s.engine.deliveries[0].sent_at, Some(now));
+    }
+
+    #[test]
+    fn a_broadcast_skips_subscribers_dated_after_it_went_out() {
+        let now = Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap();
+        let mut s = site();
+        let mut ids = Counters::default();
+        s.subscribers
+            .push(subscriber("before", now - Duration::days(1), true));
+        s.subscribers
+            .push(subscriber("after", now + Duration::days(1), true));
+        broadcast(&mut s, NotificationType::Later, Some("2030-05-01 13:00:00"));
+        on_broadcast(&mut s, &mut ids, now);
+        tick(&mut s, &mut ids, now + Duration::days(2));
+        let got: Vec<&str> = s
+            .engine
+            .deliveries
+            .iter()
+            .map(|d| d.subscriber_hash.as_str())
+            .collect();
+        assert_eq!(got, ["before"]);
+    }
+
+    #[test]
+    fn what_waits_for_an_unsubscribed_device_is_never_delivered() {
+        let now = Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap();
+        let mut s = site();
+        let mut ids = Counters::default();
+        s.subscribers
+            .push(subscriber("a", now - Duration::days(1), false));
+        broadcast(&mut s, NotificationType::Now, None);
+        on_broadcast(&mut s, &mut ids, now);
+        assert_eq!(s.engine.deliveries[0].status, "pending");
+        s.subscribers[0].unsubscribed_at = Some(now + Duration::minutes(1));
+        set_online(&mut s, "a", true, now + Duration::minutes(2));
+        assert_eq!(s.engine.deliveries[0].status, "pending");
+        assert_eq!(s.engine.deliveries[0].sent_at, None);
+    }
 
     #[test]
     fn tags_are_filled_from_data() {
@@ -687,6 +802,17 @@ mod tests {
         assert!(!drop_reaches("percentage", 10.0, 100.0, 91.0));
         assert!(drop_reaches("absolute", 5.0, 20.0, 15.0));
         assert!(!drop_reaches("absolute", 5.0, 20.0, 15.5));
+    }
+
+    #[test]
+    fn whole_prices_fill_tags_without_a_fraction() {
+        let mut data = Map::new();
+        data.insert("price".into(), price_value(89.0));
+        data.insert("old_price".into(), price_value(99.5));
+        assert_eq!(
+            personalize("{{price}} was {{old_price}}", &data),
+            "89 was 99.5"
+        );
     }
 
     #[test]
