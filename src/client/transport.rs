@@ -88,6 +88,14 @@ impl Call {
         self
     }
 
+    /// The path as the service sees it, with its interface's prefix (for logs and errors).
+    pub fn shown_path(&self) -> String {
+        match self.iface {
+            Iface::Main => format!("/apiv1{}", self.path),
+            Iface::Events => format!("/api/v1{}", self.path),
+        }
+    }
+
     pub fn on(mut self, iface: Iface) -> Call {
         self.iface = iface;
         self
@@ -314,7 +322,7 @@ impl Transport {
                         target: "pushwire",
                         "{} {} failed after {:.1} ms: {}",
                         call.method,
-                        call.path,
+                        call.shown_path(),
                         started.elapsed().as_secs_f64() * 1e3,
                         e
                     );
@@ -344,7 +352,7 @@ impl Transport {
                 target: "pushwire",
                 "retrying {} {} in {:.0} ms (retry {} of {}): {}",
                 call.method,
-                call.path,
+                call.shown_path(),
                 wait.as_secs_f64() * 1e3,
                 retries + 1,
                 self.max_retries,
@@ -413,7 +421,7 @@ fn log_call(call: &Call, status: u16, started: Instant, retries: u32) {
         target: "pushwire",
         "{} {} -> {} in {:.1} ms ({} retries)",
         call.method,
-        call.path,
+        call.shown_path(),
         status,
         started.elapsed().as_secs_f64() * 1e3,
         retries
@@ -424,7 +432,7 @@ fn timeout_error(call: &Call, timeout: Duration, outcome_unknown: bool) -> Error
     let mut message = format!(
         "{} {} did not finish within the timeout of {:.1} s",
         call.method,
-        call.path,
+        call.shown_path(),
         timeout.as_secs_f64()
     );
     if outcome_unknown {
@@ -445,7 +453,7 @@ fn connection_message(call: &Call, e: &reqwest::Error, outcome_unknown: bool) ->
         cause.push_str(&s.to_string());
         source = s.source();
     }
-    let mut message = format!("{} {} failed: {cause}", call.method, call.path);
+    let mut message = format!("{} {} failed: {cause}", call.method, call.shown_path());
     if outcome_unknown {
         message.push_str(
             "; the connection failed after the request was sent, so the outcome is unknown \
