@@ -281,11 +281,12 @@ class Emulator:
         delay: Optional[float] = None,
         drop: Union[bool, str] = False,
         method: Optional[str] = None,
+        body: Any = None,
     ) -> None:
         """Makes the next ``times`` requests to ``path`` (a prefix when it ends with ``*``) fail:
         answer ``status`` (with ``Retry-After: retry_after``), wait ``delay`` seconds first, or
         drop the connection without an answer, ``"before"`` (or ``True``) the request is
-        processed or ``"after"``."""
+        processed or ``"after"``. ``body`` replaces the error body of a ``status`` fault."""
         self._call(
             "inject_fault",
             path=path,
@@ -295,6 +296,7 @@ class Emulator:
             delay=delay,
             drop=drop,
             method=method,
+            body=body,
         )
 
     def inject_random_faults(

@@ -25,6 +25,8 @@ pub struct Fault {
     pub delay: Option<Duration>,
     pub drop: Option<DropMode>,
     pub times: u32,
+    /// The JSON body of a `status` fault, instead of the interface's plain error.
+    pub body: Option<serde_json::Value>,
 }
 
 impl Fault {
@@ -55,6 +57,8 @@ pub struct FaultSpec {
     /// `false`, `true` (same as `"before"`), `"before"` or `"after"`.
     #[serde(default)]
     pub drop: Option<serde_json::Value>,
+    #[serde(default)]
+    pub body: Option<serde_json::Value>,
 }
 
 fn one() -> u32 {
@@ -99,6 +103,7 @@ impl FaultSpec {
             delay,
             drop,
             times: self.times.max(1),
+            body: self.body,
         })
     }
 }
@@ -161,6 +166,7 @@ impl ChaosKind {
             delay: None,
             drop: None,
             times: 1,
+            body: None,
         };
         match self {
             ChaosKind::Status500 => f.status = Some(StatusCode::INTERNAL_SERVER_ERROR),

@@ -200,7 +200,10 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
             None => {}
         }
         if let Some(status) = f.status {
-            let mut resp = ApiError::plain(iface, status, "Injected fault").into_response();
+            let mut resp = match &f.body {
+                Some(body) => (status, axum::Json(body.clone())).into_response(),
+                None => ApiError::plain(iface, status, "Injected fault").into_response(),
+            };
             if let Some(ra) = f.retry_after {
                 if let Ok(v) = HeaderValue::from_str(&ra.to_string()) {
                     resp.headers_mut().insert("retry-after", v);
