@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: demo test develop lint fmt clean bench soak
+.PHONY: demo test develop lint fmt clean bench soak fuzz
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,16 @@ bench: $(VENV)/.dev-deps
 # The full soak of issue 6: 100,000 calls under 5% random faults (the short form runs in `make test`).
 soak: $(VENV)/.dev-deps develop
 	$(PY) soak/soak.py --calls 100000
+
+# cargo-fuzz on both decoders, FUZZ_SECONDS each (the corpus in fuzz/corpus grows and is
+# kept). cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP lets the stable toolchain use them.
+FUZZ_SECONDS ?= 60
+fuzz:
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	for t in emulator_decode client_decode; do \
+		RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir fuzz $$t fuzz/corpus/$$t -- \
+			-max_total_time=$(FUZZ_SECONDS) -max_len=8192 || exit 1; \
+	done
 
 lint: $(VENV)/.dev-deps
 	cargo fmt --check

@@ -26,6 +26,7 @@ use tokio::task::AbortHandle;
 
 use super::convert::to_pyerr;
 use super::ops::{self, Output};
+use super::local;
 use super::runtime::runtime;
 use crate::client::{Config, Error, Transport};
 
@@ -57,8 +58,11 @@ type Done = (u64, Result<Output, Error>, fn(&str) -> String);
 #[pyclass(module = "pushwire._core", frozen)]
 pub struct CoreClient {
     config: Config,
-    /// The transport of the process that made it; a forked child builds its own.
+    /// The transport of async calls, for the process that made it; a forked child builds
+    /// its own. Blocking calls use their thread's (see `local`).
     transport: Mutex<(u32, Arc<Transport>)>,
+    /// Who this client is, for the per-thread transports of blocking calls.
+    identity: Arc<()>,
 }
 
 impl CoreClient {
@@ -127,6 +131,7 @@ impl CoreClient {
         Ok(CoreClient {
             config,
             transport: Mutex::new((std::process::id(), Arc::new(transport))),
+            identity: Arc::new(()),
         })
     }
 
@@ -162,10 +167,11 @@ impl CoreClient {
     fn call(&self, py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         let rename = ops::renamer(op);
         let parsed = ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?;
-        let transport = self.transport().map_err(|e| to_pyerr(py, e, rename))?;
+        let (rt, transport) =
+            local::for_client(&self.identity, &self.config).map_err(|e| to_pyerr(py, e, rename))?;
         let tick = signal_tick();
         let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
-            runtime().block_on(async {
+            rt.block_on(async {
                 let fut = ops::run(&transport, parsed);
                 tokio::pin!(fut);
                 loop {

@@ -3,6 +3,7 @@
 mod client;
 mod convert;
 mod emulator;
+mod local;
 mod models;
 mod ops;
 mod runtime;
