@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from typing import Any
+from typing import Any, Callable, Optional
 
 from pushwire._core import Completions, CoreClient
 
@@ -22,7 +22,8 @@ class _LoopBridge:
         self.completions = Completions(write_fd)  # owns write_fd from here on
         self.futures: dict[int, asyncio.Future[Any]] = {}
         self._read_fd = read_fd
-        self._loop = loop
+        # Weak: the bridge must not keep its loop alive (the loop holds the bridge's reader).
+        self._loop = weakref.ref(loop)
         loop.add_reader(read_fd, self._drain)
 
     def _drain(self) -> None:
@@ -42,8 +43,9 @@ class _LoopBridge:
     def close(self) -> None:
         if self._read_fd >= 0:
             try:
-                if not self._loop.is_closed():
-                    self._loop.remove_reader(self._read_fd)
+                loop = self._loop()
+                if loop is not None and not loop.is_closed():
+                    loop.remove_reader(self._read_fd)
             finally:
                 os.close(self._read_fd)
                 self._read_fd = -1
@@ -60,11 +62,23 @@ _bridges: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopBridge] = (
 )
 
 
+# The last loop seen (weakly) and its bridge: one loop is the common case.
+_last: tuple[Callable[[], Optional[asyncio.AbstractEventLoop]], Optional[_LoopBridge]] = (
+    lambda: None,
+    None,
+)
+
+
 def _bridge_for(loop: asyncio.AbstractEventLoop) -> _LoopBridge:
+    global _last
+    last_loop, last_bridge = _last
+    if last_bridge is not None and last_loop() is loop:
+        return last_bridge
     bridge = _bridges.get(loop)
     if bridge is None:
         bridge = _LoopBridge(loop)
         _bridges[loop] = bridge
+    _last = (weakref.ref(loop), bridge)
     return bridge
 
 

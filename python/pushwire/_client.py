@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Callable, Optional, TypeVar, Union
 
@@ -565,9 +565,10 @@ class _Async:
     def __init__(self, client: AsyncClient) -> None:
         self._client = client
 
-    async def _call(self, op: str, *args: Any) -> Any:
+    def _call(self, op: str, *args: Any) -> Coroutine[Any, Any, Any]:
+        # A plain function handing back submit's coroutine: one coroutine frame less per call.
         self._client._check_open()
-        return await submit(self._client._core, op, *args)
+        return submit(self._client._core, op, *args)
 
 
 class AsyncTriggers(_Async):

@@ -13,8 +13,9 @@ use crate::validate::SEGMENT_HASHES_MAX;
 /// limit; this keeps each request the size of a hash chunk).
 pub const PROFILE_CHUNK: usize = 500;
 
-/// Tracks every event, `concurrency` in flight. Events that fail validation are not sent
-/// and get their `ValidationError`; the others get the outcome of their request.
+/// Tracks every event, `concurrency` in flight. The events come [`events::check`]ed: those
+/// that failed are not sent and keep their `ValidationError`; the others get the outcome of
+/// their request.
 pub async fn track_many(
     t: &Transport,
     events: Vec<std::result::Result<Map<String, Value>, super::Error>>,
@@ -23,7 +24,7 @@ pub async fn track_many(
     stream::iter(events)
         .map(|e| async move {
             match e {
-                Ok(body) => events::track(t, &body).await,
+                Ok(body) => events::track_checked(t, &body).await,
                 Err(err) => Err(err),
             }
         })

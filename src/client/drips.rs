@@ -14,7 +14,7 @@ envelope!(List { data: Vec<Drip>, meta: Meta });
 pub async fn create(t: &Transport, drip: &NewDrip) -> Result<i64> {
     validate::drip(drip)?;
     let body = serde_json::to_vec(drip).unwrap_or_default();
-    let call = Call::post("/drips", Body::Json(body), Idempotency::Unsafe);
+    let call = Call::post("/drips", Body::Json(body.into()), Idempotency::Unsafe);
     let created: Created = t.send(&call).await?;
     Ok(super::notifications::id_of(created.drip_id.as_ref()))
 }

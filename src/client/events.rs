@@ -37,12 +37,17 @@ pub fn check(body: &Map<String, Value>) -> Result<()> {
 /// The encoded call of one event; `check` it first.
 pub fn call(body: &Map<String, Value>) -> Call {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
-    Call::post("/events", Body::Json(bytes), Idempotency::Unsafe).on(Iface::Events)
+    Call::post("/events", Body::Json(bytes.into()), Idempotency::Unsafe).on(Iface::Events)
 }
 
 /// Records an event. Not retried once sent: it may start a triggered campaign.
 pub async fn track(t: &Transport, body: &Map<String, Value>) -> Result<()> {
     check(body)?;
+    track_checked(t, body).await
+}
+
+/// [`track`] for a body already [`check`]ed (the batch checks every event up front).
+pub async fn track_checked(t: &Transport, body: &Map<String, Value>) -> Result<()> {
     let _: Tracked = t.send(&call(body)).await?;
     Ok(())
 }

@@ -38,7 +38,7 @@ pub async fn create(t: &Transport, n: &NewNotification) -> Result<i64> {
     validate::broadcast(n)?;
     let call = Call::post(
         "/notifications",
-        Body::Form(n.to_form()),
+        Body::Form(n.to_form().into()),
         Idempotency::Unsafe,
     );
     let created: Created = t.send(&call).await?;

@@ -10,7 +10,7 @@ use crate::validate;
 pub async fn update(t: &Transport, products: &[Product]) -> Result<()> {
     validate::products(products)?;
     let body = serde_json::to_vec(&serde_json::json!({ "products": products })).unwrap_or_default();
-    let call = Call::post("/products", Body::Json(body), Idempotency::Unsafe);
+    let call = Call::post("/products", Body::Json(body.into()), Idempotency::Unsafe);
     let _: Ack = t.send(&call).await?;
     Ok(())
 }

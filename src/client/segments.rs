@@ -46,7 +46,11 @@ pub async fn delete(t: &Transport, segment_id: &str) -> Result<String> {
     let body = FormWriter::new()
         .field("segment_id", &id.to_string())
         .finish();
-    let call = Call::post("/segments/delete", Body::Form(body), Idempotency::Safe);
+    let call = Call::post(
+        "/segments/delete",
+        Body::Form(body.into()),
+        Idempotency::Safe,
+    );
     Ok(message(t.send(&call).await?))
 }
 
@@ -60,7 +64,7 @@ pub async fn add_subscribers(t: &Transport, segment_id: &str, hashes: &[String])
         .finish();
     let call = Call::post(
         "/segments/addSegmentWithHash",
-        Body::Form(body),
+        Body::Form(body.into()),
         Idempotency::Safe,
     );
     Ok(message(t.send(&call).await?))
@@ -79,7 +83,7 @@ pub async fn profiles(
         .list("profile_id", profile_ids)
         .field("operation", operation)
         .finish();
-    let call = Call::post("/profile", Body::Form(body), Idempotency::Safe);
+    let call = Call::post("/profile", Body::Form(body.into()), Idempotency::Safe);
     let _: Ack = t.send(&call).await?;
     Ok(())
 }

@@ -41,10 +41,11 @@ pub enum Idempotency {
 }
 
 #[derive(Debug, Clone)]
+/// A request body; `Bytes` so that a retry resends it without copying.
 pub enum Body {
     Empty,
-    Json(Vec<u8>),
-    Form(String),
+    Json(bytes::Bytes),
+    Form(bytes::Bytes),
 }
 
 /// One API call, as a resource module describes it.
@@ -410,7 +411,12 @@ impl Transport {
         };
         let resp = req.send().await?;
         let status = resp.status();
-        let headers = resp.headers().clone();
+        // Only a failure's headers are read (Retry-After): a success keeps none.
+        let headers = if status.is_success() {
+            HeaderMap::new()
+        } else {
+            resp.headers().clone()
+        };
         let body = resp.bytes().await?;
         Ok((status, headers, body))
     }

@@ -25,8 +25,8 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use tokio::task::AbortHandle;
 
 use super::convert::to_pyerr;
-use super::ops::{self, Output};
 use super::local;
+use super::ops::{self, Output};
 use super::runtime::runtime;
 use crate::client::{Config, Error, Transport};
 

@@ -26,7 +26,10 @@ thread_local! {
 }
 
 /// This thread's runtime, and its transport for the client whose identity is `owner`.
-pub fn for_client(owner: &Arc<()>, config: &Config) -> Result<(Arc<Runtime>, Arc<Transport>), Error> {
+pub fn for_client(
+    owner: &Arc<()>,
+    config: &Config,
+) -> Result<(Arc<Runtime>, Arc<Transport>), Error> {
     let pid = std::process::id();
     LOCAL.with(|cell| {
         let mut slot = cell.borrow_mut();
@@ -49,7 +52,9 @@ pub fn for_client(owner: &Arc<()>, config: &Config) -> Result<(Arc<Runtime>, Arc
         let Some(local) = slot.as_mut() else {
             return Err(Error::Config("the runtime could not start".into()));
         };
-        local.transports.retain(|(client, _)| client.strong_count() > 0);
+        local
+            .transports
+            .retain(|(client, _)| client.strong_count() > 0);
         let found = local
             .transports
             .iter()

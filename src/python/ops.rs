@@ -460,7 +460,7 @@ pub async fn run(t: &Transport, op: Op) -> Result<Output, Error> {
             Output::Chunks(bulk::membership(t, membership, &items, concurrency, report).await)
         }
         Op::Track(body) => {
-            events::track(t, &body).await?;
+            events::track_checked(t, &body).await?;
             Output::Nothing
         }
     })

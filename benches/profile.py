@@ -1,0 +1,158 @@
+"""Where the time goes in the concurrent cases (2 and 3): CPU per request in the client and
+in the emulator, and the client's hottest native frames (py-spy, when installed).
+
+    python benches/profile.py        # writes benches/PROFILE.md
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run  # noqa: E402
+
+import pushwire  # noqa: E402
+
+N = 40_000
+
+
+def cpu(p: psutil.Process) -> float:
+    t = p.cpu_times()
+    return t.user + t.system
+
+
+def measure(label: str, fn, server: run.Server) -> str:  # type: ignore[no-untyped-def]
+    me, emu = psutil.Process(), psutil.Process(server.proc.pid)
+    c0, s0, t0 = cpu(me), cpu(emu), time.perf_counter()
+    fn()
+    c1, s1, t1 = cpu(me), cpu(emu), time.perf_counter()
+    wall = t1 - t0
+    return (
+        f"| {label} | {N / wall:,.0f} | {(c1 - c0) / N * 1e6:.1f} | {(s1 - s0) / N * 1e6:.1f} "
+        f"| {(c1 - c0 + s1 - s0) / wall:.2f} |"
+    )
+
+
+def hot_frames(target: str) -> list[str]:
+    """Top native frames of the client process under py-spy, for one case run in a child."""
+    if shutil.which("py-spy") is None and not (Path(sys.executable).parent / "py-spy").exists():
+        return ["(py-spy not installed)"]
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    out = Path(tempfile.mkdtemp()) / "raw.txt"
+    subprocess.run(
+        [
+            spy,
+            "record",
+            "--native",
+            "--threads",
+            "--format",
+            "raw",
+            "-r",
+            "500",
+            "-o",
+            str(out),
+            "--",
+        ]
+        + [sys.executable, __file__, "--child", target],
+        capture_output=True,
+        check=False,
+    )
+    if not out.exists():
+        return ["(py-spy could not sample here)"]
+    self_time: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in out.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        frames = stack.split(";")
+        leaf = frames[-1].split(" (")[0]
+        self_time[leaf] += int(count)
+        total += int(count)
+    return [f"{n / total:6.1%}  {frame}" for frame, n in self_time.most_common(15)]
+
+
+def child(target: str) -> None:
+    server = run.Server()
+    n = N * 5  # long enough that start-up and imports are noise in the profile
+    try:
+        if target == "async":
+            asyncio.run(run.pushwire_concurrent(server, n, 64))
+        else:
+            client = pushwire.Client(
+                api_key=run.KEY, base_url=server.base, events_url=server.events
+            )
+            client.events.track_many([run.EVENT] * n, concurrency=64)
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    server = run.Server()
+    client = pushwire.Client(api_key=run.KEY, base_url=server.base, events_url=server.events)
+    try:
+        rows = [
+            measure(
+                "2. AsyncClient, 64 in flight",
+                lambda: asyncio.run(run.pushwire_concurrent(server, N, 64)),
+                server,
+            ),
+            measure(
+                "3. track_many, concurrency 64",
+                lambda: client.events.track_many([run.EVENT] * N, concurrency=64),
+                server,
+            ),
+        ]
+        wrk_rate = (
+            run.wrk(
+                f"{server.events}/api/v1/events", 64, 5, str(run.HERE / "wrk" / "post_json.lua")
+            )
+            if run.ensure_wrk()
+            else 0.0
+        )
+        emu_before = cpu(psutil.Process(server.proc.pid))
+    finally:
+        server.stop()
+    lines = [
+        "# Where the time goes (cases 2 and 3)",
+        "",
+        f"`python benches/profile.py`, {os.cpu_count()} cores, {N:,} events per case, release build.",
+        "",
+        "| case | req/s | client CPU us/req | emulator CPU us/req | cores busy |",
+        "|---|---|---|---|---|",
+        *rows,
+        "",
+        f"wrk on the same endpoint, 64 connections: {wrk_rate:,.0f} req/s (wrk itself is a few us of CPU a request).",
+        f"(emulator CPU total at the end: {emu_before:.1f} s)",
+        "",
+        "## Hottest frames of the client, case 3 (py-spy --native, self time)",
+        "",
+        "```",
+        *hot_frames("batch"),
+        "```",
+        "",
+        "## Hottest frames of the client, case 2",
+        "",
+        "```",
+        *hot_frames("async"),
+        "```",
+    ]
+    Path(run.HERE / "PROFILE.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        child(sys.argv[2])
+    else:
+        main()
