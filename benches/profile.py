@@ -1,5 +1,5 @@
 """Where the time goes in the concurrent cases (2 and 3): CPU per request in the client and
-in the emulator, and the client's hottest native frames (py-spy, when installed).
+in the emulator, and the client's CPU by library and symbol (perf, when installed).
 
     python benches/profile.py        # writes benches/PROFILE.md
 """
@@ -7,8 +7,8 @@ in the emulator, and the client's hottest native frames (py-spy, when installed)
 from __future__ import annotations
 
 import asyncio
-import collections
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,42 +44,34 @@ def measure(label: str, fn, server: run.Server) -> str:  # type: ignore[no-untyp
 
 
 def hot_frames(target: str) -> list[str]:
-    """Top native frames of the client process under py-spy, for one case run in a child."""
-    if shutil.which("py-spy") is None and not (Path(sys.executable).parent / "py-spy").exists():
-        return ["(py-spy not installed)"]
-    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    out = Path(tempfile.mkdtemp()) / "raw.txt"
+    """The client's CPU by library and its hottest symbols, from `perf record -e cpu-clock`
+    of one case run in a child process (the emulator's threads are named pushwire-emulator,
+    so the `python` command is the client)."""
+    if shutil.which("perf") is None:
+        return ["(perf is not installed: apt-get install linux-perf)"]
+    data = Path(tempfile.mkdtemp()) / "perf.data"
     subprocess.run(
-        [
-            spy,
-            "record",
-            "--native",
-            "--threads",
-            "--format",
-            "raw",
-            "-r",
-            "500",
-            "-o",
-            str(out),
-            "--",
-        ]
+        ["perf", "record", "-e", "cpu-clock", "-F", "999", "-g", "-o", str(data), "--"]
         + [sys.executable, __file__, "--child", target],
         capture_output=True,
         check=False,
     )
-    if not out.exists():
-        return ["(py-spy could not sample here)"]
-    self_time: collections.Counter[str] = collections.Counter()
-    total = 0
-    for line in out.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not count.isdigit():
-            continue
-        frames = stack.split(";")
-        leaf = frames[-1].split(" (")[0]
-        self_time[leaf] += int(count)
-        total += int(count)
-    return [f"{n / total:6.1%}  {frame}" for frame, n in self_time.most_common(15)]
+    if not data.exists():
+        return ["(perf could not record here)"]
+    out: list[str] = []
+    for sort, top in (("dso", 6), ("symbol", 25)):
+        report = subprocess.run(
+            ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--comm", "python"]
+            + ["--sort", sort],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        rows = [
+            line.rstrip()[:110] for line in report.splitlines() if re.match(r"\s+[\d.]+%", line)
+        ]
+        out += rows[:top] + [""]
+    return out
 
 
 def child(target: str) -> None:
@@ -135,13 +127,13 @@ def main() -> None:
         f"wrk on the same endpoint, 64 connections: {wrk_rate:,.0f} req/s (wrk itself is a few us of CPU a request).",
         f"(emulator CPU total at the end: {emu_before:.1f} s)",
         "",
-        "## Hottest frames of the client, case 3 (py-spy --native, self time)",
+        "## The client's CPU, case 3 (perf, cpu-clock, self time: by library, then by symbol)",
         "",
         "```",
         *hot_frames("batch"),
         "```",
         "",
-        "## Hottest frames of the client, case 2",
+        "## The client's CPU, case 2",
         "",
         "```",
         *hot_frames("async"),
