@@ -61,6 +61,8 @@ fuzz:
 lint: $(VENV)/.dev-deps
 	cargo fmt --check
 	cargo clippy --all-targets --features python -- -D warnings
+	command -v cargo-deny >/dev/null || cargo install cargo-deny --locked
+	cargo deny check bans licenses sources
 	$(VENV)/bin/ruff check python tests examples benches soak
 	$(VENV)/bin/ruff format --check python tests examples benches soak
 

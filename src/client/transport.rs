@@ -374,7 +374,7 @@ impl Transport {
             .backoff_base
             .saturating_mul(1u32 << retries.min(16))
             .min(self.backoff_max);
-        let jitter: f64 = 0.5 + rand::random::<f64>() * 0.5;
+        let jitter: f64 = 0.5 + fastrand::f64() * 0.5;
         exp.mul_f64(jitter)
     }
 

@@ -247,7 +247,6 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             Ok(json!({}))
         }
         "inject_random_faults" => {
-            use rand::SeedableRng;
             let rate = args
                 .get("rate")
                 .and_then(Value::as_f64)
@@ -269,13 +268,13 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             let seed = args
                 .get("seed")
                 .and_then(Value::as_u64)
-                .unwrap_or_else(rand::random);
+                .unwrap_or_else(|| fastrand::u64(..));
             emu.lock().chaos = Some(Chaos {
                 path: str_arg(&args, "path")?.unwrap_or_else(|| "/".into()),
                 rate,
                 kinds,
                 delay: std::time::Duration::from_secs_f64(delay),
-                rng: rand::rngs::StdRng::seed_from_u64(seed),
+                rng: fastrand::Rng::with_seed(seed),
                 injected: Default::default(),
             });
             Ok(json!({"seed": seed}))
@@ -351,11 +350,7 @@ fn time_arg(args: &Map<String, Value>, key: &str) -> Result<Option<DateTime<Utc>
 }
 
 fn random_hash() -> String {
-    use rand::Rng;
-    let mut rng = rand::rng();
-    (0..32)
-        .map(|_| char::from_digit(rng.random_range(0..16), 16).unwrap_or('0'))
-        .collect()
+    format!("{:032x}", fastrand::u128(..))
 }
 
 fn add_subscriber(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<Value, String> {

@@ -117,7 +117,7 @@ pub struct Chaos {
     pub rate: f64,
     pub kinds: Vec<ChaosKind>,
     pub delay: Duration,
-    pub rng: rand::rngs::StdRng,
+    pub rng: fastrand::Rng,
     /// How many of each kind were injected, by name.
     pub injected: std::collections::BTreeMap<&'static str, u64>,
 }
@@ -189,14 +189,13 @@ impl ChaosKind {
 impl Chaos {
     /// The fault this request meets, if any.
     pub fn draw(&mut self, path: &str) -> Option<Fault> {
-        use rand::Rng;
         if !path.starts_with(&self.path) || self.kinds.is_empty() {
             return None;
         }
-        if self.rng.random::<f64>() >= self.rate {
+        if self.rng.f64() >= self.rate {
             return None;
         }
-        let kind = self.kinds[self.rng.random_range(0..self.kinds.len())];
+        let kind = self.kinds[self.rng.usize(0..self.kinds.len())];
         *self.injected.entry(kind.name()).or_default() += 1;
         Some(kind.fault(self.delay))
     }
