@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run  # noqa: E402
 
 import pushwire  # noqa: E402
+from pushwire.testing import EmulatorProcess  # noqa: E402
 
 N = 40_000
 
@@ -31,8 +32,8 @@ def cpu(p: psutil.Process) -> float:
     return t.user + t.system
 
 
-def measure(label: str, fn, server: run.Server) -> str:  # type: ignore[no-untyped-def]
-    me, emu = psutil.Process(), psutil.Process(server.proc.pid)
+def measure(label: str, fn, server: EmulatorProcess) -> str:  # type: ignore[no-untyped-def]
+    me, emu = psutil.Process(), psutil.Process(server.pid)
     c0, s0, t0 = cpu(me), cpu(emu), time.perf_counter()
     fn()
     c1, s1, t1 = cpu(me), cpu(emu), time.perf_counter()
@@ -75,23 +76,25 @@ def hot_frames(target: str) -> list[str]:
 
 
 def child(target: str) -> None:
-    server = run.Server()
+    server = run.start_emulator()
     n = N * 5  # long enough that start-up and imports are noise in the profile
     try:
         if target == "async":
             asyncio.run(run.pushwire_concurrent(server, n, 64))
         else:
             client = pushwire.Client(
-                api_key=run.KEY, base_url=server.base, events_url=server.events
+                api_key=run.KEY, base_url=server.base_url, events_url=server.events_url
             )
             client.events.track_many([run.EVENT] * n, concurrency=64)
     finally:
-        server.stop()
+        server.close()
 
 
 def main() -> None:
-    server = run.Server()
-    client = pushwire.Client(api_key=run.KEY, base_url=server.base, events_url=server.events)
+    server = run.start_emulator()
+    client = pushwire.Client(
+        api_key=run.KEY, base_url=server.base_url, events_url=server.events_url
+    )
     try:
         rows = [
             measure(
@@ -107,14 +110,14 @@ def main() -> None:
         ]
         wrk_rate = (
             run.wrk(
-                f"{server.events}/api/v1/events", 64, 5, str(run.HERE / "wrk" / "post_json.lua")
+                f"{server.events_url}/api/v1/events", 64, 5, str(run.HERE / "wrk" / "post_json.lua")
             )
             if run.ensure_wrk()
             else 0.0
         )
-        emu_before = cpu(psutil.Process(server.proc.pid))
+        emu_before = cpu(psutil.Process(server.pid))
     finally:
-        server.stop()
+        server.close()
     lines = [
         "# Where the time goes (cases 2 and 3)",
         "",

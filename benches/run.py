@@ -15,17 +15,13 @@ import asyncio
 import dataclasses
 import datetime as dt
 import gc
-import json
 import os
 import platform
 import re
 import shutil
-import socket
 import statistics
 import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
@@ -37,6 +33,7 @@ import psutil
 import requests
 
 import pushwire
+from pushwire.testing import EmulatorProcess
 
 HERE = Path(__file__).resolve().parent
 KEY = "bench-key"
@@ -45,58 +42,12 @@ KEY = "bench-key"
 # -- the emulator, in its own process --------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def start_emulator() -> EmulatorProcess:
+    """The emulator in its own process, its request log off (it grows with every request)."""
+    return EmulatorProcess(KEY, record_requests=False)
 
 
-class Server:
-    def __init__(self) -> None:
-        self.port, self.events_port = free_port(), free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.events = f"http://127.0.0.1:{self.events_port}"
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "pushwire.emulator",
-                "--port",
-                str(self.port),
-                "--events-port",
-                str(self.events_port),
-                "--api-key",
-                KEY,
-                "--no-request-log",
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                self.admin("now")
-                break
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise RuntimeError("the emulator did not start") from None
-                time.sleep(0.05)
-
-    def admin(self, op: str, **args: Any) -> Any:
-        req = urllib.request.Request(
-            f"{self.base}/_emulator/{op}",
-            data=json.dumps(args).encode(),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return json.loads(resp.read())
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
-
-
-def seed(server: Server) -> int:
+def seed(server: EmulatorProcess) -> int:
     for i in range(20):
         server.admin("create_segment", name=f"segment-{i}")
     for i in range(500):
@@ -184,12 +135,12 @@ def ensure_wrk() -> bool:
 # -- case 1: sequential reads ----------------------------------------------------------------
 
 
-def case_sequential(server: Server, n: int, repeats: int) -> dict[str, Row]:
-    client = pushwire.Client(api_key=KEY, base_url=server.base, events_url=server.events)
+def case_sequential(server: EmulatorProcess, n: int, repeats: int) -> dict[str, Row]:
+    client = pushwire.Client(api_key=KEY, base_url=server.base_url, events_url=server.events_url)
     hx = httpx.Client(headers={"Api-Key": KEY})
     rq = requests.Session()
     rq.headers["Api-Key"] = KEY
-    url = f"{server.base}/apiv1/segments"
+    url = f"{server.base_url}/apiv1/segments"
 
     def timed(call: Callable[[], Any]) -> Callable[[], float]:
         def run() -> float:
@@ -216,8 +167,10 @@ def case_sequential(server: Server, n: int, repeats: int) -> dict[str, Row]:
 EVENT = {"event_name": "bench_event", "profile_id": "bench-profile", "data": {"n": 1}}
 
 
-async def pushwire_concurrent(server: Server, n: int, inflight: int) -> float:
-    client = pushwire.AsyncClient(api_key=KEY, base_url=server.base, events_url=server.events)
+async def pushwire_concurrent(server: EmulatorProcess, n: int, inflight: int) -> float:
+    client = pushwire.AsyncClient(
+        api_key=KEY, base_url=server.base_url, events_url=server.events_url
+    )
     per = n // inflight
 
     async def worker() -> None:
@@ -229,8 +182,8 @@ async def pushwire_concurrent(server: Server, n: int, inflight: int) -> float:
     return per * inflight / (time.perf_counter() - t0)
 
 
-async def aiohttp_concurrent(server: Server, n: int, inflight: int) -> float:
-    url = f"{server.events}/api/v1/events"
+async def aiohttp_concurrent(server: EmulatorProcess, n: int, inflight: int) -> float:
+    url = f"{server.events_url}/api/v1/events"
     per = n // inflight
     conn = aiohttp.TCPConnector(limit=inflight)
     async with aiohttp.ClientSession(connector=conn, headers={"Api-Key": KEY}) as s:
@@ -246,8 +199,8 @@ async def aiohttp_concurrent(server: Server, n: int, inflight: int) -> float:
         return per * inflight / (time.perf_counter() - t0)
 
 
-async def httpx_concurrent(server: Server, n: int, inflight: int) -> float:
-    url = f"{server.events}/api/v1/events"
+async def httpx_concurrent(server: EmulatorProcess, n: int, inflight: int) -> float:
+    url = f"{server.events_url}/api/v1/events"
     per = n // inflight
     limits = httpx.Limits(max_connections=inflight, max_keepalive_connections=inflight)
     async with httpx.AsyncClient(headers={"Api-Key": KEY}, limits=limits) as s:
@@ -263,7 +216,9 @@ async def httpx_concurrent(server: Server, n: int, inflight: int) -> float:
         return per * inflight / (time.perf_counter() - t0)
 
 
-def case_concurrent(server: Server, n: int, repeats: int) -> tuple[dict[str, Row], Row, Row]:
+def case_concurrent(
+    server: EmulatorProcess, n: int, repeats: int
+) -> tuple[dict[str, Row], Row, Row]:
     # httpx's async pool manages about 200 req/s at 64 in flight here: it gets a tenth of
     # the calls so the run stays within minutes (a rate is a rate).
     runners = {
@@ -301,8 +256,8 @@ def case_concurrent(server: Server, n: int, repeats: int) -> tuple[dict[str, Row
 # -- case 3: a batch inside Rust ---------------------------------------------------------------
 
 
-def case_batch(server: Server, n: int, repeats: int) -> dict[str, Row]:
-    client = pushwire.Client(api_key=KEY, base_url=server.base, events_url=server.events)
+def case_batch(server: EmulatorProcess, n: int, repeats: int) -> dict[str, Row]:
+    client = pushwire.Client(api_key=KEY, base_url=server.base_url, events_url=server.events_url)
     events = [EVENT] * n
 
     def sync_batch() -> float:
@@ -314,7 +269,9 @@ def case_batch(server: Server, n: int, repeats: int) -> dict[str, Row]:
 
     def async_batch() -> float:
         async def go() -> float:
-            ac = pushwire.AsyncClient(api_key=KEY, base_url=server.base, events_url=server.events)
+            ac = pushwire.AsyncClient(
+                api_key=KEY, base_url=server.base_url, events_url=server.events_url
+            )
             t0 = time.perf_counter()
             out = await ac.events.track_many(events, concurrency=64)
             elapsed = time.perf_counter() - t0
@@ -432,10 +389,10 @@ class MList(msgspec.Struct):
     meta: MMeta
 
 
-def case_decoding(server: Server, calls: int, repeats: int) -> dict[str, Row]:
-    client = pushwire.Client(api_key=KEY, base_url=server.base, events_url=server.events)
+def case_decoding(server: EmulatorProcess, calls: int, repeats: int) -> dict[str, Row]:
+    client = pushwire.Client(api_key=KEY, base_url=server.base_url, events_url=server.events_url)
     hx = httpx.Client(headers={"Api-Key": KEY})
-    url = f"{server.base}/apiv1/triggers?page=1&limit=500"
+    url = f"{server.base_url}/apiv1/triggers?page=1&limit=500"
     decoder = msgspec.json.Decoder(MList)
 
     def timed(call: Callable[[], int]) -> Callable[[], float]:
@@ -463,12 +420,12 @@ def case_decoding(server: Server, calls: int, repeats: int) -> dict[str, Row]:
 # -- case 5: bulk segment membership -----------------------------------------------------------
 
 
-def case_bulk(server: Server, segment: int, n: int, repeats: int) -> dict[str, Row]:
-    client = pushwire.Client(api_key=KEY, base_url=server.base, events_url=server.events)
+def case_bulk(server: EmulatorProcess, segment: int, n: int, repeats: int) -> dict[str, Row]:
+    client = pushwire.Client(api_key=KEY, base_url=server.base_url, events_url=server.events_url)
     hashes = [f"{i:032x}" for i in range(n)]
     rq = requests.Session()
     rq.headers["Api-Key"] = KEY
-    url = f"{server.base}/apiv1/segments/addSegmentWithHash"
+    url = f"{server.base_url}/apiv1/segments/addSegmentWithHash"
 
     def bulk() -> float:
         t0 = time.perf_counter()
@@ -511,7 +468,7 @@ def main() -> int:
     n_seq, n_conc, n_bulk, n_dec = (300, 2000, 5000, 3) if q else (5000, 20000, 100_000, 20)
     started = time.perf_counter()
     have_wrk = ensure_wrk()
-    server = Server()
+    server = start_emulator()
     try:
         segment = seed(server)
         results: list[Row] = []
@@ -531,19 +488,24 @@ def main() -> int:
             secs = 2 if q else 5
             floor = Row("1. sequential segments.list", "wrk, 1 connection (floor)", "us/call")
             floor.samples = [
-                1e6 / wrk(f"{server.base}/apiv1/segments", 1, secs) for _ in range(args.repeats)
+                1e6 / wrk(f"{server.base_url}/apiv1/segments", 1, secs) for _ in range(args.repeats)
             ]
             ceiling_seq = Row(
                 "emulator ceiling", "wrk GET /apiv1/segments, 64 connections", "req/s"
             )
-            ceiling_seq.samples = [wrk(f"{server.base}/apiv1/segments", 64, secs)]
+            ceiling_seq.samples = [wrk(f"{server.base_url}/apiv1/segments", 64, secs)]
             ceiling_events = Row(
                 "3. batch events.track_many(concurrency=64)",
                 "wrk POST /api/v1/events, 64 connections",
                 "req/s",
             )
             ceiling_events.samples = [
-                wrk(f"{server.events}/api/v1/events", 64, secs, str(HERE / "wrk" / "post_json.lua"))
+                wrk(
+                    f"{server.events_url}/api/v1/events",
+                    64,
+                    secs,
+                    str(HERE / "wrk" / "post_json.lua"),
+                )
                 for _ in range(args.repeats)
             ]
         for group in (seq, conc, batch, dec, bulk):
@@ -551,7 +513,7 @@ def main() -> int:
         results += [peak, growth]
         elapsed = time.perf_counter() - started
     finally:
-        server.stop()
+        server.close()
 
     m = {(r.case[:2], r.impl): r.median for r in results}
     targets: list[tuple[str, str, bool]] = []

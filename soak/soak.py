@@ -15,62 +15,21 @@ import gc
 import json
 import os
 import random
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections import Counter
 from typing import Any, Optional
 
 import pushwire
+from pushwire.testing import EmulatorProcess
 
 KEY = "soak-key"
 TIMEOUT = 0.75  # the client's budget per call, retries included
 DELAY = 1.5  # injected delays: past the timeout
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    """The emulator in its own process, so the client's RSS and fds are measured alone."""
-
-    def __init__(self) -> None:
-        port, events_port = free_port(), free_port()
-        self.base = f"http://127.0.0.1:{port}"
-        self.events = f"http://127.0.0.1:{events_port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pushwire.emulator", "--port", str(port)]
-            + ["--events-port", str(events_port), "--api-key", KEY, "--no-request-log"],
-            stdout=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                self.admin("now")
-                return
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise RuntimeError("the emulator did not start") from None
-                time.sleep(0.05)
-
-    def admin(self, op: str, **args: Any) -> Any:
-        req = urllib.request.Request(
-            f"{self.base}/_emulator/{op}",
-            data=json.dumps(args).encode(),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            return json.loads(resp.read())
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
+def start_emulator() -> EmulatorProcess:
+    """The emulator in its own process, its request log off (it grows with every request)."""
+    return EmulatorProcess(KEY, record_requests=False)
 
 
 def open_fds() -> int:
@@ -114,12 +73,12 @@ class Outcomes:
             refused_set.add(seq)
 
 
-async def drive(server: Server, calls: int, seed: int, out: Outcomes) -> None:
+async def drive(server: EmulatorProcess, calls: int, seed: int, out: Outcomes) -> None:
     rng = random.Random(seed)
     client = pushwire.AsyncClient(
         api_key=KEY,
-        base_url=server.base,
-        events_url=server.events,
+        base_url=server.base_url,
+        events_url=server.events_url,
         timeout=TIMEOUT,
         max_retries=2,
         backoff_base=0.01,
@@ -158,8 +117,8 @@ async def drive(server: Server, calls: int, seed: int, out: Outcomes) -> None:
     def batches() -> None:
         sync = pushwire.Client(
             api_key=KEY,
-            base_url=server.base,
-            events_url=server.events,
+            base_url=server.base_url,
+            events_url=server.events_url,
             timeout=TIMEOUT,
             backoff_base=0.01,
         )
@@ -180,7 +139,7 @@ async def drive(server: Server, calls: int, seed: int, out: Outcomes) -> None:
 
 
 def run(calls: int, seed: int) -> dict[str, Any]:
-    server = Server()
+    server = start_emulator()
     try:
         # Warm up (runtime threads, pools), then take the baselines.
         asyncio.run(drive(server, 200, seed, Outcomes()))
@@ -204,7 +163,7 @@ def run(calls: int, seed: int) -> dict[str, Any]:
             for n in server.admin("notifications")
         ]
     finally:
-        server.stop()
+        server.close()
 
     stored_events, stored_broadcasts = Counter(events), Counter(broadcasts)
     report = {

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import subprocess
+import sys
+import urllib.request
 from types import TracebackType
 from typing import Any, Optional, Union
 
@@ -18,7 +21,7 @@ from pushwire._core import EmulatorServer
 
 DateLike = Union[_dt.date, _dt.datetime, str]
 
-__all__ = ["Emulator"]
+__all__ = ["Emulator", "EmulatorProcess"]
 
 
 def _jsonable(value: Any) -> Any:
@@ -337,3 +340,81 @@ class Emulator:
     def reset(self) -> None:
         """Back to a fresh state: only the default site, no data, no faults, clock at wall time."""
         self._call("reset")
+
+
+class EmulatorProcess:
+    """The emulator in a process of its own (``python -m pushwire.emulator``), for load tests
+    and benchmarks where client and emulator must not share an interpreter. It is driven
+    through the ``/_emulator/{op}`` admin routes: ``admin("add_subscriber", country="US")``
+    does what ``Emulator.add_subscriber(country="US")`` does."""
+
+    def __init__(
+        self,
+        api_key: str = "test-key",
+        *,
+        record_requests: bool = True,
+        startup_timeout: float = 20.0,
+    ) -> None:
+        self.api_key = api_key
+        cmd = [sys.executable, "-m", "pushwire.emulator", "--port", "0", "--api-key", api_key]
+        if not record_requests:
+            cmd.append("--no-request-log")
+        self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        urls: dict[str, str] = {}
+        assert self.process.stdout is not None
+        while len(urls) < 2:
+            line = self.process.stdout.readline()
+            if not line:
+                self.process.wait(startup_timeout)
+                raise RuntimeError(f"the emulator exited with {self.process.returncode}")
+            name, _, value = line.strip().partition("=")
+            if name in ("PUSHWIRE_BASE_URL", "PUSHWIRE_EVENTS_URL"):
+                urls[name] = value
+        self.base_url = urls["PUSHWIRE_BASE_URL"]
+        self.events_url = urls["PUSHWIRE_EVENTS_URL"]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def admin(self, op: str, **args: Any) -> Any:
+        """Runs an admin operation over HTTP; its JSON answer."""
+        req = urllib.request.Request(
+            f"{self.base_url}/_emulator/{op}",
+            data=json.dumps(
+                {k: v for k, v in args.items() if v is not None}, default=_jsonable
+            ).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return json.loads(resp.read())
+
+    def client(self, **kwargs: Any) -> Client:
+        kwargs.setdefault("api_key", self.api_key)
+        return Client(base_url=self.base_url, events_url=self.events_url, **kwargs)
+
+    def async_client(self, **kwargs: Any) -> AsyncClient:
+        kwargs.setdefault("api_key", self.api_key)
+        return AsyncClient(base_url=self.base_url, events_url=self.events_url, **kwargs)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def __enter__(self) -> EmulatorProcess:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"EmulatorProcess(base_url={self.base_url!r}, pid={self.pid})"
