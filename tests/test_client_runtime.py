@@ -375,3 +375,9 @@ def test_unknown_keys_of_a_model_dict_are_not_sent(emu):
     client.drips.create("W", [{**new_drip_notification(), "colour": "red"}])
     (req,) = [r for r in api_requests(emu, "/apiv1/drips") if r["method"] == "POST"]
     assert "colour" not in req["body"]
+
+
+def test_page_can_be_subscripted_at_run_time() -> None:
+    """``Page[Drip]`` in an annotation evaluated at run time (no ``from __future__``)."""
+    alias = Page[pushwire.Drip]
+    assert alias.__origin__ is Page and alias.__args__ == (pushwire.Drip,)

@@ -146,6 +146,18 @@ impl Page {
         }
     }
 
+    /// `Page[Drip]` in annotations evaluated at run time.
+    #[classmethod]
+    fn __class_getitem__<'py>(
+        cls: &Bound<'py, pyo3::types::PyType>,
+        item: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = cls.py();
+        py.import("types")?
+            .getattr("GenericAlias")?
+            .call1((cls, item))
+    }
+
     /// Whether a later page exists.
     #[getter]
     fn has_next(&self) -> bool {
