@@ -5,7 +5,7 @@
 //! message the service gives (Laravel-style sentences on the broadcast endpoint, Joi-style on
 //! the events interface, plain sentences on the campaign endpoints).
 
-use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use serde_json::{Map, Value};
 
 use crate::model::{Action, NewDrip, NewNotification, NotificationType, Product, ScheduleOptions};
@@ -43,6 +43,12 @@ pub const EVENT_NAME_MAX: usize = 64;
 pub const RESERVED_EVENT_PREFIX: &str = "Service.";
 pub const DATA_KEY_MAX: usize = 255;
 pub const DATA_PAYLOAD_MAX_BYTES: usize = 4096;
+/// The longest wait between two campaign notifications (the spec sets none; a year keeps
+/// every schedule on the calendar).
+pub const SCHEDULE_MAX_MINUTES: i64 = 366 * 24 * 60;
+pub const SCHEDULE_MAX_DAYS: i64 = 366;
+/// Analytics ranges: years 1 to 9999, at most ten years long.
+pub const ANALYTICS_MAX_DAYS: i64 = 3660;
 /// `valid_from_utc` format.
 pub const VALID_FROM_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
 
@@ -107,12 +113,18 @@ pub fn limit(limit: Option<i64>) -> Check<u32> {
 
 /// A `YYYY-MM-DD` date.
 pub fn date(field: &str, s: &str) -> Check<NaiveDate> {
-    NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").map_err(|_| {
-        Violation::new(
-            field,
-            format!("{field} must be a date in YYYY-MM-DD format"),
-        )
-    })
+    let s = s.trim();
+    // chrono's %Y takes signed years of any width: the spec's YYYY is four digits.
+    let four_digit_year = s.len() == 10 && s.as_bytes()[..4].iter().all(u8::is_ascii_digit);
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .filter(|d| four_digit_year && d.year() >= 1)
+        .ok_or_else(|| {
+            Violation::new(
+                field,
+                format!("{field} must be a date in YYYY-MM-DD format"),
+            )
+        })
 }
 
 /// `analytics_start_at` / `analytics_end_at`: each optional, start not after end.
@@ -246,6 +258,12 @@ pub fn summary_query(
     let to = date("to", to)?;
     if from > to {
         return Err(Violation::new("from", "from must not be after to"));
+    }
+    if (to - from).num_days() > ANALYTICS_MAX_DAYS {
+        return Err(Violation::new(
+            "to",
+            format!("the range from..to must be at most {ANALYTICS_MAX_DAYS} days"),
+        ));
     }
     let group_by = group_by
         .filter(|s| !s.trim().is_empty())
@@ -406,6 +424,18 @@ pub fn schedule(prefix: &str, index: usize, s: &ScheduleOptions, allow_dow: bool
     match unit {
         "minutes" | "days" if value < 0 => {
             return Err(Violation::new(field("value"), "value must not be negative"))
+        }
+        "minutes" if value > SCHEDULE_MAX_MINUTES => {
+            return Err(Violation::new(
+                field("value"),
+                format!("value must be at most {SCHEDULE_MAX_MINUTES} minutes (a year)"),
+            ))
+        }
+        "days" if value > SCHEDULE_MAX_DAYS => {
+            return Err(Violation::new(
+                field("value"),
+                format!("value must be at most {SCHEDULE_MAX_DAYS} days (a year)"),
+            ))
         }
         "minutes" | "days" => {}
         "dow" if allow_dow => {
@@ -598,6 +628,26 @@ pub fn broadcast(n: &NewNotification) -> Check {
             ))
         }
         _ => {}
+    }
+    // An empty entry would be dropped on the way and widen the audience: refuse it.
+    for (name, list) in [
+        ("profile_id", &n.profile_id),
+        ("include_segments", &n.include_segments),
+        ("exclude_segments", &n.exclude_segments),
+        ("include_countries", &n.include_countries),
+        ("exclude_countries", &n.exclude_countries),
+        ("include_states", &n.include_states),
+        ("include_cities", &n.include_cities),
+        ("include_device_types", &n.include_device_types),
+        ("include_browsers", &n.include_browsers),
+        ("subscriber_hash", &n.subscriber_hash),
+    ] {
+        if list.iter().any(|v| v.trim().is_empty()) {
+            return Err(Violation::new(
+                name,
+                format!("The {name} entries must not be empty."),
+            ));
+        }
     }
     if n.profile_id.len() > BROADCAST_PROFILE_IDS_MAX {
         return Err(Violation::new(

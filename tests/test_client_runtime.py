@@ -370,11 +370,21 @@ def test_the_pytest_fixture_works_from_a_users_suite(tmp_path):
     assert "2 passed" in proc.stdout
 
 
-def test_unknown_keys_of_a_model_dict_are_not_sent(emu):
+def test_unknown_keys_of_a_model_dict_are_refused_before_sending(emu):
+    """A typo in a dict (``send_to={"include_segment": ...}``) must not widen a campaign."""
     client = emu.client(**FAST)
-    client.drips.create("W", [{**new_drip_notification(), "colour": "red"}])
-    (req,) = [r for r in api_requests(emu, "/apiv1/drips") if r["method"] == "POST"]
-    assert "colour" not in req["body"]
+    with pytest.raises(ValidationError) as e:
+        client.drips.create("W", [{**new_drip_notification(), "colour": "red"}])
+    assert e.value.field == "notifications[0].colour"
+    with pytest.raises(ValidationError) as e:
+        client.drips.create("W", [new_drip_notification()], send_to={"include_segment": ["5"]})
+    assert e.value.field == "send_to.include_segment"
+    with pytest.raises(ValidationError) as e:
+        client.notifications.create(
+            title="t", message="m", url="https://x.example", actions=[{"lable": "x"}]
+        )
+    assert "lable" in (e.value.field or "")
+    assert api_requests(emu) == []
 
 
 def test_page_can_be_subscripted_at_run_time() -> None:

@@ -41,9 +41,17 @@ __all__ = ["AsyncClient", "Client"]
 def _strs(name: str, values: Optional[Iterable[Any]]) -> Optional[list[str]]:
     if values is None:
         return None
-    if isinstance(values, (str, bytes)):
-        raise ValidationError(f"{name} must be a list of strings, not a single string", field=name)
-    return [str(v) for v in values]
+    if isinstance(values, (str, bytes, bytearray, Mapping)):
+        raise ValidationError(f"{name} must be a list of strings, not a single value", field=name)
+    out: list[str] = []
+    for v in values:
+        if isinstance(v, str):
+            out.append(v)
+        elif not isinstance(v, bool) and hasattr(v, "__index__"):  # ints, numpy ints
+            out.append(str(v.__index__()))
+        else:
+            raise ValidationError(f"{name} entries must be strings or integers", field=name)
+    return out
 
 
 def _broadcast(
@@ -64,6 +72,14 @@ def _broadcast(
         "notification_type": type,
     }
     if isinstance(valid_from_utc, _dt.datetime):
+        if valid_from_utc.utcoffset() is not None:
+            # The service reads valid_from_utc in the site's time zone (spec 4.13), which the
+            # client does not know: an aware datetime would be silently shifted.
+            raise ValidationError(
+                "valid_from_utc is read in the site's time zone: pass a naive datetime "
+                "(site-local) or a 'YYYY-MM-DD hh:mm:ss' string",
+                field="valid_from_utc",
+            )
         valid_from_utc = valid_from_utc.strftime("%Y-%m-%d %H:%M:%S")
     if valid_from_utc is not None:
         fields["valid_from_utc"] = valid_from_utc
@@ -72,6 +88,12 @@ def _broadcast(
     for name, values in lists.items():
         as_strs = _strs(name, values)
         if as_strs is not None:
+            if not as_strs:
+                # An empty filter would mean no filter: everyone.
+                raise ValidationError(
+                    f"{name} is empty, which would send to everyone: pass None for no filter",
+                    field=name,
+                )
             fields[name] = as_strs
     for name, value in extra.items():
         if value is not None:

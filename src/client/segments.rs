@@ -46,10 +46,12 @@ pub async fn delete(t: &Transport, segment_id: &str) -> Result<String> {
     let body = FormWriter::new()
         .field("segment_id", &id.to_string())
         .finish();
+    // Not retried once sent: a delete that went through answers a retry with "does not
+    // exist", which would report a success as a failure.
     let call = Call::post(
         "/segments/delete",
         Body::Form(body.into()),
-        Idempotency::Safe,
+        Idempotency::Unsafe,
     );
     Ok(message(t.send(&call).await?))
 }

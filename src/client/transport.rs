@@ -103,8 +103,8 @@ impl Call {
     }
 }
 
-/// How a client is set up.
-#[derive(Debug, Clone)]
+/// How a client is set up. Its `Debug` never shows the key.
+#[derive(Clone)]
 pub struct Config {
     pub api_key: String,
     /// Root of the main interface, without `/apiv1`.
@@ -126,6 +126,18 @@ pub struct Config {
     /// A proxy for every request (`http://`, `https://` or `socks5://` URL). Without it, the
     /// `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` environment applies, as for curl.
     pub proxy: Option<String>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("api_key", &"[redacted]")
+            .field("base_url", &self.base_url)
+            .field("events_url", &self.events_url)
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Config {
@@ -219,6 +231,11 @@ impl Transport {
         for (k, v) in &cfg.default_headers {
             let name = HeaderName::from_bytes(k.as_bytes())
                 .map_err(|_| Error::Config(format!("default_headers: bad header name {k:?}")))?;
+            if matches!(name.as_str(), "api-key" | "api_key") {
+                return Err(Error::Config(
+                    "default_headers must not carry the key: pass api_key=".into(),
+                ));
+            }
             let value = HeaderValue::from_str(v)
                 .map_err(|_| Error::Config(format!("default_headers: bad value for {k}")))?;
             headers.insert(name, value);
@@ -284,7 +301,7 @@ impl Transport {
             ));
         }
         let started = Instant::now();
-        let deadline = started + self.timeout;
+        let deadline = started.checked_add(self.timeout).unwrap_or(started);
         let mut retries = 0u32;
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());

@@ -62,7 +62,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
         Value::Null => Map::new(),
         _ => return Err("arguments must be a JSON object".into()),
     };
-    let site = site_of(emu, &args)?;
+    let site = site_of(emu, &args, op)?;
     match op {
         "add_site" => {
             let key = str_arg(&args, "api_key")?.ok_or("api_key is required")?;
@@ -262,8 +262,8 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                 Some(_) => return Err("kinds must be a list".into()),
             };
             let delay = args.get("delay").and_then(Value::as_f64).unwrap_or(2.0);
-            if !(delay.is_finite() && delay >= 0.0) {
-                return Err("delay must be a number of seconds".into());
+            if !(delay.is_finite() && (0.0..=3600.0).contains(&delay)) {
+                return Err("delay must be a number of seconds from 0 to 3600".into());
             }
             let seed = args
                 .get("seed")
@@ -289,11 +289,12 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
         }
         "now" => Ok(json!({"now": iso(emu.lock().now())})),
         "advance" => {
+            // A century at most: the clock must stay on chrono's calendar.
             let secs = args
                 .get("seconds")
                 .and_then(Value::as_f64)
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .ok_or("seconds must be a number not below 0")?;
+                .filter(|s| s.is_finite() && (0.0..=3.2e9).contains(s))
+                .ok_or("seconds must be a number from 0 to 3.2e9 (a century)")?;
             let mut st = emu.lock();
             st.clock_offset += chrono::Duration::milliseconds((secs * 1000.0).round() as i64);
             Ok(json!({"now": iso(st.now())}))
@@ -310,7 +311,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
 }
 
 /// The site an operation acts on: the one of `api_key` when given, else the default.
-fn site_of(emu: &Emu, args: &Map<String, Value>) -> Result<SiteId, String> {
+fn site_of(emu: &Emu, args: &Map<String, Value>, op: &str) -> Result<SiteId, String> {
     let key = match args.get("api_key").and_then(Value::as_str) {
         Some(k) => k.to_string(),
         None => emu.default_key.clone(),
@@ -318,9 +319,11 @@ fn site_of(emu: &Emu, args: &Map<String, Value>) -> Result<SiteId, String> {
     match emu.site_for_key(&key) {
         Some(site) => Ok(site),
         // add_site names a key that has no site yet.
-        None => emu
+        None if op == "add_site" => emu
             .site_for_key(&emu.default_key)
             .ok_or_else(|| "the emulator has no default site".to_string()),
+        // A mistyped key must not seed the default site instead.
+        None => Err("no site has that api_key: add it with add_site first".to_string()),
     }
 }
 

@@ -85,8 +85,10 @@ impl FaultSpec {
             Some(_) => return Err("drop must be false, true, \"before\" or \"after\"".into()),
         };
         let delay = match self.delay {
-            Some(d) if d.is_finite() && d >= 0.0 => Some(Duration::from_secs_f64(d)),
-            Some(_) => return Err("delay must be a number of seconds".into()),
+            Some(d) if d.is_finite() && (0.0..=3600.0).contains(&d) => {
+                Some(Duration::from_secs_f64(d))
+            }
+            Some(_) => return Err("delay must be a number of seconds from 0 to 3600".into()),
             None => None,
         };
         if status.is_none() && drop.is_none() && delay.is_none() {

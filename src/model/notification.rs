@@ -182,11 +182,7 @@ impl NewNotification {
             })?;
         }
         for name in LISTS {
-            *n.list_mut(name) = form
-                .list(name)
-                .into_iter()
-                .filter(|s| !s.trim().is_empty())
-                .collect();
+            *n.list_mut(name) = form.list(name);
         }
         n.require_interaction = int_field(form, "require_interaction")?;
         n.notification_expiry = int_field(form, "notification_expiry")?;

@@ -35,22 +35,51 @@ use crate::client::{Config, Error, Transport};
 /// runtime's timer driver from outside it); one thread ticking for every call costs nothing
 /// per call. One ticker per process (a forked child starts its own).
 fn signal_tick() -> &'static tokio::sync::Notify {
-    static TICK: tokio::sync::Notify = tokio::sync::Notify::const_new();
-    static TICKER_PID: Mutex<u32> = Mutex::new(0);
+    // One per process: a forked child must not share the parent's (its lock may have been
+    // held by the parent's ticker at the fork). Leaked: it lives as long as the process.
+    static TICKER: Mutex<Option<(u32, &'static tokio::sync::Notify)>> = Mutex::new(None);
     let pid = std::process::id();
-    let mut started = TICKER_PID.lock().unwrap_or_else(|e| e.into_inner());
-    if *started != pid {
-        let spawned = std::thread::Builder::new()
-            .name("pushwire-signals".into())
-            .spawn(|| loop {
-                std::thread::sleep(Duration::from_millis(50));
-                TICK.notify_waiters();
-            });
-        if spawned.is_ok() {
-            *started = pid;
+    let mut slot = TICKER.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((owner, tick)) = *slot {
+        if owner == pid {
+            return tick;
         }
     }
-    &TICK
+    let tick: &'static tokio::sync::Notify = Box::leak(Box::new(tokio::sync::Notify::new()));
+    let spawned = std::thread::Builder::new()
+        .name("pushwire-signals".into())
+        .spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(50));
+            tick.notify_waiters();
+        });
+    if spawned.is_ok() {
+        *slot = Some((pid, tick));
+    }
+    tick
+}
+
+thread_local! {
+    /// Whether this thread is inside a blocking call (runtimes do not nest).
+    static IN_CALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the thread as inside a blocking call until dropped.
+struct CallGuard;
+
+impl CallGuard {
+    fn enter() -> Option<CallGuard> {
+        // Inside a runtime already (a progress callback of an async bulk call runs on one).
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return None;
+        }
+        IN_CALL.with(|c| (!c.replace(true)).then_some(CallGuard))
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        IN_CALL.with(|c| c.set(false));
+    }
 }
 
 type Done = (u64, Result<Output, Error>, fn(&str) -> String);
@@ -100,19 +129,19 @@ impl CoreClient {
     ) -> PyResult<Self> {
         let bad =
             |field: &str, m: &str| to_pyerr(py, Error::validation(field, m), |f| f.to_string());
-        if !(timeout.is_finite() && timeout > 0.0) {
+        if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
             return Err(bad(
                 "timeout",
-                "timeout must be a positive number of seconds",
+                "timeout must be a positive number of seconds, at most a day",
             ));
         }
         if !(0..=20).contains(&max_retries) {
             return Err(bad("max_retries", "max_retries must be between 0 and 20"));
         }
-        if !(backoff_base.is_finite() && backoff_base >= 0.0) {
+        if !(backoff_base.is_finite() && (0.0..=3600.0).contains(&backoff_base)) {
             return Err(bad(
                 "backoff_base",
-                "backoff_base must be a number of seconds not below 0",
+                "backoff_base must be a number of seconds from 0 to 3600",
             ));
         }
         let mut config = Config::new(api_key, base_url, events_url);
@@ -166,6 +195,15 @@ impl CoreClient {
     #[pyo3(signature = (op, *args))]
     fn call(&self, py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         let rename = ops::renamer(op);
+        let Some(_guard) = CallGuard::enter() else {
+            let e = Error::Config(
+                "a blocking pushwire call was made from code running inside another one on \
+                 the same thread (a signal handler or a progress callback); make it from \
+                 elsewhere, or use AsyncClient"
+                    .into(),
+            );
+            return Err(to_pyerr(py, e, rename));
+        };
         let parsed = ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?;
         let (rt, transport) =
             local::for_client(&self.identity, &self.config).map_err(|e| to_pyerr(py, e, rename))?;

@@ -93,6 +93,12 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
     if let Ok(d) = obj.call_method0("to_dict") {
         return to_json(&d, path);
     }
+    // numpy and pandas integers: anything with __index__.
+    if obj.hasattr("__index__").unwrap_or(false) {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+    }
     let type_name = obj
         .get_type()
         .name()
@@ -104,10 +110,52 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
     ))
 }
 
-/// A model from a model object or a plain dict (or any mix of both in nested fields).
-pub fn model<T: DeserializeOwned>(obj: &Bound<'_, PyAny>, path: &str) -> Result<T, Error> {
+/// A model from a model object or a plain dict (or any mix of both in nested fields). A key
+/// the model does not have (a typo like `include_segment`) is refused, not dropped.
+pub fn model<T: DeserializeOwned + serde::Serialize>(
+    obj: &Bound<'_, PyAny>,
+    path: &str,
+) -> Result<T, Error> {
     let v = to_json(obj, path)?;
-    from_json(v, path)
+    let m: T = from_json(v.clone(), path)?;
+    let kept = serde_json::to_value(&m).unwrap_or_default();
+    match unknown_field(&v, &kept, path) {
+        None => Ok(m),
+        Some(field) => Err(Error::validation(
+            field.clone(),
+            format!("{field} is not a field of this model"),
+        )),
+    }
+}
+
+/// The first key of `given` (with a value: null and empty ones are defaults) that the
+/// decoded model dropped, searched through nested objects and lists of objects.
+pub fn unknown_field(given: &Value, kept: &Value, path: &str) -> Option<String> {
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match (given, kept) {
+        (Value::Object(g), Value::Object(k)) => g.iter().find_map(|(key, v)| {
+            let empty = v.is_null()
+                || v.as_array().is_some_and(|a| a.is_empty())
+                || v.as_object().is_some_and(|o| o.is_empty());
+            match k.get(key) {
+                None if !empty => Some(join(key)),
+                Some(kv) => unknown_field(v, kv, &join(key)),
+                None => None,
+            }
+        }),
+        (Value::Array(g), Value::Array(k)) => g
+            .iter()
+            .zip(k)
+            .enumerate()
+            .find_map(|(i, (gv, kv))| unknown_field(gv, kv, &format!("{path}[{i}]"))),
+        _ => None,
+    }
 }
 
 pub fn from_json<T: DeserializeOwned>(v: Value, path: &str) -> Result<T, Error> {

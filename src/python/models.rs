@@ -26,7 +26,7 @@ fn repr_of(py: Python<'_>, name: &str, dict: &Bound<'_, PyAny>) -> PyResult<Stri
 }
 
 /// A keyword the model does not have (a typo like `lable=`) is an error, not silently
-/// dropped: every non-null keyword must come back when the model is serialized.
+/// dropped: every keyword with a value must come back when the model is serialized.
 fn reject_unknown<T: serde::Serialize>(
     py: Python<'_>,
     given: &serde_json::Value,
@@ -34,21 +34,16 @@ fn reject_unknown<T: serde::Serialize>(
     name: &str,
 ) -> PyResult<()> {
     let kept = serde_json::to_value(model).unwrap_or_default();
-    if let (Some(given), Some(kept)) = (given.as_object(), kept.as_object()) {
-        for (k, v) in given {
-            let empty = v.is_null()
-                || v.as_array().is_some_and(|a| a.is_empty())
-                || v.as_object().is_some_and(|o| o.is_empty());
-            if !empty && !kept.contains_key(k) {
-                let err = crate::client::Error::validation(
-                    k.clone(),
-                    format!("{name} has no field {k:?}"),
-                );
-                return Err(to_pyerr(py, err, same_name));
-            }
+    match super::convert::unknown_field(given, &kept, "") {
+        None => Ok(()),
+        Some(field) => {
+            let err = crate::client::Error::validation(
+                field.clone(),
+                format!("{name} has no field {field:?}"),
+            );
+            Err(to_pyerr(py, err, same_name))
         }
     }
-    Ok(())
 }
 
 macro_rules! py_models {

@@ -3,7 +3,9 @@
 //! objects (with it again).
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+};
 use pythonize::pythonize;
 use serde_json::{Map, Value};
 
@@ -126,11 +128,14 @@ fn opt_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<i64>, Error> {
     if obj.is_none() {
         return Ok(None);
     }
-    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
-        return obj
-            .extract::<i64>()
-            .map(Some)
-            .map_err(|_| Error::validation(field, format!("{field} is out of range")));
+    // Ints and whatever has __index__ (numpy's), never a bool or a float.
+    if !obj.is_instance_of::<PyBool>() && !obj.is_instance_of::<PyFloat>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Some(i));
+        }
+        if obj.is_instance_of::<PyInt>() {
+            return Err(Error::validation(field, format!("{field} is out of range")));
+        }
     }
     Err(Error::validation(
         field,
@@ -170,10 +175,14 @@ fn text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
 /// A list of strings (ints allowed, as ids); a bare string is refused, as it would be read
 /// as a list of its characters.
 pub fn str_list(obj: &Bound<'_, PyAny>, field: &str) -> Result<Vec<String>, Error> {
-    if obj.is_instance_of::<PyString>() {
+    if obj.is_instance_of::<PyString>()
+        || obj.is_instance_of::<PyBytes>()
+        || obj.is_instance_of::<PyByteArray>()
+        || obj.is_instance_of::<PyDict>()
+    {
         return Err(Error::validation(
             field,
-            format!("{field} must be a list of strings, not a single string"),
+            format!("{field} must be a list of strings, not a single value"),
         ));
     }
     let iter = obj
@@ -202,7 +211,7 @@ fn range(args: &Bound<'_, PyTuple>, at: usize) -> Result<AnalyticsRange, Error> 
     })
 }
 
-fn list_of<T: serde::de::DeserializeOwned>(
+fn list_of<T: serde::de::DeserializeOwned + serde::Serialize>(
     obj: &Bound<'_, PyAny>,
     field: &str,
 ) -> Result<Vec<T>, Error> {
@@ -295,9 +304,7 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
         }),
         "products.update" => Op::Products(list_of(&a(0), "products")?),
         "notifications.create" => {
-            let fields = a(0);
-            let v = to_json(&fields, "")?;
-            let n: NewNotification = super::convert::from_json(v, "")?;
+            let n: NewNotification = model(&a(0), "")?;
             Op::Notify(Box::new(n))
         }
         "events.track_many" => {

@@ -19,11 +19,17 @@ fn at_time(s: &ScheduleOptions) -> NaiveTime {
 pub fn next_due(prev: DateTime<Utc>, s: &ScheduleOptions, tz: FixedOffset) -> DateTime<Utc> {
     let value = s.value.unwrap_or(0);
     match (s.r#type.as_str(), s.unit.as_deref()) {
-        ("after", Some("minutes")) => prev + Duration::minutes(value),
+        // Checked: a wait past the calendar's end means never (the validation bounds the
+        // waits; this keeps the engine from panicking whatever reaches it).
+        ("after", Some("minutes")) => Duration::try_minutes(value)
+            .and_then(|d| prev.checked_add_signed(d))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC),
         ("after", Some("days")) => {
             let local = prev.with_timezone(&tz);
-            let date = local.date_naive() + Duration::days(value);
-            local_to_utc(tz, date.and_time(at_time(s)))
+            match Duration::try_days(value).and_then(|d| local.date_naive().checked_add_signed(d)) {
+                Some(date) => local_to_utc(tz, date.and_time(at_time(s))),
+                None => DateTime::<Utc>::MAX_UTC,
+            }
         }
         ("after", Some("dow")) => {
             let local = prev.with_timezone(&tz);
@@ -34,7 +40,10 @@ pub fn next_due(prev: DateTime<Utc>, s: &ScheduleOptions, tz: FixedOffset) -> Da
                 if date.weekday().num_days_from_sunday() == target && candidate > prev {
                     return candidate;
                 }
-                date += Duration::days(1);
+                match date.succ_opt() {
+                    Some(next) => date = next,
+                    None => return DateTime::<Utc>::MAX_UTC,
+                }
             }
             prev
         }

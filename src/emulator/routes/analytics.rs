@@ -39,11 +39,12 @@ fn period_start(d: NaiveDate, g: GroupBy) -> NaiveDate {
 }
 
 fn next_period(start: NaiveDate, g: GroupBy) -> NaiveDate {
-    match g {
-        GroupBy::Day => start + Days::new(1),
-        GroupBy::Week => start + Days::new(7),
-        GroupBy::Month => start + Months::new(1),
-    }
+    let next = match g {
+        GroupBy::Day => start.checked_add_days(Days::new(1)),
+        GroupBy::Week => start.checked_add_days(Days::new(7)),
+        GroupBy::Month => start.checked_add_months(Months::new(1)),
+    };
+    next.unwrap_or(NaiveDate::MAX)
 }
 
 fn is_mobile(sub: &Subscriber) -> bool {
@@ -66,7 +67,11 @@ pub fn summary_rows(s: &Site, from: NaiveDate, to: NaiveDate, g: GroupBy) -> Vec
                 ..Default::default()
             },
         );
-        start = next_period(start, g);
+        let next = next_period(start, g);
+        if next <= start {
+            break; // the calendar's end
+        }
+        start = next;
     }
     let in_range = |d: NaiveDate| d >= from && d <= to;
     for sub in &s.subscribers {
