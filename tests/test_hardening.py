@@ -159,3 +159,27 @@ def test_a_segment_delete_is_not_retried_after_a_server_error(emu: Emulator) -> 
     with pytest.raises(pushwire.ServerError):
         emu.client(backoff_base=0).segments.delete(segment)
     assert len(api_requests(emu, "/apiv1/segments/delete")) == 1
+
+
+@pytest.mark.parametrize(
+    ("override", "field"),
+    [
+        ({"expiry": 3600.5}, "notifications[0].expiry"),
+        ({"require_interaction": True}, "notifications[0].require_interaction"),
+        ({"title": 5}, "notifications[0].title"),
+    ],
+)
+def test_drip_field_types_are_checked_alike_by_client_and_emulator(
+    emu: Emulator, override: dict[str, object], field: str
+) -> None:
+    note = new_drip_notification(**override)
+    with pytest.raises(pushwire.ValidationError) as e:
+        emu.client().drips.create("typed", [note])
+    assert e.value.field == field
+    assert api_requests(emu) == []
+    raw = requests.post(
+        f"{emu.base_url}/apiv1/drips",
+        json={"campaign_name": "typed", "notifications": [note]},
+        headers={"Api-Key": emu.api_key},
+    )
+    assert raw.status_code == 400 and field in raw.json()["error"]["message"]

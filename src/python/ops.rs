@@ -249,6 +249,14 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             range(args, 2)?,
         ),
         "drips.create" => {
+            // The same JSON type checks as the service, before the lenient model reading
+            // (which would turn 3600.5 into 3600 or true into 1 without a word).
+            let mut body = Map::new();
+            body.insert("notifications".into(), to_json(&a(1), "notifications")?);
+            crate::validate::drip_json_types(&body).map_err(|m| {
+                let field = m.split(' ').next().unwrap_or("notifications").to_string();
+                Error::validation(field, m)
+            })?;
             let notifications: Vec<NewDripNotification> = list_of(&a(1), "notifications")?;
             let send_to: Option<SendTo> = if a(2).is_none() {
                 None

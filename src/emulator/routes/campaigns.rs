@@ -154,76 +154,11 @@ pub fn parse_new_drip(mut obj: serde_json::Map<String, Value>) -> Result<NewDrip
             return Err(format!("{key} is required"));
         }
     }
-    check_notification_types(&obj)?;
+    validate::drip_json_types(&obj)?;
     let mut drip: NewDrip =
         serde_json::from_value(Value::Object(obj)).map_err(|e| format!("Invalid body: {e}"))?;
     drip.utm_params = utm;
     Ok(drip)
-}
-
-/// The JSON types of the notifications of 4.3 (2.8), checked as the service does before the
-/// model's lenient reading: text fields are strings, numbers are numbers (or numeric
-/// strings), `schedule_options` an object and `actions` an array of objects. `null` stands
-/// for a missing field, which the required-field checks report.
-fn check_notification_types(obj: &serde_json::Map<String, Value>) -> Result<(), String> {
-    let Some(Value::Array(items)) = obj.get("notifications") else {
-        return Err("notifications must be an array".into());
-    };
-    let is_int =
-        |v: &Value| v.is_i64() || v.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok());
-    let text = |m: &serde_json::Map<String, Value>, prefix: &str, keys: &[&str]| {
-        for k in keys {
-            if !matches!(m.get(*k), None | Some(Value::Null) | Some(Value::String(_))) {
-                return Err(format!("{prefix}{k} must be a string"));
-            }
-        }
-        Ok(())
-    };
-    for (i, n) in items.iter().enumerate() {
-        let prefix = format!("notifications[{i}].");
-        let n = n
-            .as_object()
-            .ok_or_else(|| format!("notifications[{i}] must be an object"))?;
-        text(
-            n,
-            &prefix,
-            &["title", "message", "url", "image_url", "big_image_url"],
-        )?;
-        for k in ["require_interaction", "expiry"] {
-            match n.get(k) {
-                None | Some(Value::Null) => {}
-                Some(v) if is_int(v) => {}
-                Some(_) => return Err(format!("{prefix}{k} must be an integer")),
-            }
-        }
-        match n.get("schedule_options") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(s)) => {
-                let p = format!("{prefix}schedule_options.");
-                text(s, &p, &["type", "unit", "at"])?;
-                match s.get("value") {
-                    None | Some(Value::Null) => {}
-                    Some(v) if is_int(v) => {}
-                    Some(_) => return Err(format!("{p}value must be an integer")),
-                }
-            }
-            Some(_) => return Err(format!("{prefix}schedule_options must be an object")),
-        }
-        match n.get("actions") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(actions)) => {
-                for (j, a) in actions.iter().enumerate() {
-                    let p = format!("{prefix}actions[{j}].");
-                    let a = a
-                        .as_object()
-                        .ok_or_else(|| format!("{prefix}actions[{j}] must be an object"))?;
-                    text(a, &p, &["label", "url", "image_url"])?;
-                }
-            }
-            Some(_) => return Err(format!("{prefix}actions must be an array")),
-        }
-    }
-    Ok(())
 }
 
 pub async fn create_drip(
