@@ -183,3 +183,14 @@ def test_drip_field_types_are_checked_alike_by_client_and_emulator(
         headers={"Api-Key": emu.api_key},
     )
     assert raw.status_code == 400 and field in raw.json()["error"]["message"]
+
+
+def test_injected_server_errors_use_the_specs_words(emu: Emulator) -> None:
+    emu.inject_fault("/apiv1/notifications", status=500)
+    with pytest.raises(pushwire.ServerError) as main:
+        emu.client().notifications.create(**BROADCAST)
+    assert main.value.message == "Something went wrong."
+    emu.inject_fault("/api/v1/events", status=500)
+    with pytest.raises(pushwire.ServerError) as events:
+        emu.client().events.track("e", profile_id="p")
+    assert events.value.code == 1001 and events.value.message == "Something went wrong"

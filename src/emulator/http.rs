@@ -202,7 +202,9 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         if let Some(status) = f.status {
             let mut resp = match &f.body {
                 Some(body) => (status, axum::Json(body.clone())).into_response(),
-                None => ApiError::plain(iface, status, "Injected fault").into_response(),
+                None => {
+                    ApiError::plain(iface, status, fault_message(iface, status)).into_response()
+                }
             };
             if let Some(ra) = f.retry_after {
                 if let Ok(v) = HeaderValue::from_str(&ra.to_string()) {
@@ -227,6 +229,16 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         return hang_up(kill).await;
     }
     resp
+}
+
+/// What an injected error status says: the spec's words where it has them (section 7).
+fn fault_message(iface: Interface, status: StatusCode) -> &'static str {
+    match (iface, status.as_u16()) {
+        (Interface::Main, 500..=599) => "Something went wrong.",
+        (Interface::Events, 500..=599) => "Something went wrong",
+        (_, 429) => "Too many requests",
+        _ => "Injected fault",
+    }
 }
 
 /// Closes the connection and never answers.
