@@ -189,3 +189,27 @@ def test_progress_true_draws_a_bar(emu: Emulator, capsys: pytest.CaptureFixture[
     emu.client().segments.add_subscribers_bulk(segment, hashes, progress=True)
     err = capsys.readouterr().err
     assert "600/600" in err and "add_subscribers" in err
+
+
+def test_async_progress_runs_on_the_event_loop_thread(emu: Emulator) -> None:
+    import asyncio
+    import threading
+
+    segment = emu.create_segment("s")
+    hashes = [emu.add_subscriber(f"h{i}") for i in range(1100)]
+    threads: list[int] = []
+    reports: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        threads.append(threading.get_ident())
+        reports.append((done, total))
+
+    async def go() -> BulkResult:
+        client = emu.async_client()
+        return await client.segments.add_subscribers_bulk(segment, hashes, progress=progress)
+
+    loop_thread = threading.get_ident()  # asyncio.run runs the loop on this thread
+    result = asyncio.run(go())
+    assert result.ok
+    assert reports[-1] == (1100, 1100) and len(reports) == 3
+    assert set(threads) == {loop_thread}

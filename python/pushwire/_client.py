@@ -7,6 +7,7 @@ with the GIL released, and returns typed results.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 import os
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Mapping, Sequence
@@ -511,6 +512,21 @@ def _events(events: Iterable[Mapping[str, Any]]) -> list[Any]:
     return list(events)
 
 
+def _on_loop(
+    callback: Optional[Callable[[int, int], Any]],
+) -> Optional[Callable[[int, int], Any]]:
+    """An async bulk call reports progress from a Rust worker thread: hand each report to the
+    event loop, so the callback runs on the loop's thread like the rest of the user's code."""
+    if callback is None:
+        return None
+    loop = asyncio.get_running_loop()
+
+    def report(done: int, total: int) -> None:
+        loop.call_soon_threadsafe(callback, done, total)
+
+    return report
+
+
 def _walk(fetch: Callable[[int], Page[T]]) -> Iterator[T]:
     page = 1
     while True:
@@ -741,7 +757,7 @@ class AsyncSegments(_Async):
             segment_id,
             hashes,
             concurrency,
-            progress_callback(progress, "add_subscribers"),
+            _on_loop(progress_callback(progress, "add_subscribers")),
         )
         return build_result(raw, hashes)
 
@@ -759,7 +775,7 @@ class AsyncSegments(_Async):
             segment_name,
             ids,
             concurrency,
-            progress_callback(progress, "add_profiles"),
+            _on_loop(progress_callback(progress, "add_profiles")),
         )
         return build_result(raw, ids)
 
@@ -777,7 +793,7 @@ class AsyncSegments(_Async):
             segment_name,
             ids,
             concurrency,
-            progress_callback(progress, "remove_profiles"),
+            _on_loop(progress_callback(progress, "remove_profiles")),
         )
         return build_result(raw, ids)
 
