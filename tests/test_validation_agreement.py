@@ -47,7 +47,9 @@ broadcasts = st.fixed_dictionaries(
         ),
         "expiry": st.integers(-2, 40330),
         "require_interaction": st.integers(-1, 2),
-        "subscriber_hash": st.integers(0, 103).map(lambda n: [f"h{i}" for i in range(n)]),
+        # From 1: an empty list is refused by the client alone (it would mean no filter,
+        # and the form cannot even carry it), a documented client-side rule.
+        "subscriber_hash": st.integers(1, 103).map(lambda n: [f"h{i}" for i in range(n)]),
         "image_url": urls,
         "from_date": st.sampled_from(["2026-01-01", "2026-01-01T10:00:00Z", "yesterday"]),
         "actions": st.lists(
