@@ -1,7 +1,7 @@
 //! Drip autoresponders: create (4.3), list (4.4), read (4.5).
 
 use super::transport::{Body, Call, Idempotency, Transport};
-use super::{path_id, AnalyticsRange, Page, Result};
+use super::{list_call, path_id, AnalyticsRange, Page, Result};
 use crate::envelope;
 use crate::model::{Drip, Meta, NewDrip};
 use crate::validate;
@@ -34,15 +34,7 @@ pub async fn list(
     limit: Option<i64>,
     range: &AnalyticsRange,
 ) -> Result<Page<Drip>> {
-    let page = validate::page(page)?;
-    let limit = validate::limit(limit)?;
-    range.check()?;
-    let call = range.apply(
-        Call::get("/drips")
-            .query("page", Some(page))
-            .query("limit", Some(limit)),
-    );
-    let list: List = t.send(&call).await?;
+    let list: List = t.send(&list_call("/drips", page, limit, range)?).await?;
     Ok(Page {
         data: list.data,
         meta: list.meta,

@@ -44,6 +44,23 @@ impl AnalyticsRange {
     }
 }
 
+/// The checked call of a campaign list (4.2, 4.4): `page`, `limit` and the analytics range.
+fn list_call(
+    path: &str,
+    page: Option<i64>,
+    limit: Option<i64>,
+    range: &AnalyticsRange,
+) -> Result<transport::Call> {
+    let page = crate::validate::page(page)?;
+    let limit = crate::validate::limit(limit)?;
+    range.check()?;
+    Ok(range.apply(
+        transport::Call::get(path)
+            .query("page", Some(page))
+            .query("limit", Some(limit)),
+    ))
+}
+
 /// A positive id for a path.
 fn path_id(field: &str, id: i64) -> Result<i64> {
     if id > 0 {

@@ -1,10 +1,9 @@
 //! Triggered campaigns: `GET /triggers/{id}` (4.1) and `GET /triggers` (4.2).
 
 use super::transport::{Call, Transport};
-use super::{path_id, AnalyticsRange, Page, Result};
+use super::{list_call, path_id, AnalyticsRange, Page, Result};
 use crate::envelope;
 use crate::model::{Meta, TriggeredCampaign};
-use crate::validate;
 
 envelope!(One { data: Option<TriggeredCampaign> });
 envelope!(List { data: Vec<TriggeredCampaign>, meta: Meta });
@@ -27,15 +26,7 @@ pub async fn list(
     limit: Option<i64>,
     range: &AnalyticsRange,
 ) -> Result<Page<TriggeredCampaign>> {
-    let page = validate::page(page)?;
-    let limit = validate::limit(limit)?;
-    range.check()?;
-    let call = range.apply(
-        Call::get("/triggers")
-            .query("page", Some(page))
-            .query("limit", Some(limit)),
-    );
-    let list: List = t.send(&call).await?;
+    let list: List = t.send(&list_call("/triggers", page, limit, range)?).await?;
     Ok(Page {
         data: list.data,
         meta: list.meta,
