@@ -27,7 +27,7 @@ use tokio::task::AbortHandle;
 use super::convert::to_pyerr;
 use super::local;
 use super::ops::{self, Output};
-use super::runtime::runtime;
+use super::runtime::io_threads;
 use crate::client::{Config, Error, Transport};
 
 /// Wakes blocked calls every 50 ms so they can let Python handle signals. A tokio timer per
@@ -86,27 +86,8 @@ type Done = (u64, Result<Output, Error>, fn(&str) -> String);
 
 #[pyclass(module = "pushwire._core", frozen)]
 pub struct CoreClient {
-    config: Config,
-    /// The transport of async calls, for the process that made it; a forked child builds
-    /// its own. Blocking calls use their thread's (see `local`).
-    transport: Mutex<(u32, Arc<Transport>)>,
-    /// Who this client is, for the per-thread transports of blocking calls.
-    identity: Arc<()>,
-}
-
-impl CoreClient {
-    fn transport(&self) -> Result<Arc<Transport>, Error> {
-        let pid = std::process::id();
-        let mut slot = self.transport.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.0 != pid {
-            let fresh = Arc::new(Transport::new(&self.config)?);
-            let inherited = std::mem::replace(&mut *slot, (pid, fresh));
-            // The parent's pool belongs to threads this process does not have: never touch
-            // (or drop) it here.
-            std::mem::forget(inherited);
-        }
-        Ok(slot.1.clone())
-    }
+    /// Also the client's identity: each thread keeps a transport per client (see `local`).
+    config: Arc<Config>,
 }
 
 #[pymethods]
@@ -157,10 +138,9 @@ impl CoreClient {
             }
         }
         let transport = Transport::new(&config).map_err(|e| to_pyerr(py, e, |f| f.to_string()))?;
+        drop(transport);
         Ok(CoreClient {
-            config,
-            transport: Mutex::new((std::process::id(), Arc::new(transport))),
-            identity: Arc::new(()),
+            config: Arc::new(config),
         })
     }
 
@@ -206,7 +186,7 @@ impl CoreClient {
         };
         let parsed = ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?;
         let (rt, transport) =
-            local::for_client(&self.identity, &self.config).map_err(|e| to_pyerr(py, e, rename))?;
+            local::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
         let tick = signal_tick();
         let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
             rt.block_on(async {
@@ -242,12 +222,16 @@ impl CoreClient {
     ) -> PyResult<u64> {
         let rename = ops::renamer(op);
         let parsed = ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?;
-        let transport = self.transport().map_err(|e| to_pyerr(py, e, rename))?;
+        let client = self.config.clone();
         let inner = completions.get().inner.clone();
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
         let done = inner.clone();
-        let handle = runtime().spawn(async move {
-            let out = ops::run(&transport, parsed).await;
+        let handle = io_threads().spawn(async move {
+            // The I/O thread's own pool for this client.
+            let out = match local::transport(&client) {
+                Ok(transport) => ops::run(&transport, parsed).await,
+                Err(e) => Err(e),
+            };
             done.complete((id, out, rename));
         });
         inner

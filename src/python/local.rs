@@ -1,11 +1,14 @@
-//! Blocking calls run on the calling thread's own current-thread runtime, with a connection
-//! pool of that thread's own. On the shared multi-thread runtime every network event of a
-//! blocking call hops from a worker thread to the caller and back; here the caller drives
-//! its sockets itself, which takes about a third off a small call's latency.
+//! Per-thread state of the client: a connection pool (transport) per client, and for
+//! threads that make blocking calls, a current-thread runtime.
 //!
-//! Each thread keeps one runtime and one transport per client it used; both are dropped
-//! when the thread ends (no leak in servers that start a thread per request), and rebuilt in
-//! a process forked from one that had them.
+//! Blocking calls run on the calling thread's own runtime: on a shared multi-thread runtime
+//! every network event of a blocking call hops from a worker thread to the caller and back;
+//! here the caller drives its sockets itself, which takes about a third off a small call's
+//! latency. Async calls run on the I/O threads of [`super::runtime`], each with pools of its
+//! own, for the same reason: a connection is only ever driven by the thread that uses it.
+//!
+//! A thread's state is dropped when the thread ends (no leak in servers that start a thread
+//! per request), and rebuilt in a process forked from one that had it.
 
 use std::cell::RefCell;
 use std::sync::{Arc, Weak};
@@ -17,19 +20,15 @@ use crate::client::{Config, Error, Transport};
 struct Local {
     pid: u32,
     /// Transports first: they are dropped before the runtime their connections ran on.
-    transports: Vec<(Weak<()>, Arc<Transport>)>,
-    rt: Arc<Runtime>,
+    transports: Vec<(Weak<Config>, Arc<Transport>)>,
+    rt: Option<Arc<Runtime>>,
 }
 
 thread_local! {
     static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
 }
 
-/// This thread's runtime, and its transport for the client whose identity is `owner`.
-pub fn for_client(
-    owner: &Arc<()>,
-    config: &Config,
-) -> Result<(Arc<Runtime>, Arc<Transport>), Error> {
+fn with_local<R>(f: impl FnOnce(&mut Local) -> Result<R, Error>) -> Result<R, Error> {
     let pid = std::process::id();
     LOCAL.with(|cell| {
         let mut slot = cell.borrow_mut();
@@ -39,35 +38,58 @@ pub fn for_client(
                 // never touch (or drop) it here.
                 std::mem::forget(inherited);
             }
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| Error::Config(format!("the runtime could not start: {e}")))?;
             *slot = Some(Local {
                 pid,
                 transports: Vec::new(),
-                rt: Arc::new(rt),
+                rt: None,
             });
         }
-        let Some(local) = slot.as_mut() else {
-            return Err(Error::Config("the runtime could not start".into()));
-        };
-        local
-            .transports
-            .retain(|(client, _)| client.strong_count() > 0);
-        let found = local
-            .transports
-            .iter()
-            .find(|(client, _)| std::ptr::eq(client.as_ptr(), Arc::as_ptr(owner)))
-            .map(|(_, t)| t.clone());
-        let transport = match found {
-            Some(t) => t,
+        match slot.as_mut() {
+            Some(local) => f(local),
+            None => Err(Error::Config("the client's thread state is missing".into())),
+        }
+    })
+}
+
+fn transport_in(local: &mut Local, client: &Arc<Config>) -> Result<Arc<Transport>, Error> {
+    local
+        .transports
+        .retain(|(owner, _)| owner.strong_count() > 0);
+    let found = local
+        .transports
+        .iter()
+        .find(|(owner, _)| std::ptr::eq(owner.as_ptr(), Arc::as_ptr(client)))
+        .map(|(_, t)| t.clone());
+    match found {
+        Some(t) => Ok(t),
+        None => {
+            let t = Arc::new(Transport::new(client)?);
+            local.transports.push((Arc::downgrade(client), t.clone()));
+            Ok(t)
+        }
+    }
+}
+
+/// This thread's transport for `client` (whose configuration is also its identity).
+pub fn transport(client: &Arc<Config>) -> Result<Arc<Transport>, Error> {
+    with_local(|local| transport_in(local, client))
+}
+
+/// This thread's runtime for blocking calls, and its transport for `client`.
+pub fn for_blocking(client: &Arc<Config>) -> Result<(Arc<Runtime>, Arc<Transport>), Error> {
+    with_local(|local| {
+        let rt = match &local.rt {
+            Some(rt) => rt.clone(),
             None => {
-                let t = Arc::new(Transport::new(config)?);
-                local.transports.push((Arc::downgrade(owner), t.clone()));
-                t
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| Error::Config(format!("the runtime could not start: {e}")))?;
+                let rt = Arc::new(rt);
+                local.rt = Some(rt.clone());
+                rt
             }
         };
-        Ok((local.rt.clone(), transport))
+        Ok((rt, transport_in(local, client)?))
     })
 }

@@ -1,34 +1,82 @@
-//! The tokio runtime the client's calls run on: one per process. A process forked from one
-//! that had a runtime (gunicorn preload, Celery prefork) gets a new one, since the parent's
-//! worker threads do not exist in the child.
+//! The threads async calls run on: a few I/O threads, each driving a current-thread tokio
+//! runtime of its own, one set per process. A process forked from one that had them
+//! (gunicorn preload, Celery prefork) starts its own, since the parent's threads do not
+//! exist in the child.
+//!
+//! Why not one multi-thread runtime: its workers steal each other's tasks, so a connection's
+//! driver and the request using it often run on different threads, and idle workers spin
+//! while searching for work. At 64 calls in flight that cost about 20 us of CPU a request,
+//! more than the whole request takes on a thread of its own (`benches/profile.py`). Here a
+//! call is placed on one thread (round robin) and stays there, with connection pools of
+//! that thread's own ([`super::local`]).
 
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use tokio::runtime::Runtime;
+use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
 
-static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
+pub struct IoThreads {
+    handles: Vec<Handle>,
+    next: AtomicUsize,
+}
 
-pub fn runtime() -> &'static Runtime {
+impl IoThreads {
+    /// Runs `fut` on the next I/O thread.
+    pub fn spawn<F>(&self, fut: F) -> JoinHandle<()>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.handles.len();
+        self.handles[i].spawn(fut)
+    }
+}
+
+/// How many I/O threads: `PUSHWIRE_IO_THREADS` if set (1 to 16), else half the cores (the
+/// event loop and the calling code need the rest), at least 1 and at most 4.
+fn thread_count() -> usize {
+    if let Some(n) = std::env::var("PUSHWIRE_IO_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        return n.clamp(1, 16);
+    }
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    (cores / 2).clamp(1, 4)
+}
+
+static THREADS: Mutex<Option<(u32, &'static IoThreads)>> = Mutex::new(None);
+
+pub fn io_threads() -> &'static IoThreads {
     let pid = std::process::id();
-    let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((owner, rt)) = *slot {
+    let mut slot = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((owner, threads)) = *slot {
         if owner == pid {
-            return rt;
+            return threads;
         }
     }
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(2, 4);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .thread_name("pushwire")
-        .enable_all()
-        .build()
-        .expect("the tokio runtime could not start");
-    // Leaked on purpose: it lives as long as the process, and a parent's runtime inherited
-    // through fork must never be dropped (its threads are gone).
-    let rt: &'static Runtime = Box::leak(Box::new(rt));
-    *slot = Some((pid, rt));
-    rt
+    let mut handles = Vec::new();
+    for i in 0..thread_count() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("the tokio runtime could not start");
+        handles.push(rt.handle().clone());
+        std::thread::Builder::new()
+            .name(format!("pushwire-io-{i}"))
+            // Runs the tasks spawned through `handles` for as long as the process lives.
+            .spawn(move || rt.block_on(std::future::pending::<()>()))
+            .expect("the client's I/O thread could not start");
+    }
+    // Leaked on purpose: they live as long as the process, and a parent's threads inherited
+    // through fork must never be touched.
+    let threads: &'static IoThreads = Box::leak(Box::new(IoThreads {
+        handles,
+        next: AtomicUsize::new(0),
+    }));
+    *slot = Some((pid, threads));
+    threads
 }
