@@ -75,6 +75,46 @@ def test_a_forked_child_can_use_the_parents_client(emu):
     assert asyncio.run(aclient.drips.list()).total == 2
 
 
+IO_THREADS_SCRIPT = """
+import asyncio, glob, sys, pushwire
+
+async def main():
+    client = pushwire.AsyncClient(api_key=sys.argv[1], base_url=sys.argv[2],
+                                  events_url=sys.argv[3], max_retries=0)
+    # The first call waits on an injected delay: the others, placed round robin on every
+    # I/O thread including its own, must finish meanwhile.
+    slow = asyncio.ensure_future(client.events.track("slow", profile_id="p-slow"))
+    await asyncio.sleep(0.2)
+    results = await asyncio.wait_for(
+        asyncio.gather(*(client.events.track("fast", profile_id=f"p{i}") for i in range(90))),
+        timeout=1.5,
+    )
+    fast_done_first = not slow.done()
+    await slow
+    names = sorted(open(f).read().strip() for f in glob.glob("/proc/self/task/*/comm"))
+    print(len(results), fast_done_first, sum(n.startswith("pushwire-io") for n in names))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_async_calls_spread_over_the_io_threads_and_a_slow_one_stalls_none(emu, threads):
+    emu.inject_fault("/api/v1/events", delay=1.0, times=1)
+    proc = subprocess.run(
+        [sys.executable, "-c", IO_THREADS_SCRIPT, emu.api_key, emu.base_url, emu.events_url],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "PUSHWIRE_IO_THREADS": threads},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["90", "True", threads]
+    events = api_requests(emu, "/api/v1/events")
+    assert len(events) == 91
+
+
 # -- Ctrl-C -------------------------------------------------------------------------------
 
 CTRL_C_SCRIPT = """
