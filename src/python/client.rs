@@ -25,6 +25,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use tokio::task::AbortHandle;
 
 use super::convert::to_pyerr;
+use super::fork;
 use super::local;
 use super::ops::{self, Output};
 use super::runtime::io_threads;
@@ -37,11 +38,11 @@ use crate::client::{Config, Error, Transport};
 fn signal_tick() -> &'static tokio::sync::Notify {
     // One per process: a forked child must not share the parent's (its lock may have been
     // held by the parent's ticker at the fork). Leaked: it lives as long as the process.
-    static TICKER: Mutex<Option<(u32, &'static tokio::sync::Notify)>> = Mutex::new(None);
-    let pid = std::process::id();
+    static TICKER: Mutex<Option<(u64, &'static tokio::sync::Notify)>> = Mutex::new(None);
+    let generation = fork::current();
     let mut slot = TICKER.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((owner, tick)) = *slot {
-        if owner == pid {
+        if owner == generation {
             return tick;
         }
     }
@@ -53,7 +54,7 @@ fn signal_tick() -> &'static tokio::sync::Notify {
             tick.notify_waiters();
         });
     if spawned.is_ok() {
-        *slot = Some((pid, tick));
+        *slot = Some((generation, tick));
     }
     tick
 }

@@ -18,7 +18,8 @@ use tokio::runtime::Runtime;
 use crate::client::{Config, Error, Transport};
 
 struct Local {
-    pid: u32,
+    /// The process generation it was made in ([`super::fork`]).
+    generation: u64,
     /// Transports first: they are dropped before the runtime their connections ran on.
     transports: Vec<(Weak<Config>, Arc<Transport>)>,
     rt: Option<Arc<Runtime>>,
@@ -29,17 +30,17 @@ thread_local! {
 }
 
 fn with_local<R>(f: impl FnOnce(&mut Local) -> Result<R, Error>) -> Result<R, Error> {
-    let pid = std::process::id();
+    let generation = super::fork::current();
     LOCAL.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|l| l.pid != pid) {
+        if slot.as_ref().is_none_or(|l| l.generation != generation) {
             if let Some(inherited) = slot.take() {
                 // Forked: the parent's runtime shares its epoll descriptor with the parent;
                 // never touch (or drop) it here.
                 std::mem::forget(inherited);
             }
             *slot = Some(Local {
-                pid,
+                generation,
                 transports: Vec::new(),
                 rt: None,
             });

@@ -3,6 +3,7 @@
 mod client;
 mod convert;
 mod emulator;
+mod fork;
 mod local;
 mod models;
 mod ops;
@@ -21,6 +22,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Rust `log` records go to Python's `logging`, under the `pushwire` logger.
     let _ = pyo3_log::try_init();
+    fork::install();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<emulator::EmulatorServer>()?;
     m.add_class::<client::CoreClient>()?;

@@ -48,13 +48,13 @@ fn thread_count() -> usize {
     (cores / 2).clamp(1, 4)
 }
 
-static THREADS: Mutex<Option<(u32, &'static IoThreads)>> = Mutex::new(None);
+static THREADS: Mutex<Option<(u64, &'static IoThreads)>> = Mutex::new(None);
 
 pub fn io_threads() -> &'static IoThreads {
-    let pid = std::process::id();
+    let generation = super::fork::current();
     let mut slot = THREADS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((owner, threads)) = *slot {
-        if owner == pid {
+        if owner == generation {
             return threads;
         }
     }
@@ -77,6 +77,6 @@ pub fn io_threads() -> &'static IoThreads {
         handles,
         next: AtomicUsize::new(0),
     }));
-    *slot = Some((pid, threads));
+    *slot = Some((generation, threads));
     threads
 }
