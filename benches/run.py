@@ -135,7 +135,11 @@ def ensure_wrk() -> bool:
 # -- case 1: sequential reads ----------------------------------------------------------------
 
 
-def case_sequential(server: EmulatorProcess, n: int, repeats: int) -> dict[str, Row]:
+WRK_FLOOR = "wrk, 1 connection (floor)"
+WRK_EVENTS = "wrk POST /api/v1/events, 64 connections"
+
+
+def case_sequential(server: EmulatorProcess, n: int, repeats: int, wrk_secs: int) -> dict[str, Row]:
     client = pushwire.Client(api_key=KEY, base_url=server.base_url, events_url=server.events_url)
     hx = httpx.Client(headers={"Api-Key": KEY})
     rq = requests.Session()
@@ -156,6 +160,9 @@ def case_sequential(server: EmulatorProcess, n: int, repeats: int) -> dict[str, 
         "httpx.Client": timed(lambda: hx.get(url).json()["segments"]),
         "requests.Session": timed(lambda: rq.get(url).json()["segments"]),
     }
+    if wrk_secs:
+        # The floor alternates with the clients, so the same drift of the machine hits it.
+        runners[WRK_FLOOR] = lambda: 1e6 / wrk(url, 1, wrk_secs)
     rows = {k: Row("1. sequential segments.list", k, "us/call") for k in runners}
     alternate(rows, runners, repeats)
     hx.close()
@@ -256,7 +263,7 @@ def case_concurrent(
 # -- case 3: a batch inside Rust ---------------------------------------------------------------
 
 
-def case_batch(server: EmulatorProcess, n: int, repeats: int) -> dict[str, Row]:
+def case_batch(server: EmulatorProcess, n: int, repeats: int, wrk_secs: int) -> dict[str, Row]:
     client = pushwire.Client(api_key=KEY, base_url=server.base_url, events_url=server.events_url)
     events = [EVENT] * n
 
@@ -284,6 +291,10 @@ def case_batch(server: EmulatorProcess, n: int, repeats: int) -> dict[str, Row]:
         "pushwire events.track_many": sync_batch,
         "pushwire AsyncClient.track_many": async_batch,
     }
+    if wrk_secs:
+        script = str(HERE / "wrk" / "post_json.lua")
+        url = f"{server.events_url}/api/v1/events"
+        runners[WRK_EVENTS] = lambda: wrk(url, 64, wrk_secs, script)
     rows = {k: Row("3. batch events.track_many(concurrency=64)", k, "req/s") for k in runners}
     alternate(rows, runners, repeats)
     return rows
@@ -460,7 +471,7 @@ def fmt(x: float) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="small counts, for a smoke run")
     parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
     args = parser.parse_args()
@@ -472,42 +483,26 @@ def main() -> int:
     try:
         segment = seed(server)
         results: list[Row] = []
+        wrk_secs = (2 if q else 4) if have_wrk else 0
         print("case 1: sequential", flush=True)
-        seq = case_sequential(server, n_seq, args.repeats)
+        seq = case_sequential(server, n_seq, args.repeats, wrk_secs)
         print("case 2: concurrent", flush=True)
         conc, peak, growth = case_concurrent(server, n_conc, args.repeats)
         print("case 3: batch", flush=True)
-        batch = case_batch(server, n_conc, args.repeats)
+        batch = case_batch(server, n_conc, args.repeats, wrk_secs)
         print("case 4: decoding", flush=True)
         dec = case_decoding(server, n_dec, args.repeats)
         print("case 5: bulk", flush=True)
         bulk = case_bulk(server, segment, n_bulk, args.repeats)
-        floor = ceiling_events = ceiling_seq = None
+        floor = seq.pop(WRK_FLOOR, None)
+        ceiling_events = batch.pop(WRK_EVENTS, None)
+        ceiling_seq = None
         if have_wrk:
-            print("wrk", flush=True)
-            secs = 2 if q else 5
-            floor = Row("1. sequential segments.list", "wrk, 1 connection (floor)", "us/call")
-            floor.samples = [
-                1e6 / wrk(f"{server.base_url}/apiv1/segments", 1, secs) for _ in range(args.repeats)
-            ]
+            print("wrk ceiling", flush=True)
             ceiling_seq = Row(
                 "emulator ceiling", "wrk GET /apiv1/segments, 64 connections", "req/s"
             )
-            ceiling_seq.samples = [wrk(f"{server.base_url}/apiv1/segments", 64, secs)]
-            ceiling_events = Row(
-                "3. batch events.track_many(concurrency=64)",
-                "wrk POST /api/v1/events, 64 connections",
-                "req/s",
-            )
-            ceiling_events.samples = [
-                wrk(
-                    f"{server.events_url}/api/v1/events",
-                    64,
-                    secs,
-                    str(HERE / "wrk" / "post_json.lua"),
-                )
-                for _ in range(args.repeats)
-            ]
+            ceiling_seq.samples = [wrk(f"{server.base_url}/apiv1/segments", 64, wrk_secs)]
         for group in (seq, conc, batch, dec, bulk):
             results.extend(group.values())
         results += [peak, growth]
@@ -582,7 +577,8 @@ def main() -> int:
         f"- machine: {platform.machine()}, {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, "
         f"{platform.system()} {platform.release()}, Python {platform.python_version()}, pushwire {pushwire.__version__} (release build)",
         "- the emulator runs in its own process (request log off); client and emulator share the machine's cores.",
-        f"- medians of {args.repeats} alternating runs after a warm-up; ratios are pushwire / alternative.",
+        f"- medians of {args.repeats} alternating runs after a warm-up (wrk's floor and its POST runs "
+        "alternate with the clients of cases 1 and 3); ratios are pushwire / alternative.",
         "",
         "## Targets",
         "",
