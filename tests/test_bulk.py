@@ -3,6 +3,8 @@ failure never stops the rest (faults injected with ``emu.inject_fault``)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from client_support import Driver, api_requests, make_driver
 
@@ -80,6 +82,48 @@ def test_track_many_keeps_going_past_server_errors(drv: Driver, emu: Emulator) -
     assert len(errors) == 3 and all(isinstance(e, ServerError) for e in errors)
     assert results[:3] == errors  # concurrency 1: the first three met the fault
     assert len(emu.events()) == 17  # a 500 is never retried for an event: no duplicates
+
+
+def test_a_large_blocking_batch_shared_between_threads_keeps_every_outcome_in_place(
+    emu: Emulator,
+) -> None:
+    # Large enough to be shared with the I/O threads (src/python/spread.rs): outcomes must
+    # still land at their own event's index.
+    client = emu.client(max_retries=0)
+    events: list[dict[str, object]] = []
+    for i in range(2000):
+        if i % 97 == 13:
+            events.append({"event_name": "Service.reserved", "profile_id": "p", "data": {"i": i}})
+        else:
+            events.append({"event_name": "viewed", "profile_id": f"p{i % 11}", "data": {"i": i}})
+    emu.inject_fault(EVENTS, status=500, times=5)
+    results = client.events.track_many(events, concurrency=8)
+    assert len(results) == 2000
+    invalid = {i for i in range(2000) if i % 97 == 13}
+    assert {i for i, r in enumerate(results) if isinstance(r, ValidationError)} == invalid
+    failed = {i for i, r in enumerate(results) if isinstance(r, ServerError)}
+    assert len(failed) == 5
+    ok = {i for i, r in enumerate(results) if r is None}
+    assert len(ok) == 2000 - len(invalid) - 5
+    # Exactly the events reported recorded were recorded, once each.
+    stored = [e["data"]["i"] for e in emu.events()]
+    assert sorted(stored) == sorted(ok)
+
+
+def test_a_shared_batch_keeps_concurrency_as_the_bound_on_requests_in_flight(
+    emu: Emulator,
+) -> None:
+    # 40 requests held 0.2 s each by the emulator, at most 4 in flight: ten rounds, at least
+    # 2 s. Were each thread to take 4 slots of its own, it would take half of that.
+    client = emu.client(max_retries=0)
+    emu.inject_fault(EVENTS, delay=0.2, times=40)
+    t0 = time.monotonic()
+    results = client.events.track_many(
+        [{"event_name": "e", "profile_id": str(i)} for i in range(40)], concurrency=4
+    )
+    elapsed = time.monotonic() - t0
+    assert results == [None] * 40
+    assert elapsed >= 1.9, elapsed
 
 
 def test_track_many_rejects_bad_arguments_before_sending(drv: Driver, emu: Emulator) -> None:

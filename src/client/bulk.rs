@@ -33,6 +33,27 @@ pub async fn track_many(
         .await
 }
 
+/// One worker's share of a batch spread over threads: takes the next event not yet taken
+/// from `next` until none is left, `concurrency` in flight, and returns each outcome with its
+/// event's index. Workers pulling from one counter balance themselves: a faster thread
+/// simply takes more.
+pub async fn track_share(
+    t: &Transport,
+    events: &[Map<String, Value>],
+    next: &std::sync::atomic::AtomicUsize,
+    concurrency: usize,
+) -> Vec<(usize, Result<()>)> {
+    let pulls = std::iter::from_fn(|| {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (i < events.len()).then_some(i)
+    });
+    stream::iter(pulls)
+        .map(|i| async move { (i, events::track_checked(t, &events[i]).await) })
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await
+}
+
 /// The outcome of one chunk of a bulk membership call.
 #[derive(Debug, Clone)]
 pub struct Chunk {

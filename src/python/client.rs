@@ -27,8 +27,9 @@ use tokio::task::AbortHandle;
 use super::convert::to_pyerr;
 use super::fork;
 use super::local;
-use super::ops::{self, Output};
+use super::ops::{self, Op, Output};
 use super::runtime::io_threads;
+use super::spread;
 use crate::client::{Config, Error, Transport};
 
 /// Wakes blocked calls every 50 ms so they can let Python handle signals. A tokio timer per
@@ -189,9 +190,20 @@ impl CoreClient {
         let (rt, transport) =
             local::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
         let tick = signal_tick();
+        let client = &self.config;
         let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
             rt.block_on(async {
-                let fut = ops::run(&transport, parsed);
+                let fut = async {
+                    match parsed {
+                        Op::TrackMany(items, concurrency)
+                            if spread::worth_it(items.len(), concurrency) =>
+                        {
+                            let out = spread::track_many(&transport, client, items, concurrency);
+                            Ok(Output::Batch(out.await))
+                        }
+                        other => ops::run(&transport, other).await,
+                    }
+                };
                 tokio::pin!(fut);
                 loop {
                     tokio::select! {

@@ -24,12 +24,18 @@ pub struct IoThreads {
 
 impl IoThreads {
     /// Runs `fut` on the next I/O thread.
-    pub fn spawn<F>(&self, fut: F) -> JoinHandle<()>
+    pub fn spawn<F>(&self, fut: F) -> JoinHandle<F::Output>
     where
-        F: Future<Output = ()> + Send + 'static,
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
     {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.handles.len();
         self.handles[i].spawn(fut)
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.handles.len()
     }
 }
 

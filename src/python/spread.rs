@@ -1,0 +1,105 @@
+//! A blocking `events.track_many` spread over the calling thread and the client's I/O
+//! threads. A batch against a nearby service is bound by the CPU each request costs (about
+//! half of it in the kernel's TCP path), and one thread drives one core: with the I/O
+//! threads idle during a blocking call, sharing the work with them uses the cores the
+//! machine has. `concurrency` stays the bound on requests in flight, split between threads.
+//!
+//! Each thread sends through its own pool for the client (see `local`), so a connection is
+//! only ever driven by one thread.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio::task::JoinHandle;
+
+use super::local;
+use super::runtime::io_threads;
+use crate::client::{bulk, Config, Error, Result, Transport};
+
+/// Below this many events per request slot, spreading costs more (a wake-up of each thread,
+/// and connections its pool may not have yet) than it brings.
+const MIN_EVENTS_PER_SLOT: usize = 8;
+
+/// Whether a batch of `events` at `concurrency` is worth spreading.
+pub fn worth_it(events: usize, concurrency: usize) -> bool {
+    io_threads().len() > 0 && concurrency >= 2 && events >= concurrency * MIN_EVENTS_PER_SLOT
+}
+
+/// What a worker hands back: outcomes with their events' indices.
+type Share = Vec<(usize, Result<()>)>;
+
+/// Aborts a worker's task when the call is dropped (Ctrl-C, or an error elsewhere).
+struct AbortOnDrop<T>(JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// [`bulk::track_many`] with the work shared between this thread and the I/O threads; the
+/// outcomes come back in input order.
+pub async fn track_many(
+    mine: &Transport,
+    client: &Arc<Config>,
+    items: Vec<Result<Map<String, Value>>>,
+    concurrency: usize,
+) -> Vec<Result<()>> {
+    let total = items.len();
+    let mut outcomes: Vec<Option<Result<()>>> = Vec::with_capacity(total);
+    // Events that failed validation keep their error; the others are sent.
+    let mut positions = Vec::new();
+    let mut bodies = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        match item {
+            Ok(body) => {
+                positions.push(i);
+                bodies.push(body);
+                outcomes.push(None);
+            }
+            Err(e) => outcomes.push(Some(Err(e))),
+        }
+    }
+    let bodies = Arc::new(bodies);
+    let next = Arc::new(AtomicUsize::new(0));
+    let workers = (io_threads().len() + 1).min(concurrency);
+    // The slots in flight, split as evenly as they go; this thread takes the remainder.
+    let share = concurrency / workers;
+    let own_share = concurrency - share * (workers - 1);
+    let others: Vec<AbortOnDrop<Share>> = (1..workers)
+        .map(|_| {
+            let (bodies, next, client) = (bodies.clone(), next.clone(), client.clone());
+            AbortOnDrop(io_threads().spawn(async move {
+                match local::transport(&client) {
+                    Ok(t) => bulk::track_share(&t, &bodies, &next, share).await,
+                    // No pool there: this worker takes nothing and the others take all.
+                    Err(_) => Vec::new(),
+                }
+            }))
+        })
+        .collect();
+    let mut done = bulk::track_share(mine, &bodies, &next, own_share).await;
+    for mut worker in others {
+        if let Ok(theirs) = (&mut worker.0).await {
+            done.extend(theirs);
+        }
+    }
+    for (i, outcome) in done {
+        outcomes[positions[i]] = Some(outcome);
+    }
+    outcomes
+        .into_iter()
+        .map(|o| {
+            // Only a worker that died mid-batch leaves an event without an outcome.
+            o.unwrap_or_else(|| {
+                Err(Error::Connection {
+                    message: "the batch's worker thread stopped before this event's outcome \
+                              was known"
+                        .into(),
+                    outcome_unknown: true,
+                })
+            })
+        })
+        .collect()
+}
