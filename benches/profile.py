@@ -45,7 +45,7 @@ def measure(label: str, fn, server: EmulatorProcess) -> str:  # type: ignore[no-
 
 
 def hot_frames(target: str) -> list[str]:
-    """The client's CPU by library and its hottest symbols, from `perf record -e cpu-clock`
+    """The client's CPU by thread, by component and its hottest symbols, from `perf record -e cpu-clock`
     of one case run in a child process (the emulator's threads are named pushwire-emulator,
     so the `python` command is the client)."""
     if shutil.which("perf") is None:
@@ -59,20 +59,55 @@ def hot_frames(target: str) -> list[str]:
     )
     if not data.exists():
         return ["(perf could not record here)"]
-    out: list[str] = []
-    for sort, top in (("dso", 6), ("symbol", 25)):
-        report = subprocess.run(
-            ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--comm", "python"]
-            + ["--sort", sort],
+
+    def report(sort: str) -> list[tuple[float, str]]:
+        text = subprocess.run(
+            ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--comm", CLIENT]
+            + ["--percentage", "relative"]
+            + ["--sort", sort, "-g", "none"],
             capture_output=True,
             text=True,
             check=False,
         ).stdout
-        rows = [
-            line.rstrip()[:110] for line in report.splitlines() if re.match(r"\s+[\d.]+%", line)
-        ]
-        out += rows[:top] + [""]
+        rows = []
+        for line in text.splitlines():
+            m = re.match(r"\s+([\d.]+)%\s+(.*)", line)
+            if m:
+                rows.append((float(m.group(1)), m.group(2).rstrip()))
+        return rows
+
+    out = ["by thread:", ""]
+    out += [f"{pct:6.2f}%  {name}" for pct, name in report("comm")]
+    out += ["", "by component:", ""]
+    groups: dict[str, float] = {}
+    for pct, name in report("dso,sym"):
+        group = next((g for g, pat in COMPONENTS if re.search(pat, name)), "other")
+        groups[group] = groups.get(group, 0.0) + pct
+    out += [f"{pct:6.2f}%  {g}" for g, pct in sorted(groups.items(), key=lambda kv: -kv[1])]
+    out += ["", "hottest symbols:", ""]
+    out += [f"{pct:6.2f}%  {name[:100]}" for pct, name in report("sym")[:25]]
     return out
+
+
+# The client process's threads: the caller (`python`) and the I/O threads. The emulator runs
+# in a process of its own whose threads are named `pushwire-emulator`.
+CLIENT = ",".join(["python"] + [f"pushwire-io-{i}" for i in range(16)])
+
+# Symbol patterns, first match wins.
+COMPONENTS = [
+    ("kernel (TCP, scheduling, syscalls)", r"\[k\]"),
+    (
+        "HTTP client (reqwest, hyper, http, url, idna)",
+        r"reqwest|hyper|http::|url::|idna|percent_enc",
+    ),
+    ("async runtime (tokio, futures)", r"tokio|futures|mio::"),
+    ("allocator (mimalloc, libc malloc)", r"mi_|mimalloc|malloc|free|realloc"),
+    ("CPython", r"libpython|_Py|Py[A-Z]"),
+    ("JSON (serde)", r"serde"),
+    ("pushwire's own code", r"pushwire"),
+    ("memcpy and other libc", r"libc|memmove|memcpy|memset|memcmp"),
+    ("Rust core and bytes", r"core::|alloc::|bytes::|std::"),
+]
 
 
 def child(target: str) -> None:
@@ -130,7 +165,7 @@ def main() -> None:
         f"wrk on the same endpoint, 64 connections: {wrk_rate:,.0f} req/s (wrk itself is a few us of CPU a request).",
         f"(emulator CPU total at the end: {emu_before:.1f} s)",
         "",
-        "## The client's CPU, case 3 (perf, cpu-clock, self time: by library, then by symbol)",
+        "## The client's CPU, case 3 (perf, cpu-clock, self time: by thread, by component, then by symbol; the client process only)",
         "",
         "```",
         *hot_frames("batch"),
