@@ -75,6 +75,68 @@ def test_a_forked_child_can_use_the_parents_client(emu):
     assert asyncio.run(aclient.drips.list()).total == 2
 
 
+FORK_STRESS_SCRIPT = """
+import asyncio, os, signal, sys, threading, pushwire
+
+key, base, events = sys.argv[1:4]
+client = pushwire.Client(api_key=key, base_url=base, events_url=events, max_retries=0)
+aclient = pushwire.AsyncClient(api_key=key, base_url=base, events_url=events, max_retries=0)
+stop = threading.Event()
+
+def busy():  # blocking calls: allocation on this thread's runtime, all the time
+    while not stop.is_set():
+        client.segments.list()
+
+def churn():  # threads starting and ending, each with a runtime of its own
+    while not stop.is_set():
+        t = threading.Thread(target=client.segments.list)
+        t.start(); t.join()
+
+def loop():  # async calls in flight on the I/O threads
+    async def go():
+        while not stop.is_set():
+            await asyncio.gather(*(aclient.events.track("e", profile_id="p") for _ in range(16)))
+    asyncio.run(go())
+
+workers = [threading.Thread(target=f) for f in (busy, busy, churn, loop)]
+for w in workers:
+    w.start()
+hung = failed = 0
+for _ in range(25):
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(10)  # a deadlocked child dies of SIGALRM instead of hanging
+        try:
+            t = threading.Thread(target=client.segments.list)
+            t.start(); t.join()
+            client.events.track("child", profile_id="c")
+            asyncio.run(aclient.segments.list())
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        hung += 1
+    elif os.WEXITSTATUS(status) != 0:
+        failed += 1
+stop.set()
+for w in workers:
+    w.join()
+print(hung, failed)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_children_forked_while_threads_call_and_start_and_end_all_work(emu):
+    # Forks taken at random points of other threads' allocations, thread starts and exits
+    # and in-flight async calls: an allocator or runtime lock inherited held would hang a
+    # child (gunicorn --preload, Celery prefork).
+    proc = run_script(FORK_STRESS_SCRIPT, emu.api_key, emu.base_url, emu.events_url, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "0"], (proc.stdout, proc.stderr[-2000:])
+    assert len([e for e in emu.events() if e["event_name"] == "child"]) == 25
+
+
 IO_THREADS_SCRIPT = """
 import asyncio, glob, sys, pushwire
 

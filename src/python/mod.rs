@@ -12,12 +12,17 @@ mod spread;
 
 use pyo3::prelude::*;
 
-/// The extension's Rust allocations (request futures, buffers, JSON maps) go to mimalloc.
+/// The extension's Rust allocations (request futures, buffers, JSON maps) go to jemalloc.
 /// Under glibc's malloc a request's few kilobytes of future and buffers took the slow path
 /// (`malloc_consolidate`, `_int_malloc`): about a tenth of the client's CPU per request in
-/// `benches/profile.py`. Python's own objects keep Python's allocator.
+/// `benches/profile.py`. jemalloc rather than mimalloc: jemalloc takes and resets its locks
+/// around `fork()` (`pthread_atfork`), as glibc does, so a child forked while another thread
+/// allocates (gunicorn `--preload`, Celery prefork) cannot inherit a held lock; mimalloc has
+/// no such handling. Its symbols are prefixed: Python's own objects keep Python's allocator,
+/// and nothing else in the process is affected. `disable_initial_exec_tls` because the
+/// extension is loaded with `dlopen`.
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
