@@ -78,6 +78,28 @@ def test_the_key_never_appears_in_reprs_errors_logs_or_the_request_log(tmp_path:
         assert SECRET.lower() not in text.lower()
 
 
+@pytest.mark.parametrize(
+    ("field", "url", "words"),
+    [
+        ("base_url", "https://api.example.com/?x=1", "query"),
+        ("base_url", "https://api.example.com/#frag", "fragment"),
+        ("events_url", "https://ev.example.com/?token=1", "query"),
+        ("base_url", "https://user:s3cretpw@api.example.com", "credentials"),
+    ],
+)
+def test_a_root_url_with_a_query_or_credentials_is_refused(
+    field: str, url: str, words: str
+) -> None:
+    # Such a root would send requests somewhere else than meant (the path after `?`), or
+    # send credentials the key is meant to replace.
+    urls = {"base_url": "https://api.example.com", "events_url": "https://ev.example.com"}
+    urls[field] = url
+    with pytest.raises(pushwire.PushwireError, match=words) as e:
+        pushwire.Client(api_key="k", **urls)
+    assert field in str(e.value)
+    assert "s3cretpw" not in str(e.value)
+
+
 def test_plain_http_is_refused_off_loopback_unless_allowed() -> None:
     with pytest.raises(pushwire.PushwireError, match="allow_insecure"):
         pushwire.Client(api_key="k", base_url="http://api.example.com")

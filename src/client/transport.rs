@@ -181,6 +181,16 @@ fn root_url(name: &str, raw: &str, suffix: &str, allow_insecure: bool) -> Result
     let trimmed = trimmed.strip_suffix(suffix).unwrap_or(trimmed);
     let url = Url::parse(trimmed)
         .map_err(|e| Error::Config(format!("{name} is not a valid URL ({e}): {raw:?}")))?;
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(Error::Config(format!(
+            "{name} must not carry a query or a fragment: {raw:?}"
+        )));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(Error::Config(format!(
+            "{name} must not carry credentials: pass the key as api_key="
+        )));
+    }
     let loopback = match url.host() {
         Some(url::Host::Domain(d)) => d == "localhost",
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -37,17 +37,33 @@ use crate::client::{Config, Error, Transport};
 /// runtime's timer driver from outside it); one thread ticking for every call costs nothing
 /// per call. One ticker per process (a forked child starts its own).
 fn signal_tick() -> &'static tokio::sync::Notify {
-    // One per process: a forked child must not share the parent's (its lock may have been
-    // held by the parent's ticker at the fork). Leaked: it lives as long as the process.
-    static TICKER: Mutex<Option<(u64, &'static tokio::sync::Notify)>> = Mutex::new(None);
-    let generation = fork::current();
-    let mut slot = TICKER.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((owner, tick)) = *slot {
-        if owner == generation {
-            return tick;
-        }
+    /// One per process generation: a forked child starts its own (the parent's thread is not
+    /// in the child). Read without a lock on every call; the lock only serialises starting.
+    struct Ticker {
+        notify: tokio::sync::Notify,
+        generation: u64,
     }
-    let tick: &'static tokio::sync::Notify = Box::leak(Box::new(tokio::sync::Notify::new()));
+    static CURRENT: AtomicPtr<Ticker> = AtomicPtr::new(std::ptr::null_mut());
+    static STARTING: Mutex<()> = Mutex::new(());
+    let current = || {
+        // SAFETY: `CURRENT` only ever holds null or a leaked, never freed `Ticker`.
+        let ticker = unsafe { CURRENT.load(Ordering::Acquire).as_ref() }?;
+        (ticker.generation == fork::current()).then_some(&ticker.notify)
+    };
+    if let Some(tick) = current() {
+        return tick;
+    }
+    let _starting = STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(tick) = current() {
+        return tick;
+    }
+    // Leaked: it lives as long as the process.
+    let ticker: *mut Ticker = Box::into_raw(Box::new(Ticker {
+        notify: tokio::sync::Notify::new(),
+        generation: fork::current(),
+    }));
+    // SAFETY: just leaked; never freed.
+    let tick: &'static tokio::sync::Notify = unsafe { &(*ticker).notify };
     let spawned = std::thread::Builder::new()
         .name("pushwire-signals".into())
         .spawn(move || loop {
@@ -55,7 +71,7 @@ fn signal_tick() -> &'static tokio::sync::Notify {
             tick.notify_waiters();
         });
     if spawned.is_ok() {
-        *slot = Some((generation, tick));
+        CURRENT.store(ticker, Ordering::Release);
     }
     tick
 }
@@ -90,6 +106,18 @@ type Done = (u64, Result<Output, Error>, fn(&str) -> String);
 pub struct CoreClient {
     /// Also the client's identity: each thread keeps a transport per client (see `local`).
     config: Arc<Config>,
+}
+
+impl Drop for CoreClient {
+    fn drop(&mut self) {
+        // The I/O threads hold a pool for this client; let each drop it now rather than at
+        // its next call. (A call still running keeps its pool until it ends.)
+        if let Some(threads) = super::runtime::started() {
+            let client = std::mem::replace(&mut self.config, Arc::new(Config::new("", "", "")));
+            drop(client);
+            threads.on_each(local::prune);
+        }
+    }
 }
 
 #[pymethods]
@@ -234,7 +262,9 @@ impl CoreClient {
         args: &Bound<'_, PyTuple>,
     ) -> PyResult<u64> {
         let rename = ops::renamer(op);
-        let parsed = ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?;
+        let parsed = ops::parse(op, args)
+            .map_err(|e| to_pyerr(py, e, rename))?
+            .on_io_thread();
         let client = self.config.clone();
         let inner = completions.get().inner.clone();
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);

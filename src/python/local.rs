@@ -94,3 +94,14 @@ pub fn for_blocking(client: &Arc<Config>) -> Result<(Arc<Runtime>, Arc<Transport
         Ok((rt, transport_in(local, client)?))
     })
 }
+
+/// Drops this thread's transports of clients that no longer exist (their idle connections
+/// close with them).
+pub fn prune() {
+    let _ = with_local(|local| {
+        local
+            .transports
+            .retain(|(owner, _)| owner.strong_count() > 0);
+        Ok(())
+    });
+}

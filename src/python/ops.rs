@@ -47,7 +47,25 @@ pub enum Op {
         items: Vec<String>,
         concurrency: usize,
         progress: Option<Py<PyAny>>,
+        /// Report progress from a thread of its own rather than the one running the call
+        /// (set for async calls, see [`Op::on_io_thread`]).
+        offload_progress: bool,
     },
+}
+
+impl Op {
+    /// Marks the op as running on one of the client's I/O threads, which every async call
+    /// shares: a progress callback must not wait for the GIL there (it would hold up every
+    /// other call on that thread for as long), so reports go through a thread of their own.
+    pub fn on_io_thread(mut self) -> Op {
+        if let Op::Bulk {
+            offload_progress, ..
+        } = &mut self
+        {
+            *offload_progress = true;
+        }
+        self
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -382,6 +400,7 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
                 items,
                 concurrency: concurrency(&a(2))?,
                 progress,
+                offload_progress: false,
             }
         }
         "events.track" => {
@@ -450,6 +469,7 @@ pub async fn run(t: &Transport, op: Op) -> Result<Output, Error> {
             items,
             concurrency,
             progress,
+            offload_progress,
         } => {
             let total = items.len();
             let membership = match what {
@@ -463,16 +483,40 @@ pub async fn run(t: &Transport, op: Op) -> Result<Output, Error> {
                     segment_name: &target,
                 },
             };
-            let report = |done: usize| {
-                if let Some(cb) = &progress {
-                    Python::attach(|py| {
-                        if let Err(e) = cb.call1(py, (done, total)) {
-                            log::warn!(target: "pushwire", "progress callback failed: {e}");
+            let call = move |cb: &Py<PyAny>, done: usize| {
+                Python::attach(|py| {
+                    if let Err(e) = cb.call1(py, (done, total)) {
+                        log::warn!(target: "pushwire", "progress callback failed: {e}");
+                    }
+                })
+            };
+            match progress {
+                Some(cb) if offload_progress => {
+                    // In order, from one blocking-pool thread; the call ends after its last
+                    // report, as when reports are made in place.
+                    let (tx, rx) = std::sync::mpsc::channel::<usize>();
+                    let reporter = tokio::task::spawn_blocking(move || {
+                        while let Ok(done) = rx.recv() {
+                            call(&cb, done);
                         }
                     });
+                    let report = move |done: usize| {
+                        let _ = tx.send(done);
+                    };
+                    let out = bulk::membership(t, membership, &items, concurrency, report).await;
+                    let _ = reporter.await;
+                    Output::Chunks(out)
                 }
-            };
-            Output::Chunks(bulk::membership(t, membership, &items, concurrency, report).await)
+                Some(cb) => {
+                    let report = |done: usize| call(&cb, done);
+                    Output::Chunks(
+                        bulk::membership(t, membership, &items, concurrency, report).await,
+                    )
+                }
+                None => Output::Chunks(
+                    bulk::membership(t, membership, &items, concurrency, |_| {}).await,
+                ),
+            }
         }
         Op::Track(body) => {
             events::track_checked(t, &body).await?;

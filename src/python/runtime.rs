@@ -11,7 +11,7 @@
 //! that thread's own ([`super::local`]).
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use tokio::runtime::Handle;
@@ -20,6 +20,8 @@ use tokio::task::JoinHandle;
 pub struct IoThreads {
     handles: Vec<Handle>,
     next: AtomicUsize,
+    /// The process generation they run in ([`super::fork`]).
+    generation: u64,
 }
 
 impl IoThreads {
@@ -36,6 +38,13 @@ impl IoThreads {
     /// How many there are.
     pub fn len(&self) -> usize {
         self.handles.len()
+    }
+
+    /// Runs `task` once on every I/O thread.
+    pub fn on_each(&self, task: fn()) {
+        for h in &self.handles {
+            h.spawn(async move { task() });
+        }
     }
 }
 
@@ -54,15 +63,28 @@ fn thread_count() -> usize {
     (cores / 2).clamp(1, 4)
 }
 
-static THREADS: Mutex<Option<(u64, &'static IoThreads)>> = Mutex::new(None);
+/// The I/O threads of the current process generation, once started: read without a lock on
+/// every call (a lock a fork could catch held would hang the child's first call).
+static CURRENT: AtomicPtr<IoThreads> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Serialises starting them.
+static STARTING: Mutex<()> = Mutex::new(());
+
+/// The I/O threads, if this process has started them.
+pub fn started() -> Option<&'static IoThreads> {
+    let p = CURRENT.load(Ordering::Acquire);
+    // SAFETY: `CURRENT` only ever holds null or a leaked, never freed `IoThreads`.
+    let threads = unsafe { p.as_ref() }?;
+    (threads.generation == super::fork::current()).then_some(threads)
+}
 
 pub fn io_threads() -> &'static IoThreads {
-    let generation = super::fork::current();
-    let mut slot = THREADS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((owner, threads)) = *slot {
-        if owner == generation {
-            return threads;
-        }
+    if let Some(threads) = started() {
+        return threads;
+    }
+    let _starting = STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(threads) = started() {
+        return threads;
     }
     let mut handles = Vec::new();
     for i in 0..thread_count() {
@@ -79,10 +101,11 @@ pub fn io_threads() -> &'static IoThreads {
     }
     // Leaked on purpose: they live as long as the process, and a parent's threads inherited
     // through fork must never be touched.
-    let threads: &'static IoThreads = Box::leak(Box::new(IoThreads {
+    let threads: &'static mut IoThreads = Box::leak(Box::new(IoThreads {
         handles,
         next: AtomicUsize::new(0),
+        generation: super::fork::current(),
     }));
-    *slot = Some((generation, threads));
+    CURRENT.store(threads, Ordering::Release);
     threads
 }

@@ -7,7 +7,8 @@
 //! Each thread sends through its own pool for the client (see `local`), so a connection is
 //! only ever driven by one thread.
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicU8, AtomicUsize};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -25,6 +26,11 @@ const MIN_EVENTS_PER_SLOT: usize = 8;
 pub fn worth_it(events: usize, concurrency: usize) -> bool {
     io_threads().len() > 0 && concurrency >= 2 && events >= concurrency * MIN_EVENTS_PER_SLOT
 }
+
+/// A worker's state: not started yet, running, or called off by the caller.
+const WAITING: u8 = 0;
+const RUNNING: u8 = 1;
+const CALLED_OFF: u8 = 2;
 
 /// What a worker hands back: outcomes with their events' indices.
 type Share = Vec<(usize, Result<()>)>;
@@ -67,20 +73,38 @@ pub async fn track_many(
     // The slots in flight, split as evenly as they go; this thread takes the remainder.
     let share = concurrency / workers;
     let own_share = concurrency - share * (workers - 1);
-    let others: Vec<AbortOnDrop<Share>> = (1..workers)
+    let others: Vec<(Arc<AtomicU8>, AbortOnDrop<Share>)> = (1..workers)
         .map(|_| {
-            let (bodies, next, client) = (bodies.clone(), next.clone(), client.clone());
-            AbortOnDrop(io_threads().spawn(async move {
+            let state = Arc::new(AtomicU8::new(WAITING));
+            let (bodies, next, client, st) =
+                (bodies.clone(), next.clone(), client.clone(), state.clone());
+            let task = io_threads().spawn(async move {
+                // Claimed by the caller first: it finished the batch without this worker.
+                if st
+                    .compare_exchange(WAITING, RUNNING, SeqCst, SeqCst)
+                    .is_err()
+                {
+                    return Vec::new();
+                }
                 match local::transport(&client) {
                     Ok(t) => bulk::track_share(&t, &bodies, &next, share).await,
                     // No pool there: this worker takes nothing and the others take all.
                     Err(_) => Vec::new(),
                 }
-            }))
+            });
+            (state, AbortOnDrop(task))
         })
         .collect();
     let mut done = bulk::track_share(mine, &bodies, &next, own_share).await;
-    for mut worker in others {
+    // Every event is taken. A worker whose thread never got to it (busy, or blocked) is
+    // called off rather than waited for; one that started holds outcomes to wait for.
+    for (state, mut worker) in others {
+        if state
+            .compare_exchange(WAITING, CALLED_OFF, SeqCst, SeqCst)
+            .is_ok()
+        {
+            continue;
+        }
         if let Ok(theirs) = (&mut worker.0).await {
             done.extend(theirs);
         }
