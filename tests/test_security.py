@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import textwrap
@@ -155,6 +157,162 @@ def test_an_extra_ca_bundle_is_loaded_and_checked(tmp_path: Path) -> None:
         capture_output=True,
     )
     pushwire.Client(api_key="k", base_url="https://x.example", ca_bundle=pem)
+
+
+def openssl(*args: object) -> None:
+    subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)
+
+
+def make_ca_and_leaf(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A CA, and a certificate for localhost and 127.0.0.1 that it signed: (ca, cert, key)."""
+    ca, ca_key = tmp_path / "ca.pem", tmp_path / "ca-key.pem"
+    cert, key, csr = tmp_path / "leaf.pem", tmp_path / "leaf-key.pem", tmp_path / "leaf.csr"
+    ext = tmp_path / "leaf.ext"
+    ext.write_text(
+        "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n"
+    )
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=pushwire test CA",
+        "-keyout",
+        ca_key,
+        "-out",
+        ca,
+    )
+    openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        key,
+        "-out",
+        csr,
+    )
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        csr,
+        "-CA",
+        ca,
+        "-CAkey",
+        ca_key,
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        ext,
+        "-out",
+        cert,
+    )
+    return ca, cert, key
+
+
+class TlsRelay:
+    """Terminates TLS with `cert` on a loopback port and relays the bytes to `target`."""
+
+    def __init__(self, target: str, cert: Path, key: Path, host: str = "127.0.0.1") -> None:
+        target_host, target_port = target.removeprefix("http://").split(":")
+        self.target = (target_host, int(target_port))
+        self.ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.ctx.load_cert_chain(cert, key)
+        self.sock = socket.create_server((host, 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                raw, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.relay, args=(raw,), daemon=True).start()
+
+    def relay(self, raw: socket.socket) -> None:
+        try:
+            tls = self.ctx.wrap_socket(raw, server_side=True)
+        except (ssl.SSLError, OSError):
+            raw.close()  # the client refused our certificate: what some tests want
+            return
+        upstream = socket.create_connection(self.target)
+
+        def pump(src: socket.socket, dst: socket.socket) -> None:
+            try:
+                while data := src.recv(65536):
+                    dst.sendall(data)
+            except OSError:
+                pass
+            finally:
+                for s in (src, dst):
+                    try:
+                        s.close()
+                    except OSError:
+                        pass
+
+        threading.Thread(target=pump, args=(upstream, tls), daemon=True).start()
+        pump(tls, upstream)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
+def test_tls_certificates_are_verified_and_ca_bundle_adds_a_root(
+    tmp_path: Path, pushwire_emulator: Emulator
+) -> None:
+    emu = pushwire_emulator
+    emu.create_segment("over-tls")
+    ca, cert, key = make_ca_and_leaf(tmp_path)
+    relay = TlsRelay(emu.base_url, cert, key)
+    try:
+        for host in ("localhost", "127.0.0.1"):
+            url = f"https://{host}:{relay.port}"
+            # Not signed by a root the platform trusts: refused, nothing sent in clear.
+            with pytest.raises(pushwire.APIConnectionError) as e:
+                pushwire.Client(api_key=emu.api_key, base_url=url, max_retries=0).segments.list()
+            assert "certificate" in str(e.value).lower()
+            # With the CA added, the same server is trusted, and answers through the relay.
+            trusted = pushwire.Client(
+                api_key=emu.api_key, base_url=url, ca_bundle=ca, max_retries=0
+            )
+            assert [s.segment_name for s in trusted.segments.list()] == ["over-tls"]
+        # Another CA does not vouch for this server.
+        other = tmp_path / "other"
+        other.mkdir()
+        other_ca, _, _ = make_ca_and_leaf(other)
+        with pytest.raises(pushwire.APIConnectionError, match="(?i)certificate"):
+            pushwire.Client(
+                api_key=emu.api_key,
+                base_url=f"https://localhost:{relay.port}",
+                ca_bundle=other_ca,
+                max_retries=0,
+            ).segments.list()
+        # The right CA, but a name the certificate is not for: the hostname is checked too.
+        elsewhere = TlsRelay(emu.base_url, cert, key, host="127.0.0.2")
+        try:
+            with pytest.raises(pushwire.APIConnectionError, match="(?i)certificate"):
+                pushwire.Client(
+                    api_key=emu.api_key,
+                    base_url=f"https://127.0.0.2:{elsewhere.port}",
+                    ca_bundle=ca,
+                    max_retries=0,
+                    allow_insecure=True,
+                ).segments.list()
+        finally:
+            elsewhere.close()
+    finally:
+        relay.close()
 
 
 @pytest.mark.parametrize("fault", [{"delay": 2.0}, {"drop": "before", "delay": 1.0}])

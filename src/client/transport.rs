@@ -126,6 +126,9 @@ pub struct Config {
     /// A proxy for every request (`http://`, `https://` or `socks5://` URL). Without it, the
     /// `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` environment applies, as for curl.
     pub proxy: Option<String>,
+    /// The TLS settings of every pool made from this configuration ([`tls_config`]); built
+    /// by the first transport when `None`.
+    pub tls: Option<rustls::ClientConfig>,
 }
 
 impl std::fmt::Debug for Config {
@@ -154,8 +157,71 @@ impl Config {
             backoff_max: Duration::from_secs(8),
             ca_bundle: None,
             proxy: None,
+            tls: None,
         }
     }
+}
+
+/// The TLS settings of a client: the platform's roots (rustls-platform-verifier, as reqwest
+/// sets up by itself), plus `ca_bundle`'s, ALPN for HTTP/2 and 1.1.
+///
+/// Built here rather than by reqwest because reqwest loads and parses the system's whole
+/// certificate store for every client it builds (milliseconds of base64 decoding), and a
+/// client has a pool per thread that uses it. Built once, the settings are shared: once per
+/// process without `ca_bundle`, once per client with one.
+pub fn tls_config(ca_bundle: Option<&std::path::Path>) -> Result<rustls::ClientConfig> {
+    static PLATFORM: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
+    if ca_bundle.is_none() {
+        if let Some(done) = PLATFORM.get() {
+            return Ok(done.clone());
+        }
+    }
+    let mut extra = Vec::new();
+    if let Some(path) = ca_bundle {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::CertificateDer;
+        let pem = std::fs::read(path).map_err(|e| {
+            Error::Config(format!(
+                "ca_bundle {} could not be read: {e}",
+                path.display()
+            ))
+        })?;
+        for cert in CertificateDer::pem_slice_iter(&pem) {
+            extra.push(cert.map_err(|e| {
+                Error::Config(format!(
+                    "ca_bundle {} is not a PEM bundle: {e}",
+                    path.display()
+                ))
+            })?);
+        }
+        if extra.is_empty() {
+            return Err(Error::Config(format!(
+                "ca_bundle {} holds no certificate",
+                path.display()
+            )));
+        }
+    }
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
+    let tls_error = |e: rustls::Error| Error::Config(format!("TLS could not be set up: {e}"));
+    let verifier = if extra.is_empty() {
+        rustls_platform_verifier::Verifier::new(provider.clone())
+    } else {
+        rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())
+    }
+    .map_err(tls_error)?;
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(tls_error)?
+        .dangerous() // only to install the platform verifier, which does verify
+        .with_custom_certificate_verifier(std::sync::Arc::new(verifier))
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    if ca_bundle.is_none() {
+        let _ = PLATFORM.set(tls.clone());
+    }
+    Ok(tls)
 }
 
 pub const USER_AGENT_VALUE: &str =
@@ -257,30 +323,11 @@ impl Transport {
                 .map_err(|_| Error::Config(format!("default_headers: bad value for {k}")))?;
             headers.insert(name, value);
         }
-        let mut builder = reqwest::Client::builder();
-        if let Some(path) = &cfg.ca_bundle {
-            let pem = std::fs::read(path).map_err(|e| {
-                Error::Config(format!(
-                    "ca_bundle {} could not be read: {e}",
-                    path.display()
-                ))
-            })?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-                Error::Config(format!(
-                    "ca_bundle {} is not a PEM bundle: {e}",
-                    path.display()
-                ))
-            })?;
-            if certs.is_empty() {
-                return Err(Error::Config(format!(
-                    "ca_bundle {} holds no certificate",
-                    path.display()
-                )));
-            }
-            for cert in certs {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
+        let tls = match &cfg.tls {
+            Some(tls) => tls.clone(),
+            None => tls_config(cfg.ca_bundle.as_deref())?,
+        };
+        let mut builder = reqwest::Client::builder().tls_backend_preconfigured(tls);
         if let Some(proxy) = &cfg.proxy {
             let p = reqwest::Proxy::all(proxy.as_str())
                 .map_err(|e| Error::Config(format!("proxy is not a valid proxy URL: {e}")))?;

@@ -30,7 +30,7 @@ use super::local;
 use super::ops::{self, Op, Output};
 use super::runtime::io_threads;
 use super::spread;
-use crate::client::{Config, Error, Transport};
+use crate::client::{transport, Config, Error, Transport};
 
 /// Wakes blocked calls every 50 ms so they can let Python handle signals. A tokio timer per
 /// call would do the same but costs about a millisecond a call (each one has to wake the
@@ -167,6 +167,11 @@ impl CoreClient {
                 config.default_headers.push((k.extract()?, v.extract()?));
             }
         }
+        // Built once here; every pool of the client, on every thread, shares it.
+        config.tls = Some(
+            transport::tls_config(config.ca_bundle.as_deref())
+                .map_err(|e| to_pyerr(py, e, |f| f.to_string()))?,
+        );
         let transport = Transport::new(&config).map_err(|e| to_pyerr(py, e, |f| f.to_string()))?;
         drop(transport);
         Ok(CoreClient {
