@@ -101,7 +101,7 @@ COMPONENTS = [
         r"reqwest|hyper|http::|url::|idna|percent_enc",
     ),
     ("async runtime (tokio, futures)", r"tokio|futures|mio::"),
-    ("allocator (mimalloc, libc malloc)", r"mi_|mimalloc|malloc|free|realloc"),
+    ("allocator (jemalloc, libc malloc)", r"_rjem_|je_|malloc|free|realloc|arena_|tcache"),
     ("CPython", r"libpython|_Py|Py[A-Z]"),
     ("JSON (serde)", r"serde"),
     ("pushwire's own code", r"pushwire"),
