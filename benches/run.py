@@ -590,8 +590,8 @@ def main() -> int:
         "",
         "## All measurements",
         "",
-        "| case | implementation | median | unit | pushwire / this |",
-        "|---|---|---|---|---|",
+        "| case | implementation | median | unit | pushwire / this | runs (min-max) |",
+        "|---|---|---|---|---|---|",
     ]
     extra = [r for r in (floor, ceiling_events, ceiling_seq) if r]
     for r in results + extra:
@@ -599,7 +599,8 @@ def main() -> int:
             (x for x in results if x.case == r.case and x.impl.startswith("pushwire")), None
         )
         ratio = f"{base.median / r.median:.2f}" if base and base is not r and r.unit != "MB" else ""
-        lines.append(f"| {r.case} | {r.impl} | {fmt(r.median)} | {r.unit} | {ratio} |")
+        spread = f"{fmt(min(r.samples))}-{fmt(max(r.samples))}" if len(r.samples) > 1 else ""
+        lines.append(f"| {r.case} | {r.impl} | {fmt(r.median)} | {r.unit} | {ratio} | {spread} |")
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
