@@ -127,7 +127,7 @@ pub struct Config {
     /// `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` environment applies, as for curl.
     pub proxy: Option<String>,
     /// The TLS settings of every pool made from this configuration ([`tls_config`]); built
-    /// by the first transport when `None`.
+    /// by each transport when `None`. When set, `ca_bundle` is not read again.
     pub tls: Option<rustls::ClientConfig>,
 }
 
@@ -170,10 +170,20 @@ impl Config {
 /// client has a pool per thread that uses it. Built once, the settings are shared: once per
 /// process without `ca_bundle`, once per client with one.
 pub fn tls_config(ca_bundle: Option<&std::path::Path>) -> Result<rustls::ClientConfig> {
-    static PLATFORM: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
+    // The platform's roots, per value of the variables that move them (read by
+    // rustls-native-certs): a process that changes them gets fresh settings.
+    type Cached = Option<((Option<String>, Option<String>), rustls::ClientConfig)>;
+    static PLATFORM: std::sync::Mutex<Cached> = std::sync::Mutex::new(None);
+    let env_key = (
+        std::env::var("SSL_CERT_FILE").ok(),
+        std::env::var("SSL_CERT_DIR").ok(),
+    );
     if ca_bundle.is_none() {
-        if let Some(done) = PLATFORM.get() {
-            return Ok(done.clone());
+        let cached = PLATFORM.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((key, done)) = cached.as_ref() {
+            if *key == env_key {
+                return Ok(done.clone());
+            }
         }
     }
     let mut extra = Vec::new();
@@ -219,7 +229,7 @@ pub fn tls_config(ca_bundle: Option<&std::path::Path>) -> Result<rustls::ClientC
         .with_no_client_auth();
     tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     if ca_bundle.is_none() {
-        let _ = PLATFORM.set(tls.clone());
+        *PLATFORM.lock().unwrap_or_else(|e| e.into_inner()) = Some((env_key, tls.clone()));
     }
     Ok(tls)
 }
@@ -323,10 +333,15 @@ impl Transport {
                 .map_err(|_| Error::Config(format!("default_headers: bad value for {k}")))?;
             headers.insert(name, value);
         }
-        let tls = match &cfg.tls {
+        let mut tls = match &cfg.tls {
             Some(tls) => tls.clone(),
             None => tls_config(cfg.ca_bundle.as_deref())?,
         };
+        // A session cache per pool, as reqwest keeps one per client: a clone would share the
+        // original's (behind a lock a fork could catch held) with every pool and process.
+        tls.resumption = rustls::client::Resumption::default();
+        // Preconfigured TLS settings override reqwest's own TLS options (versions, ALPN):
+        // set them in `tls_config`.
         let mut builder = reqwest::Client::builder().tls_backend_preconfigured(tls);
         if let Some(proxy) = &cfg.proxy {
             let p = reqwest::Proxy::all(proxy.as_str())

@@ -70,9 +70,11 @@ fn signal_tick() -> &'static tokio::sync::Notify {
             std::thread::sleep(Duration::from_millis(50));
             tick.notify_waiters();
         });
-    if spawned.is_ok() {
-        CURRENT.store(ticker, Ordering::Release);
+    if let Err(e) = spawned {
+        // Calls still work; Ctrl-C just cannot interrupt them.
+        log::warn!(target: "pushwire", "the signal thread could not start: {e}");
     }
+    CURRENT.store(ticker, Ordering::Release);
     tick
 }
 
@@ -100,7 +102,7 @@ impl Drop for CallGuard {
     }
 }
 
-type Done = (u64, Result<Output, Error>, fn(&str) -> String);
+type Done = (u64, Result<Output, Error>, Renamer);
 
 #[pyclass(module = "pushwire._core", frozen)]
 pub struct CoreClient {
@@ -224,13 +226,14 @@ impl CoreClient {
             local::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
         let tick = signal_tick();
         let client = &self.config;
+        // Decided here, with the GIL held (see `spread::worth_it`).
+        let spread =
+            matches!(&parsed, Op::TrackMany(items, c) if spread::worth_it(items.len(), *c));
         let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
             rt.block_on(async {
                 let fut = async {
                     match parsed {
-                        Op::TrackMany(items, concurrency)
-                            if spread::worth_it(items.len(), concurrency) =>
-                        {
+                        Op::TrackMany(items, concurrency) if spread => {
                             let out = spread::track_many(&transport, client, items, concurrency);
                             Ok(Output::Batch(out.await))
                         }
@@ -275,12 +278,17 @@ impl CoreClient {
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
         let done = inner.clone();
         let handle = io_threads().spawn(async move {
+            // Should the task end without an outcome (a panic), the awaiting call still gets
+            // one; an abort (cancelled call) reports nothing, as its future is gone.
+            let mut guard = CompleteOnPanic(Some((done, id, rename)));
             // The I/O thread's own pool for this client.
             let out = match local::transport(&client) {
                 Ok(transport) => ops::run(&transport, parsed).await,
                 Err(e) => Err(e),
             };
-            done.complete((id, out, rename));
+            if let Some((done, id, rename)) = guard.0.take() {
+                done.complete((id, out, rename));
+            }
         });
         inner
             .tasks
@@ -288,6 +296,25 @@ impl CoreClient {
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, handle.abort_handle());
         Ok(id)
+    }
+}
+
+/// Completes a call with an error if its task unwinds before completing it.
+struct CompleteOnPanic(Option<(Arc<Inner>, u64, Renamer)>);
+
+/// Maps a core field name to the Python argument's.
+type Renamer = fn(&str) -> String;
+
+impl Drop for CompleteOnPanic {
+    fn drop(&mut self) {
+        if let Some((done, id, rename)) = self.0.take() {
+            if std::thread::panicking() {
+                let e = Error::Config(
+                    "the call failed inside pushwire (a bug: please report it)".into(),
+                );
+                done.complete((id, Err(e), rename));
+            }
+        }
     }
 }
 

@@ -2,6 +2,9 @@
 //! before anything is sent), run on the runtime (without it), and turned back into Python
 //! objects (with it again).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
@@ -495,16 +498,30 @@ pub async fn run(t: &Transport, op: Op) -> Result<Output, Error> {
                     // In order, from one blocking-pool thread; the call ends after its last
                     // report, as when reports are made in place.
                     let (tx, rx) = std::sync::mpsc::channel::<usize>();
+                    // Set when the call is dropped unfinished (cancelled): reports still
+                    // queued then are not delivered.
+                    let gone = Arc::new(AtomicBool::new(false));
+                    let seen = gone.clone();
                     let reporter = tokio::task::spawn_blocking(move || {
                         while let Ok(done) = rx.recv() {
-                            call(&cb, done);
+                            if !seen.load(Ordering::Acquire) {
+                                call(&cb, done);
+                            }
                         }
                     });
+                    struct SetOnDrop(Arc<AtomicBool>);
+                    impl Drop for SetOnDrop {
+                        fn drop(&mut self) {
+                            self.0.store(true, Ordering::Release);
+                        }
+                    }
+                    let unfinished = SetOnDrop(gone);
                     let report = move |done: usize| {
                         let _ = tx.send(done);
                     };
                     let out = bulk::membership(t, membership, &items, concurrency, report).await;
                     let _ = reporter.await;
+                    drop(unfinished); // every report was delivered
                     Output::Chunks(out)
                 }
                 Some(cb) => {

@@ -23,8 +23,10 @@ use crate::client::{bulk, Config, Error, Result, Transport};
 const MIN_EVENTS_PER_SLOT: usize = 8;
 
 /// Whether a batch of `events` at `concurrency` is worth spreading.
+/// Starts the I/O threads if it is: call it holding the GIL, as `os.fork()` does, so no
+/// child can be forked while this thread is starting them.
 pub fn worth_it(events: usize, concurrency: usize) -> bool {
-    io_threads().len() > 0 && concurrency >= 2 && events >= concurrency * MIN_EVENTS_PER_SLOT
+    concurrency >= 2 && events >= concurrency * MIN_EVENTS_PER_SLOT && io_threads().len() > 0
 }
 
 /// A worker's state: not started yet, running, or called off by the caller.
