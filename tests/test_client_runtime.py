@@ -137,6 +137,53 @@ def test_children_forked_while_threads_call_and_start_and_end_all_work(emu):
     assert len([e for e in emu.events() if e["event_name"] == "child"]) == 25
 
 
+DROP_SCRIPT = """
+import asyncio, gc, os, sys, time, pushwire
+
+key, base = sys.argv[1:3]
+port = int(base.rsplit(":", 1)[1])
+
+def connections():  # this process's established TCP connections to the emulator
+    mine = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            mine.add(target[8:-1])
+    count = 0
+    for line in open("/proc/self/net/tcp").read().splitlines()[1:]:
+        f = line.split()
+        if int(f[2].split(":")[1], 16) == port and f[3] == "01" and f[9] in mine:
+            count += 1
+    return count
+
+async def main():
+    client = pushwire.AsyncClient(api_key=key, base_url=base)
+    await asyncio.gather(*(client.segments.list() for _ in range(20)))
+    before = connections()
+    del client
+    gc.collect()
+    deadline = time.monotonic() + 3
+    while connections() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    print(before, connections())
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/net/tcp"), reason="needs /proc")
+def test_dropping_an_async_client_closes_its_connections(emu):
+    # A client made per request (a Django view) must not leave its pool open on the I/O
+    # threads until their next call or the pool's idle timeout.
+    proc = run_script(DROP_SCRIPT, emu.api_key, emu.base_url)
+    assert proc.returncode == 0, proc.stderr
+    before, after = map(int, proc.stdout.split())
+    assert before >= 2 and after == 0, (before, after)
+
+
 IO_THREADS_SCRIPT = """
 import asyncio, glob, sys, pushwire
 
