@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -37,45 +37,21 @@ use crate::client::{transport, Config, Error, Transport};
 /// runtime's timer driver from outside it); one thread ticking for every call costs nothing
 /// per call. One ticker per process (a forked child starts its own).
 fn signal_tick() -> &'static tokio::sync::Notify {
-    /// One per process generation: a forked child starts its own (the parent's thread is not
-    /// in the child). Read without a lock on every call; the lock only serialises starting.
-    struct Ticker {
-        notify: tokio::sync::Notify,
-        generation: u64,
-    }
-    static CURRENT: AtomicPtr<Ticker> = AtomicPtr::new(std::ptr::null_mut());
-    static STARTING: Mutex<()> = Mutex::new(());
-    let current = || {
-        // SAFETY: `CURRENT` only ever holds null or a leaked, never freed `Ticker`.
-        let ticker = unsafe { CURRENT.load(Ordering::Acquire).as_ref() }?;
-        (ticker.generation == fork::current()).then_some(&ticker.notify)
-    };
-    if let Some(tick) = current() {
-        return tick;
-    }
-    let _starting = STARTING.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(tick) = current() {
-        return tick;
-    }
-    // Leaked: it lives as long as the process.
-    let ticker: *mut Ticker = Box::into_raw(Box::new(Ticker {
-        notify: tokio::sync::Notify::new(),
-        generation: fork::current(),
-    }));
-    // SAFETY: just leaked; never freed.
-    let tick: &'static tokio::sync::Notify = unsafe { &(*ticker).notify };
-    let spawned = std::thread::Builder::new()
-        .name("pushwire-signals".into())
-        .spawn(move || loop {
-            std::thread::sleep(Duration::from_millis(50));
-            tick.notify_waiters();
-        });
-    if let Err(e) = spawned {
-        // Calls still work; Ctrl-C just cannot interrupt them.
-        log::warn!(target: "pushwire", "the signal thread could not start: {e}");
-    }
-    CURRENT.store(ticker, Ordering::Release);
-    tick
+    // One per process generation: a forked child starts its own (the parent's thread is not
+    // in the child).
+    static TICKER: fork::PerProcess<tokio::sync::Notify> = fork::PerProcess::new();
+    TICKER.get_or_make(tokio::sync::Notify::new, |tick| {
+        let spawned = std::thread::Builder::new()
+            .name("pushwire-signals".into())
+            .spawn(move || loop {
+                std::thread::sleep(Duration::from_millis(50));
+                tick.notify_waiters();
+            });
+        if let Err(e) = spawned {
+            // Calls still work; Ctrl-C just cannot interrupt them.
+            log::warn!(target: "pushwire", "the signal thread could not start: {e}");
+        }
+    })
 }
 
 thread_local! {

@@ -52,10 +52,15 @@ fn with_local<R>(f: impl FnOnce(&mut Local) -> Result<R, Error>) -> Result<R, Er
     })
 }
 
-fn transport_in(local: &mut Local, client: &Arc<Config>) -> Result<Arc<Transport>, Error> {
+/// Drops the transports of clients that no longer exist (their idle connections close).
+fn prune_in(local: &mut Local) {
     local
         .transports
         .retain(|(owner, _)| owner.strong_count() > 0);
+}
+
+fn transport_in(local: &mut Local, client: &Arc<Config>) -> Result<Arc<Transport>, Error> {
+    prune_in(local);
     let found = local
         .transports
         .iter()
@@ -99,9 +104,7 @@ pub fn for_blocking(client: &Arc<Config>) -> Result<(Arc<Runtime>, Arc<Transport
 /// close with them).
 pub fn prune() {
     let _ = with_local(|local| {
-        local
-            .transports
-            .retain(|(owner, _)| owner.strong_count() > 0);
+        prune_in(local);
         Ok(())
     });
 }

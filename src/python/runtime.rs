@@ -11,17 +11,16 @@
 //! that thread's own ([`super::local`]).
 
 use std::future::Future;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
+use super::fork::PerProcess;
+
 pub struct IoThreads {
     handles: Vec<Handle>,
     next: AtomicUsize,
-    /// The process generation they run in ([`super::fork`]).
-    generation: u64,
 }
 
 impl IoThreads {
@@ -63,29 +62,18 @@ fn thread_count() -> usize {
     (cores / 2).clamp(1, 4)
 }
 
-/// The I/O threads of the current process generation, once started: read without a lock on
-/// every call (a lock a fork could catch held would hang the child's first call).
-static CURRENT: AtomicPtr<IoThreads> = AtomicPtr::new(std::ptr::null_mut());
-
-/// Serialises starting them.
-static STARTING: Mutex<()> = Mutex::new(());
+static THREADS: PerProcess<IoThreads> = PerProcess::new();
 
 /// The I/O threads, if this process has started them.
 pub fn started() -> Option<&'static IoThreads> {
-    let p = CURRENT.load(Ordering::Acquire);
-    // SAFETY: `CURRENT` only ever holds null or a leaked, never freed `IoThreads`.
-    let threads = unsafe { p.as_ref() }?;
-    (threads.generation == super::fork::current()).then_some(threads)
+    THREADS.get()
 }
 
 pub fn io_threads() -> &'static IoThreads {
-    if let Some(threads) = started() {
-        return threads;
-    }
-    let _starting = STARTING.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(threads) = started() {
-        return threads;
-    }
+    THREADS.get_or_make(start, |_| {})
+}
+
+fn start() -> IoThreads {
     let mut handles = Vec::new();
     for i in 0..thread_count() {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -99,13 +87,8 @@ pub fn io_threads() -> &'static IoThreads {
             .spawn(move || rt.block_on(std::future::pending::<()>()))
             .expect("the client's I/O thread could not start");
     }
-    // Leaked on purpose: they live as long as the process, and a parent's threads inherited
-    // through fork must never be touched.
-    let threads: &'static mut IoThreads = Box::leak(Box::new(IoThreads {
+    IoThreads {
         handles,
         next: AtomicUsize::new(0),
-        generation: super::fork::current(),
-    }));
-    CURRENT.store(threads, Ordering::Release);
-    threads
+    }
 }
