@@ -137,7 +137,8 @@ def test_children_forked_while_threads_call_and_start_and_end_all_work(emu):
     assert len([e for e in emu.events() if e["event_name"] == "child"]) == 25
 
 
-DROP_SCRIPT = """
+# Counts a script's own established TCP connections to the emulator, from /proc.
+CONNECTIONS = """
 import asyncio, gc, os, sys, time, pushwire
 
 key, base = sys.argv[1:3]
@@ -158,7 +159,11 @@ def connections():  # this process's established TCP connections to the emulator
         if int(f[2].split(":")[1], 16) == port and f[3] == "01" and f[9] in mine:
             count += 1
     return count
+"""
 
+DROP_SCRIPT = (
+    CONNECTIONS
+    + """
 async def main():
     client = pushwire.AsyncClient(api_key=key, base_url=base)
     await asyncio.gather(*(client.segments.list() for _ in range(20)))
@@ -172,6 +177,7 @@ async def main():
 
 asyncio.run(main())
 """
+)
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/net/tcp"), reason="needs /proc")
@@ -182,6 +188,38 @@ def test_dropping_an_async_client_closes_its_connections(emu):
     assert proc.returncode == 0, proc.stderr
     before, after = map(int, proc.stdout.split())
     assert before >= 2 and after == 0, (before, after)
+
+
+CANCEL_SCRIPT = (
+    CONNECTIONS
+    + """
+async def main():
+    client = pushwire.AsyncClient(api_key=key, base_url=base, max_retries=0)
+    calls = [asyncio.ensure_future(client.segments.list()) for _ in range(5)]
+    await asyncio.sleep(0.5)
+    during = connections()
+    for call in calls:
+        call.cancel()
+    await asyncio.gather(*calls, return_exceptions=True)
+    deadline = time.monotonic() + 1.0
+    while connections() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    print(during, connections())
+
+asyncio.run(main())
+"""
+)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/net/tcp"), reason="needs /proc")
+def test_cancelled_calls_abandon_their_requests(emu):
+    # Each call waits 3 s on the emulator. Cancelling the awaiting tasks must drop the
+    # requests themselves (their connections close at once), not leave them running.
+    emu.inject_fault("/apiv1/segments", delay=3.0, times=5)
+    proc = run_script(CANCEL_SCRIPT, emu.api_key, emu.base_url)
+    assert proc.returncode == 0, proc.stderr
+    during, after = map(int, proc.stdout.split())
+    assert (during, after) == (5, 0)
 
 
 IO_THREADS_SCRIPT = """

@@ -20,9 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::future::{AbortHandle, Abortable};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
-use tokio::task::AbortHandle;
 
 use super::convert::to_pyerr;
 use super::fork;
@@ -253,7 +253,8 @@ impl CoreClient {
         let inner = completions.get().inner.clone();
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
         let done = inner.clone();
-        let handle = io_threads().spawn(async move {
+        let (abort, registration) = AbortHandle::new_pair();
+        let task = async move {
             // Should the task end without an outcome (a panic), the awaiting call still gets
             // one; an abort (cancelled call) reports nothing, as its future is gone.
             let mut guard = CompleteOnPanic(Some((done, id, rename)));
@@ -265,12 +266,18 @@ impl CoreClient {
             if let Some((done, id, rename)) = guard.0.take() {
                 done.complete((id, out, rename));
             }
-        });
+        };
+        // Registered before the task can finish, so `drain` always finds it to remove.
         inner
             .tasks
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(id, handle.abort_handle());
+            .insert(id, abort);
+        // Aborting drops the call's future (its request with it) at the task's next turn,
+        // or before its first if it has not started.
+        io_threads().submit(async move {
+            let _ = Abortable::new(task, registration).await;
+        });
         Ok(id)
     }
 }

@@ -11,27 +11,55 @@
 //! that thread's own ([`super::local`]).
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::runtime::Handle;
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::fork::PerProcess;
 
+/// A call handed to an I/O thread through its inbox.
+type Job = Pin<Box<dyn Future<Output = ()> + Send>>;
+
 pub struct IoThreads {
     handles: Vec<Handle>,
+    inboxes: Vec<mpsc::UnboundedSender<Job>>,
     next: AtomicUsize,
 }
 
 impl IoThreads {
+    fn pick(&self) -> usize {
+        self.next.fetch_add(1, Ordering::Relaxed) % self.handles.len()
+    }
+
     /// Runs `fut` on the next I/O thread.
     pub fn spawn<F>(&self, fut: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.handles.len();
-        self.handles[i].spawn(fut)
+        self.handles[self.pick()].spawn(fut)
+    }
+
+    /// Runs `fut` on the next I/O thread, through its inbox.
+    ///
+    /// Why not [`Handle::spawn`]: spawning from outside a current-thread runtime wakes its
+    /// driver every time, a write to an eventfd (one system call on the event loop's thread
+    /// per async call, and a wake-up of the I/O thread even when it is busy). The inbox
+    /// wakes its thread only when that thread is waiting for it; calls made while the thread
+    /// is busy are picked up together at its next turn.
+    pub fn submit<F>(&self, fut: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let i = self.pick();
+        if let Err(mpsc::error::SendError(job)) = self.inboxes[i].send(Box::pin(fut)) {
+            // The thread is gone (it cannot end while the process lives; a panic would
+            // have to escape tokio). Its runtime still runs the task if it can.
+            self.handles[i].spawn(job);
+        }
     }
 
     /// How many there are.
@@ -75,20 +103,33 @@ pub fn io_threads() -> &'static IoThreads {
 
 fn start() -> IoThreads {
     let mut handles = Vec::new();
+    let mut inboxes = Vec::new();
     for i in 0..thread_count() {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .expect("the tokio runtime could not start");
         handles.push(rt.handle().clone());
+        let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
+        inboxes.push(tx);
         std::thread::Builder::new()
             .name(format!("pushwire-io-{i}"))
-            // Runs the tasks spawned through `handles` for as long as the process lives.
-            .spawn(move || rt.block_on(std::future::pending::<()>()))
+            // Runs the tasks spawned through `handles` and the calls arriving in its inbox
+            // for as long as the process lives. A spawn from the runtime's own thread goes
+            // straight into its run queue, with no wake-up.
+            .spawn(move || {
+                rt.block_on(async move {
+                    while let Some(job) = rx.recv().await {
+                        tokio::spawn(job);
+                    }
+                    std::future::pending::<()>().await
+                })
+            })
             .expect("the client's I/O thread could not start");
     }
     IoThreads {
         handles,
+        inboxes,
         next: AtomicUsize::new(0),
     }
 }
