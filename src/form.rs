@@ -12,23 +12,45 @@ use std::collections::BTreeMap;
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Form {
     fields: BTreeMap<String, Vec<(Option<u64>, String)>>,
+    /// Keys with brackets that are not an array index (`name[x]`, `name[0][0]`, `name[-1]`):
+    /// kept apart, never read as another field.
+    bad_keys: Vec<String>,
 }
 
 impl Form {
     pub fn parse(body: &[u8]) -> Form {
         let mut fields: BTreeMap<String, Vec<(Option<u64>, String)>> = BTreeMap::new();
+        let mut bad_keys = Vec::new();
         for (key, value) in form_urlencoded::parse(body) {
-            let (base, index) = split_index(&key);
-            fields
-                .entry(base.to_string())
-                .or_default()
-                .push((index, value.into_owned()));
+            match split_index(&key) {
+                Some((base, index)) => fields
+                    .entry(base.to_string())
+                    .or_default()
+                    .push((index, value.into_owned())),
+                None => bad_keys.push(key.into_owned()),
+            }
         }
         for values in fields.values_mut() {
             // Indexed entries in index order; `[]` and plain repeats keep arrival order.
             values.sort_by_key(|(i, _)| i.unwrap_or(u64::MAX));
         }
-        Form { fields }
+        Form { fields, bad_keys }
+    }
+
+    /// The first key whose brackets are not an array index, as it was sent. Such a key names
+    /// no field: a reader that skipped it could widen a broadcast, so it is refused.
+    pub fn bad_key(&self) -> Option<&str> {
+        self.bad_keys.first().map(String::as_str)
+    }
+
+    /// The message refusing [`Form::bad_key`].
+    pub fn bad_key_message(key: &str) -> String {
+        format!("The {key} parameter has an invalid array index: arrays are sent as name[0], name[1]... or name[].")
+    }
+
+    /// The base names of every key sent (indexed keys under their base name).
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.fields.keys().map(String::as_str)
     }
 
     /// The single value of `key` (the first, if several were sent).
@@ -61,18 +83,24 @@ impl Form {
 }
 
 /// `name[3]` -> (`name`, Some(3)); `name[]` -> (`name`, None); `name` -> (`name`, None).
-fn split_index(key: &str) -> (&str, Option<u64>) {
-    if let Some(open) = key.find('[') {
-        if let Some(inner) = key[open + 1..].strip_suffix(']') {
-            if inner.is_empty() {
-                return (&key[..open], None);
-            }
-            if let Ok(i) = inner.parse::<u64>() {
-                return (&key[..open], Some(i));
-            }
-        }
+/// Any other use of brackets (`name[x]`, `name[-1]`, `name[+1]`, `name[ 0]`, `name[0][0]`,
+/// an index past `u64`, `[0]` without a name, a stray `]`) is `None`: not an array index.
+fn split_index(key: &str) -> Option<(&str, Option<u64>)> {
+    let Some(open) = key.find('[') else {
+        return (!key.contains(']')).then_some((key, None));
+    };
+    let base = &key[..open];
+    let inner = key[open + 1..].strip_suffix(']')?;
+    if base.is_empty() || base.contains(']') || inner.contains(['[', ']']) {
+        return None;
     }
-    (key, None)
+    if inner.is_empty() {
+        return Some((base, None));
+    }
+    if !inner.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    inner.parse::<u64>().ok().map(|i| (base, Some(i)))
 }
 
 /// Builds a form body, arrays as the spec's indexed keys.
@@ -129,6 +157,33 @@ mod tests {
         assert_eq!(f.list("c"), ["p", "q"]);
         assert_eq!(f.text("d").as_deref(), Some("z"));
         assert_eq!(f.get("missing"), None);
+    }
+
+    #[test]
+    fn keys_with_brackets_that_are_no_index_are_kept_apart() {
+        for key in [
+            "a[x]",
+            "a[-1]",
+            "a[+1]",
+            "a[ 0]",
+            "a[0][0]",
+            "a[99999999999999999999]",
+            "[0]",
+            "a[0",
+            "a]",
+            "a[0]x",
+        ] {
+            let body = format!(
+                "{}=v&a[0]=w",
+                form_urlencoded::byte_serialize(key.as_bytes()).collect::<String>()
+            );
+            let f = Form::parse(body.as_bytes());
+            assert_eq!(f.bad_key(), Some(key), "{key}");
+            assert_eq!(f.list("a"), ["w"], "{key}");
+        }
+        let f = Form::parse(b"a[18446744073709551615]=x&b[]=y&c=z");
+        assert_eq!(f.bad_key(), None);
+        assert_eq!(f.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
     }
 
     #[test]

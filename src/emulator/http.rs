@@ -313,7 +313,7 @@ pub fn json_object(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Valu
 pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
     let ct = content_type(headers);
     match ct.as_str() {
-        "" | "application/x-www-form-urlencoded" => Ok(Form::parse(body)),
+        "" | "application/x-www-form-urlencoded" => checked(Form::parse(body)),
         "application/json" => {
             let obj = json_object(headers, body)?;
             let mut w = crate::form::FormWriter::new();
@@ -329,7 +329,7 @@ pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
                     }
                 }
             }
-            Ok(Form::parse(w.finish().as_bytes()))
+            checked(Form::parse(w.finish().as_bytes()))
         }
         other => Err(format!(
             "Unsupported Content-Type {other}: send application/x-www-form-urlencoded"
@@ -344,9 +344,18 @@ fn scalar_text(v: &Value) -> String {
     }
 }
 
-/// The query string as a form (same array spellings).
-pub fn query(uri: &axum::http::Uri) -> Form {
-    Form::parse(uri.query().unwrap_or("").as_bytes())
+/// A form with no key whose brackets are not an array index: such a key would be read as
+/// a field nobody sent (and the one meant left out, which can widen a broadcast).
+fn checked(form: Form) -> Result<Form, String> {
+    match form.bad_key() {
+        Some(key) => Err(Form::bad_key_message(key)),
+        None => Ok(form),
+    }
+}
+
+/// The query string as a form (same array spellings, same refusal of bad indexes).
+pub fn query(uri: &axum::http::Uri) -> Result<Form, String> {
+    checked(Form::parse(uri.query().unwrap_or("").as_bytes()))
 }
 
 /// An optional integer query parameter; a value that is not one is a violation.

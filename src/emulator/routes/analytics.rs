@@ -21,7 +21,7 @@ pub async fn summary(
     Extension(site): Extension<SiteId>,
     uri: Uri,
 ) -> ApiResult {
-    let q = query(&uri);
+    let q = query(&uri).map_err(ApiError::bad)?;
     let (from, to, group_by) =
         validate::summary_query(q.get("from"), q.get("to"), q.get("group_by"))
             .map_err(|v| ApiError::bad(v.message))?;
@@ -146,7 +146,7 @@ pub async fn subscribers(
     Extension(site): Extension<SiteId>,
     uri: Uri,
 ) -> ApiResult {
-    let q = query(&uri);
+    let q = query(&uri).map_err(ApiError::bad)?;
     let dims =
         validate::subscriber_dimensions(q.get("type")).map_err(|v| ApiError::bad(v.message))?;
     let data = emu.with_site(site, |s, _, _| distribution(s, &dims));

@@ -65,7 +65,7 @@ pub async fn list_triggers(
     Extension(site): Extension<SiteId>,
     uri: Uri,
 ) -> ApiResult {
-    let (page, limit, range) = list_params(&query(&uri))?;
+    let (page, limit, range) = list_params(&query(&uri).map_err(ApiError::bad_campaign)?)?;
     let (data, meta) = emu.with_site(site, |s, _, _| {
         let (mut data, meta) = paginate(&s.triggers, page, limit);
         for t in &mut data {
@@ -84,7 +84,7 @@ pub async fn get_trigger(
     uri: Uri,
 ) -> ApiResult {
     let id = path_id(&raw, "trigger_id")?;
-    let range = analytics_range(&query(&uri))?;
+    let range = analytics_range(&query(&uri).map_err(ApiError::bad_campaign)?)?;
     let found = emu.with_site(site, |s, _, _| {
         let mut t = s.triggers.iter().find(|t| t.trigger_id == id).cloned()?;
         fill_trigger(s, &mut t, range);
@@ -103,7 +103,7 @@ pub async fn list_drips(
     Extension(site): Extension<SiteId>,
     uri: Uri,
 ) -> ApiResult {
-    let (page, limit, range) = list_params(&query(&uri))?;
+    let (page, limit, range) = list_params(&query(&uri).map_err(ApiError::bad_campaign)?)?;
     let (data, meta) = emu.with_site(site, |s, _, _| {
         let (recs, meta) = paginate(&s.drips, page, limit);
         let data: Vec<Drip> = recs
@@ -129,7 +129,7 @@ pub async fn get_drip(
     uri: Uri,
 ) -> ApiResult {
     let id = path_id(&raw, "drip_id")?;
-    let range = analytics_range(&query(&uri))?;
+    let range = analytics_range(&query(&uri).map_err(ApiError::bad_campaign)?)?;
     let found = emu.with_site(site, |s, _, _| {
         let mut d = s.drips.iter().find(|d| d.drip.drip_id == id)?.drip.clone();
         fill_drip(s, &mut d, range);

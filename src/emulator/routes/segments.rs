@@ -36,7 +36,7 @@ pub async fn list(
     Extension(site): Extension<SiteId>,
     uri: Uri,
 ) -> ApiResult {
-    let q = query(&uri);
+    let q = query(&uri).map_err(ApiError::bad)?;
     let limit = int_param(&q, "limit").map_err(bad)?;
     let offset = int_param(&q, "offset").map_err(bad)?;
     validate::segments_window(limit, offset).map_err(bad)?;

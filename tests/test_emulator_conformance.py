@@ -1,0 +1,104 @@
+"""Conformance of the emulator to the spec where an audit found it diverging: nothing may
+silently widen a broadcast, every answer is in the spec's shapes, drips are never back-dated,
+and dates, times and numbers are read exactly as the spec writes them. Raw HTTP throughout."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+from conftest import (
+    TIMEOUT,
+    assert_main_error,
+)
+
+BROADCAST = {
+    "notification_title": "T",
+    "notification_message": "M",
+    "notification_url": "https://x.example/",
+}
+FORM_CT = {"Content-Type": "application/x-www-form-urlencoded"}
+BROADCAST_FORM = (
+    "notification_title=T&notification_message=M&notification_url=https%3A%2F%2Fx.example%2F"
+)
+
+
+def raw_form(api, path: str, body: str) -> requests.Response:
+    return api.http.post(
+        api.base_url + path, data=body.encode(), headers=api.headers(FORM_CT), timeout=TIMEOUT
+    )
+
+
+def assert_nothing_sent(emu) -> None:
+    assert emu.notifications() == []
+    assert emu.deliveries(status="all") == []
+
+
+# ---- 1a: form keys with a bad array index ----------------------------------------------------
+
+BAD_INDEX_KEYS = [
+    "subscriber_hash[x]",
+    "subscriber_hash[99999999999999999999]",
+    "subscriber_hash[-1]",
+    "subscriber_hash[+1]",
+    "subscriber_hash[0][0]",
+    "subscriber_hash[ 0]",
+    "subscriber_hash[0",
+    "subscriber_hash[0]x",
+    "include_segments[first]",
+    "[0]",
+]
+
+
+@pytest.mark.parametrize("key", BAD_INDEX_KEYS)
+def test_broadcast_form_key_with_a_bad_index_is_refused(emu, api, key):
+    emu.add_subscriber(profile_id="alice")
+    emu.add_subscriber(profile_id="bob")
+    encoded = requests.utils.quote(key, safe="")
+    body = assert_main_error(
+        raw_form(api, "/apiv1/notifications", f"{BROADCAST_FORM}&{encoded}=aaa"), 400
+    )
+    assert key in body["message"]
+    assert_nothing_sent(emu)
+
+
+@pytest.mark.parametrize(
+    "path,form",
+    [
+        (
+            "/apiv1/segments/addSegmentWithHash",
+            "segment_id={seg}&subscriber_hash[0]=h1&subscriber_hash[x]=h2",
+        ),
+        (
+            "/apiv1/profile",
+            "segment_name=vip&operation=add&profile_id[0]=alice&profile_id[one]=bob",
+        ),
+        ("/apiv1/segments/delete", "segment_id={seg}&segment_id[x]=1"),
+    ],
+)
+def test_segment_form_key_with_a_bad_index_is_refused(emu, api, path, form):
+    seg = emu.create_segment("vip")
+    emu.add_subscriber("h1", profile_id="alice")
+    emu.add_subscriber("h2", profile_id="bob")
+    body = assert_main_error(raw_form(api, path, form.format(seg=seg)), 400)
+    assert "[" in body["message"]
+    assert all(not s["segments"] for s in emu.subscribers())
+    assert seg in [int(s["segment_id"]) for s in emu.segments()]
+
+
+@pytest.mark.parametrize("path", ["/apiv1/triggers", "/apiv1/drips", "/apiv1/segments"])
+def test_query_key_with_a_bad_index_is_refused(api, path):
+    r = api.get(path + "?limit[x]=1")
+    assert r.status_code == 400, r.text
+    body = r.json()
+    assert body["success"] is False
+    message = body["error"]["message"] if "error" in body else body["message"]
+    assert "limit[x]" in message
+
+
+def test_good_array_spellings_still_target(emu, api):
+    a = emu.add_subscriber("ha")
+    emu.add_subscriber("hb")
+    for body in ["subscriber_hash[0]=ha", "subscriber_hash[]=ha", "subscriber_hash=ha"]:
+        r = raw_form(api, "/apiv1/notifications", f"{BROADCAST_FORM}&{body}")
+        assert r.status_code == 200, r.text
+    assert {d["subscriber_hash"] for d in emu.deliveries()} == {a}
