@@ -3,6 +3,7 @@ real HTTP against the emulator (failures injected with ``emu.inject_fault``)."""
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 
@@ -205,3 +206,38 @@ def test_events_http_200_with_an_error_object_is_an_api_error(drv: Driver, emu):
     err = raises(drv, APIError, drv.client.events.track, "e", profile_id="p")
     assert err.status_code == 200 and err.code == 1003
     assert err.message == "Injected fault"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"success": True}, {"success": True, "data": None}, {"success": True, "data": []}],
+)
+def test_a_read_answered_without_its_data_is_an_error_not_an_empty_result(drv: Driver, emu, body):
+    # A blank TriggeredCampaign or Drip (id 0, no name) would pass for a real one.
+    trigger_id = emu.create_trigger(campaign_name="Cart", rules={"start_event_name": "cart"})
+    emu.inject_fault(f"/apiv1/triggers/{trigger_id}", status=200, body=body)
+    err = raises(drv, APIError, drv.client.triggers.get, trigger_id)
+    assert err.status_code == 200 and "unexpected shape" in err.message
+    assert err.body == body
+    emu.inject_fault("/apiv1/drips/1", status=200, body=body)
+    err = raises(drv, APIError, drv.client.drips.get, 1)
+    assert "unexpected shape" in err.message and "data" in err.message
+    # the real answer still decodes
+    assert drv(drv.client.triggers.get, trigger_id).campaign_name == "Cart"
+
+
+def test_a_create_answered_without_a_usable_id_returns_0_and_warns(drv: Driver, emu, caplog):
+    # The broadcast was accepted: raising would invite a retry, and a retry a second send.
+    emu.add_subscriber()
+    for answer in ({"success": True}, {"success": True, "notification_id": "abc"}):
+        emu.inject_fault("/apiv1/notifications", status=200, body=answer)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="pushwire"):
+            assert drv(drv.client.notifications.create, **BROADCAST) == 0
+        warnings = [r.getMessage() for r in caplog.records if r.name.startswith("pushwire")]
+        assert any("notification_id" in w and "returning 0" in w for w in warnings), warnings
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="pushwire"):
+        real = drv(drv.client.notifications.create, **BROADCAST)
+    assert real > 0
+    assert not [r for r in caplog.records if "returning 0" in r.getMessage()]

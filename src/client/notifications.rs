@@ -22,14 +22,25 @@ impl Envelope for Created {
     }
 }
 
-/// An id the service sent as a number or a numeric string (0 if it sent none, since the
-/// call itself succeeded and must not raise).
-pub fn id_of(v: Option<&Value>) -> i64 {
-    match v {
-        Some(Value::Number(n)) => n.as_i64().unwrap_or_default(),
-        Some(Value::String(s)) => s.trim().parse().unwrap_or_default(),
-        _ => 0,
-    }
+/// An id the service sent as a number or a numeric string.
+///
+/// 0 when it sent none or something else: the create itself succeeded, and raising would
+/// invite the caller to retry it, which would create (and send) it twice. A warning on the
+/// `pushwire` logger says so instead.
+pub fn id_of(field: &str, v: Option<&Value>) -> i64 {
+    let id = match v {
+        Some(Value::Number(n)) => n.as_i64(),
+        Some(Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    };
+    id.unwrap_or_else(|| {
+        log::warn!(
+            target: "pushwire",
+            "the create succeeded but its answer carried no usable {field} ({}); returning 0",
+            v.map_or_else(|| "none".to_string(), Value::to_string)
+        );
+        0
+    })
 }
 
 /// Creates (and, for `now`, sends) a broadcast; its id. Never retried once it may have been
@@ -42,5 +53,5 @@ pub async fn create(t: &Transport, n: &NewNotification) -> Result<i64> {
         Idempotency::Unsafe,
     );
     let created: Created = t.send(&call).await?;
-    Ok(id_of(created.notification_id.as_ref()))
+    Ok(id_of("notification_id", created.notification_id.as_ref()))
 }

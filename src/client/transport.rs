@@ -650,8 +650,14 @@ pub fn decode<R: DeserializeOwned + Envelope>(iface: Iface, body: &[u8]) -> Resu
             if failure.message.is_empty()
                 || failure.body.get("success") != Some(&Value::Bool(false))
             {
+                // Decoded again, on this rare path only, to name the field at fault.
+                let mut de = serde_json::Deserializer::from_slice(body);
+                let at = match serde_path_to_error::deserialize::<_, R>(&mut de) {
+                    Err(e) if e.path().to_string() != "." => format!(" (at `{}`)", e.path()),
+                    _ => String::new(),
+                };
                 failure.message = format!(
-                    "the {} interface answered with an unexpected shape: {e}",
+                    "the {} interface answered with an unexpected shape{at}: {e}",
                     match iface {
                         Iface::Main => "main",
                         Iface::Events => "event-tracking",
@@ -679,6 +685,21 @@ macro_rules! envelope {
             }
         }
     };
+}
+
+/// An answer that must carry `data`: a 2xx without it (or with `null`) is an unexpected
+/// shape, raised as such, never an empty result standing in for the real one.
+#[derive(Deserialize, Debug)]
+pub struct Data<T> {
+    #[serde(default)]
+    pub success: Option<bool>,
+    pub data: T,
+}
+
+impl<T> Envelope for Data<T> {
+    fn success(&self) -> Option<bool> {
+        self.success
+    }
 }
 
 /// An answer whose content does not matter beyond success.

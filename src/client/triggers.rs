@@ -1,11 +1,10 @@
 //! Triggered campaigns: `GET /triggers/{id}` (4.1) and `GET /triggers` (4.2).
 
-use super::transport::{Call, Transport};
+use super::transport::{Call, Data, Transport};
 use super::{list_call, path_id, AnalyticsRange, Page, Result};
 use crate::envelope;
 use crate::model::{Meta, TriggeredCampaign};
 
-envelope!(One { data: Option<TriggeredCampaign> });
 envelope!(List { data: Vec<TriggeredCampaign>, meta: Meta });
 
 pub async fn get(
@@ -16,8 +15,8 @@ pub async fn get(
     let id = path_id("trigger_id", trigger_id)?;
     range.check()?;
     let call = range.apply(Call::get(format!("/triggers/{id}")));
-    let one: One = t.send(&call).await?;
-    Ok(one.data.unwrap_or_default())
+    let one: Data<TriggeredCampaign> = t.send(&call).await?;
+    Ok(one.data)
 }
 
 pub async fn list(
