@@ -102,3 +102,35 @@ def test_good_array_spellings_still_target(emu, api):
         r = raw_form(api, "/apiv1/notifications", f"{BROADCAST_FORM}&{body}")
         assert r.status_code == 200, r.text
     assert {d["subscriber_hash"] for d in emu.deliveries()} == {a}
+
+
+# ---- 1b: JSON bodies with an empty targeting list --------------------------------------------
+
+TARGETING_LISTS = [
+    "subscriber_hash",
+    "profile_id",
+    "include_segments",
+    "exclude_segments",
+    "include_countries",
+    "exclude_countries",
+    "include_states",
+    "include_cities",
+    "include_device_types",
+    "include_browsers",
+]
+
+
+@pytest.mark.parametrize("field", TARGETING_LISTS)
+def test_broadcast_json_empty_list_is_refused(emu, api, field):
+    emu.add_subscriber()
+    body = assert_main_error(api.post_json("/apiv1/notifications", {**BROADCAST, field: []}), 400)
+    assert field in body["message"]
+    assert_nothing_sent(emu)
+
+
+def test_segment_json_empty_list_is_refused(emu, api):
+    seg = emu.create_segment("vip")
+    r = api.post_json(
+        "/apiv1/segments/addSegmentWithHash", {"segment_id": seg, "subscriber_hash": []}
+    )
+    assert "subscriber_hash" in assert_main_error(r, 400)["message"]

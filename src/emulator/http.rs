@@ -319,6 +319,12 @@ pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
             let mut w = crate::form::FormWriter::new();
             for (k, v) in &obj {
                 match v {
+                    // A form cannot carry an empty list, and dropping the key would lift the
+                    // filter (a broadcast to everyone): refused, as anything that could
+                    // silently widen a broadcast is.
+                    Value::Array(items) if items.is_empty() => {
+                        return Err(format!("The {k} field must not be an empty array."));
+                    }
                     Value::Array(items) => {
                         let items: Vec<String> = items.iter().map(scalar_text).collect();
                         w.list(k, &items);
