@@ -755,6 +755,20 @@ pub fn broadcast(n: &NewNotification) -> Check {
         }
     }
     if let Some(groups) = &n.attributes {
+        // No group, or a group without rules, would select everyone: refused like any
+        // filter that could silently widen a broadcast.
+        if groups.is_empty() {
+            return Err(Violation::new(
+                "attributes",
+                "The attributes must contain at least one rule group.",
+            ));
+        }
+        if groups.iter().any(Vec::is_empty) {
+            return Err(Violation::new(
+                "attributes",
+                "The attributes rule groups must not be empty.",
+            ));
+        }
         for group in groups {
             for rule in group {
                 if rule.key.trim().is_empty() {
@@ -942,6 +956,26 @@ mod tests {
         assert!(!valid_from("2030-01-01 23:59:60"));
         assert!(is_time("10:00:59"));
         assert!(!is_time("10:00:60"));
+    }
+
+    #[test]
+    fn empty_attribute_filters_are_refused() {
+        let rule = crate::model::AttributeRule {
+            key: "age".into(),
+            op: "gt".into(),
+            value: crate::model::common::Json(json!(1)),
+        };
+        let with = |attributes| NewNotification {
+            notification_title: Some("t".into()),
+            notification_message: Some("m".into()),
+            notification_url: Some("https://x.example/".into()),
+            attributes: Some(attributes),
+            ..Default::default()
+        };
+        assert!(broadcast(&with(vec![vec![rule.clone()]])).is_ok());
+        for groups in [vec![], vec![vec![]], vec![vec![rule], vec![]]] {
+            assert_eq!(broadcast(&with(groups)).unwrap_err().field, "attributes");
+        }
     }
 
     #[test]

@@ -134,3 +134,24 @@ def test_segment_json_empty_list_is_refused(emu, api):
         "/apiv1/segments/addSegmentWithHash", {"segment_id": seg, "subscriber_hash": []}
     )
     assert "subscriber_hash" in assert_main_error(r, 400)["message"]
+
+
+# ---- 1c: empty attribute filters ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "attributes", ["[]", "[[]]", '[[{"key": "age", "op": "gt", "value": 1}], []]']
+)
+def test_broadcast_empty_attribute_filter_is_refused_in_a_form(emu, api, attributes):
+    emu.add_subscriber(attributes={"age": 30})
+    body = assert_main_error(api.broadcast(attributes=attributes), 400)
+    assert "attributes" in body["message"]
+    assert_nothing_sent(emu)
+
+
+@pytest.mark.parametrize("attributes", [[], [[]], [[{"key": "age", "op": "gt", "value": 1}], []]])
+def test_broadcast_empty_attribute_filter_is_refused_in_json(emu, api, attributes):
+    emu.add_subscriber(attributes={"age": 30})
+    r = api.post_json("/apiv1/notifications", {**BROADCAST, "attributes": attributes})
+    assert "attributes" in assert_main_error(r, 400)["message"]
+    assert_nothing_sent(emu)
