@@ -155,3 +155,16 @@ def test_broadcast_empty_attribute_filter_is_refused_in_json(emu, api, attribute
     r = api.post_json("/apiv1/notifications", {**BROADCAST, "attributes": attributes})
     assert "attributes" in assert_main_error(r, 400)["message"]
     assert_nothing_sent(emu)
+
+
+# ---- 13: a JSON body's attributes as a real nested array -------------------------------------
+
+
+def test_broadcast_json_attributes_as_a_nested_array(emu, api):
+    old = emu.add_subscriber(attributes={"age": 30})
+    emu.add_subscriber(attributes={"age": 10})
+    groups = [[{"key": "age", "op": "gt", "value": 20}]]
+    r = api.post_json("/apiv1/notifications", {**BROADCAST, "attributes": groups})
+    assert r.status_code == 200, r.text
+    assert emu.notifications()[0]["request"]["attributes"] == groups
+    assert [d["subscriber_hash"] for d in emu.deliveries()] == [old]

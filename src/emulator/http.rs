@@ -309,7 +309,8 @@ pub fn json_object(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Valu
 }
 
 /// A form body. The spec's endpoints are form-encoded; a JSON object is accepted too (its
-/// arrays become lists), since clients send one by mistake and the service reads both.
+/// arrays become lists, `attributes` stays the JSON it is), since clients send one by
+/// mistake and the service reads both.
 pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
     let ct = content_type(headers);
     match ct.as_str() {
@@ -319,6 +320,11 @@ pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
             let mut w = crate::form::FormWriter::new();
             for (k, v) in &obj {
                 match v {
+                    // A JSON-encoded parameter (the attribute filter of 2.14) sent as JSON
+                    // itself: its groups are one value, carried as their JSON text.
+                    Value::Array(_) | Value::Object(_) if k.eq_ignore_ascii_case("attributes") => {
+                        w.field(k, &v.to_string());
+                    }
                     // A form cannot carry an empty list, and dropping the key would lift the
                     // filter (a broadcast to everyone): refused, as anything that could
                     // silently widen a broadcast is.
