@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
 
 from pushwire.testing import EmulatorProcess
 
@@ -18,3 +26,50 @@ def test_an_emulator_process_serves_both_clients_and_stops() -> None:
         assert emu.admin("requests") == []  # the log was off
         process = emu.process
     assert process.poll() is not None  # closed with the block
+
+
+ORPHAN_SCRIPT = """
+import os, sys
+from pushwire.testing import EmulatorProcess
+
+emu = EmulatorProcess(api_key="k")
+print(emu.pid, flush=True)
+if sys.argv[1] == "killed":
+    os._exit(0)  # no close(), no finalizers: as if the process had been killed
+"""
+
+
+def _gone(pid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # A child of the ended script is reparented; it is gone once it is a zombie too.
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ")[1].startswith("Z"):
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("ending", ["exits without close", "killed"])
+def test_an_emulator_process_never_outlives_the_process_that_started_it(ending: str) -> None:
+    # A notebook or a script that forgets close() (or dies) must not leave a server behind.
+    proc = subprocess.run(
+        [sys.executable, "-c", ORPHAN_SCRIPT, ending.split()[0]],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    pid = int(proc.stdout.split()[0])
+    try:
+        assert _gone(pid, within=5.0), f"the emulator process {pid} outlived its parent"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

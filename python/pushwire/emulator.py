@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sys
 import threading
 from typing import Optional
 
@@ -34,12 +35,27 @@ def main(argv: Optional[list[str]] = None) -> int:
         action="store_true",
         help="do not keep the request log (for load tests: it grows with every request)",
     )
+    parser.add_argument(
+        "--exit-with-parent",
+        action="store_true",
+        help="stop when standard input closes (EmulatorProcess passes a pipe, so the emulator "
+        "never outlives the process that started it, even one that was killed)",
+    )
     args = parser.parse_args(argv)
     events_port = args.events_port
     if events_port is None:
         events_port = args.port + 1 if args.port else 0
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if args.exit_with_parent:
+
+        def watch_parent() -> None:
+            # Reads until the parent's end of the pipe closes: on its exit, however it ends.
+            while sys.stdin.buffer.read(4096):
+                pass
+            stop.set()
+
+        threading.Thread(target=watch_parent, name="exit-with-parent", daemon=True).start()
     with Emulator(
         args.api_key,
         host=args.host,

@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import urllib.request
+import weakref
 from types import TracebackType
 from typing import Any, Optional, Union
 
@@ -342,6 +343,19 @@ class Emulator:
         self._call("reset")
 
 
+def _stop_process(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            pipe.close()
+
+
 class EmulatorProcess:
     """The emulator in a process of its own (``python -m pushwire.emulator``), for load tests
     and benchmarks where client and emulator must not share an interpreter. It is driven
@@ -357,9 +371,16 @@ class EmulatorProcess:
     ) -> None:
         self.api_key = api_key
         cmd = [sys.executable, "-m", "pushwire.emulator", "--port", "0", "--api-key", api_key]
+        cmd.append("--exit-with-parent")
         if not record_requests:
             cmd.append("--no-request-log")
-        self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        # The child stops when its stdin pipe closes: it cannot outlive this process, even
+        # one killed before `close()`. The finalizer stops it when this object is collected
+        # or the interpreter exits without `close()`.
+        self.process = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self._stop = weakref.finalize(self, _stop_process, self.process)
         urls: dict[str, str] = {}
         assert self.process.stdout is not None
         while len(urls) < 2:
@@ -399,11 +420,7 @@ class EmulatorProcess:
         return AsyncClient(base_url=self.base_url, events_url=self.events_url, **kwargs)
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        self._stop()
 
     def __enter__(self) -> EmulatorProcess:
         return self
