@@ -478,6 +478,18 @@ pub fn schedule(prefix: &str, index: usize, s: &ScheduleOptions, allow_dow: bool
     Ok(())
 }
 
+/// The keys of a drip's `send_to` (2.9).
+pub const SEND_TO_KEYS: [&str; 8] = [
+    "include_segments",
+    "exclude_segments",
+    "include_countries",
+    "exclude_countries",
+    "include_states",
+    "exclude_states",
+    "include_cities",
+    "exclude_cities",
+];
+
 /// The JSON types of the notifications of 4.3 (2.8), checked as the service does before the
 /// model's lenient reading: text fields are strings, numbers are numbers (or numeric
 /// strings), `schedule_options` an object and `actions` an array of objects. `null` stands
@@ -486,6 +498,20 @@ pub fn drip_json_types(obj: &Map<String, Value>) -> Result<(), String> {
     let Some(Value::Array(items)) = obj.get("notifications") else {
         return Err("notifications must be an array".into());
     };
+    // A key 2.9 does not have (a typo, or a broadcast filter such as include_device_types)
+    // would be dropped and the drip would reach everyone: refused.
+    match obj.get("send_to") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(send_to)) => {
+            if let Some(k) = send_to.keys().find(|k| !SEND_TO_KEYS.contains(&k.as_str())) {
+                return Err(format!(
+                    "send_to.{k} is not allowed: send_to takes {}",
+                    SEND_TO_KEYS.join(", ")
+                ));
+            }
+        }
+        Some(_) => return Err("send_to must be an object".into()),
+    }
     let is_int =
         |v: &Value| v.is_i64() || v.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok());
     let text = |m: &Map<String, Value>, prefix: &str, keys: &[&str]| {

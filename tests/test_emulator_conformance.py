@@ -8,6 +8,7 @@ import pytest
 import requests
 from conftest import (
     TIMEOUT,
+    assert_campaign_error,
     assert_main_error,
 )
 
@@ -168,3 +169,26 @@ def test_broadcast_json_attributes_as_a_nested_array(emu, api):
     assert r.status_code == 200, r.text
     assert emu.notifications()[0]["request"]["attributes"] == groups
     assert [d["subscriber_hash"] for d in emu.deliveries()] == [old]
+
+
+# ---- 11: drip send_to with a key the spec does not have --------------------------------------
+
+
+@pytest.mark.parametrize("key", ["include_device_types", "include_segment", "Include_segments"])
+def test_drip_send_to_unknown_key_is_refused(emu, api, key):
+    r = api.create_drip(send_to={key: ["desktop"]})
+    assert key in assert_campaign_error(r, 400)
+    r = api.get("/apiv1/drips")
+    assert r.json()["data"] == []
+
+
+@pytest.mark.parametrize("key", ["sendTo", "send_to_", "include_segments"])
+def test_drip_body_unknown_key_is_refused(emu, api, key):
+    r = api.create_drip(**{key: {"include_countries": ["FR"]}})
+    assert key in assert_campaign_error(r, 400)
+    assert api.get("/apiv1/drips").json()["data"] == []
+
+
+def test_drip_send_to_known_keys_are_accepted(api):
+    r = api.create_drip(send_to={"include_countries": ["FR"], "exclude_cities": ["Paris"]})
+    assert r.status_code == 200, r.text

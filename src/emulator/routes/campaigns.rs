@@ -145,6 +145,14 @@ pub async fn get_drip(
 
 /// Reads the body of 4.3; `utm_params` may come in either shape of 2.5.
 pub fn parse_new_drip(mut obj: serde_json::Map<String, Value>) -> Result<NewDrip, String> {
+    // An unknown key (`sendTo` for `send_to`) would be dropped and could widen the audience.
+    const KEYS: [&str; 4] = ["campaign_name", "notifications", "send_to", "utm_params"];
+    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "{k} is not allowed: the body takes {}",
+            KEYS.join(", ")
+        ));
+    }
     let utm = match obj.remove("utm_params") {
         None | Some(Value::Null) => None,
         Some(v) => UtmParams::from_either(&v)?,
