@@ -192,3 +192,13 @@ def test_drip_body_unknown_key_is_refused(emu, api, key):
 def test_drip_send_to_known_keys_are_accepted(api):
     r = api.create_drip(send_to={"include_countries": ["FR"], "exclude_cities": ["Paris"]})
     assert r.status_code == 200, r.text
+
+
+# ---- 4: every main-interface answer is JSON in the spec's shapes -----------------------------
+
+
+@pytest.mark.parametrize("path", ["/apiv1/triggers/%FF", "/apiv1/drips/%FF", "/apiv1/drips/%C3%28"])
+def test_undecodable_path_id_is_an_invalid_request(api, path):
+    r = api.get(path)
+    assert r.headers["content-type"].startswith("application/json"), r.text
+    assert_campaign_error(r, 400)

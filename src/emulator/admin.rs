@@ -547,10 +547,17 @@ fn create_trigger(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
 /// `/_emulator/{op}`: arguments from the JSON body and the query string.
 pub async fn route(
     State(emu): State<Arc<Emu>>,
-    Path(op): Path<String>,
+    op: Result<Path<String>, axum::extract::rejection::PathRejection>,
     uri: Uri,
     body: Bytes,
 ) -> Response {
+    let Ok(Path(op)) = op else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "the operation must be text"})),
+        )
+            .into_response();
+    };
     let mut args = if body.is_empty() {
         Map::new()
     } else {

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Uri};
 use axum::Extension;
@@ -52,10 +53,12 @@ fn paginate<T: Clone>(items: &[T], page: u32, limit: u32) -> (Vec<T>, Meta) {
     (data, Meta::new(items.len(), page, limit))
 }
 
-fn path_id(raw: &str, what: &str) -> Result<i64, ApiError> {
-    raw.trim()
-        .parse::<i64>()
-        .ok()
+/// The id of a campaign path. The path segment is taken whatever it holds (bytes that do
+/// not decode to text included), so that every refusal is the spec's `InvalidRequestException`
+/// rather than axum's plain-text rejection.
+fn path_id(raw: Result<Path<String>, PathRejection>, what: &str) -> Result<i64, ApiError> {
+    raw.ok()
+        .and_then(|Path(raw)| raw.trim().parse::<i64>().ok())
         .filter(|id| *id > 0)
         .ok_or_else(|| ApiError::bad_campaign(format!("{what} must be a positive integer")))
 }
@@ -80,10 +83,10 @@ pub async fn list_triggers(
 pub async fn get_trigger(
     State(emu): State<Arc<Emu>>,
     Extension(site): Extension<SiteId>,
-    Path(raw): Path<String>,
+    raw: Result<Path<String>, PathRejection>,
     uri: Uri,
 ) -> ApiResult {
-    let id = path_id(&raw, "trigger_id")?;
+    let id = path_id(raw, "trigger_id")?;
     let range = analytics_range(&query(&uri).map_err(ApiError::bad_campaign)?)?;
     let found = emu.with_site(site, |s, _, _| {
         let mut t = s.triggers.iter().find(|t| t.trigger_id == id).cloned()?;
@@ -125,10 +128,10 @@ pub async fn list_drips(
 pub async fn get_drip(
     State(emu): State<Arc<Emu>>,
     Extension(site): Extension<SiteId>,
-    Path(raw): Path<String>,
+    raw: Result<Path<String>, PathRejection>,
     uri: Uri,
 ) -> ApiResult {
-    let id = path_id(&raw, "drip_id")?;
+    let id = path_id(raw, "drip_id")?;
     let range = analytics_range(&query(&uri).map_err(ApiError::bad_campaign)?)?;
     let found = emu.with_site(site, |s, _, _| {
         let mut d = s.drips.iter().find(|d| d.drip.drip_id == id)?.drip.clone();
