@@ -9,6 +9,7 @@ import requests
 from conftest import (
     TIMEOUT,
     assert_campaign_error,
+    assert_event_error,
     assert_main_error,
 )
 
@@ -202,3 +203,23 @@ def test_undecodable_path_id_is_an_invalid_request(api, path):
     r = api.get(path)
     assert r.headers["content-type"].startswith("application/json"), r.text
     assert_campaign_error(r, 400)
+
+
+# ---- 5: a key header that is not text is an incorrect key, not a missing one ------------------
+
+
+def test_events_key_that_is_not_text_is_401000(emu):
+    r = requests.post(
+        emu.events_url + "/api/v1/events",
+        data=b'{"event_name": "x", "profile_id": "p"}',
+        headers={"Api-Key": b"k\xff", "Content-Type": "application/json"},
+        timeout=TIMEOUT,
+    )
+    assert_event_error(r, 401, 401000)
+
+
+def test_main_key_that_is_not_text_is_api_key_invalid(emu):
+    r = requests.get(
+        emu.base_url + "/apiv1/triggers", headers={"Api-Key": b"k\xff"}, timeout=TIMEOUT
+    )
+    assert_main_error(r, 401, "API KEY Invalid")

@@ -146,12 +146,15 @@ pub fn ok(body: Value) -> ApiResult {
     Ok(Json(body).into_response())
 }
 
-/// The header spellings real clients use for the key: `Api-Key`/`api-key` and
+/// The key header as sent, in the spellings real clients use: `Api-Key`/`api-key` and
 /// `api_key`/`Api_key` (header names compare case-insensitively).
+fn key_header(headers: &HeaderMap) -> Option<&HeaderValue> {
+    headers.get("api-key").or_else(|| headers.get("api_key"))
+}
+
+/// The key, trimmed, when the header is text; `None` when it is absent or is not text.
 pub fn api_key(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get("api-key")
-        .or_else(|| headers.get("api_key"))
+    key_header(headers)
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
 }
@@ -250,17 +253,20 @@ async fn hang_up(kill: Option<ConnKill>) -> Response {
 }
 
 fn authenticate(emu: &Emu, iface: Interface, headers: &HeaderMap) -> Result<SiteId, ApiError> {
+    // Sent is what counts, not readable: a header that is not text (`k\xff`) is a key that
+    // is wrong, not one that is missing. An empty or blank header is missing.
+    let sent = key_header(headers).is_some_and(|v| !v.as_bytes().trim_ascii().is_empty());
     let key = api_key(headers).filter(|k| !k.is_empty());
-    match (key.and_then(|k| emu.site_for_key(k)), key, iface) {
+    match (key.and_then(|k| emu.site_for_key(k)), sent, iface) {
         (Some(site), _, _) => Ok(site),
         (None, _, Interface::Main) => Err(ApiError::Unauthorized),
-        (None, None, Interface::Events) => Err(ApiError::Events {
+        (None, false, Interface::Events) => Err(ApiError::Events {
             status: StatusCode::UNAUTHORIZED,
             code: 401002,
             message: "API key missing. It must be sent in the API-KEY header".into(),
             details: Vec::new(),
         }),
-        (None, Some(_), Interface::Events) => Err(ApiError::Events {
+        (None, true, Interface::Events) => Err(ApiError::Events {
             status: StatusCode::UNAUTHORIZED,
             code: 401000,
             message: "API key not found or incorrect".into(),
