@@ -4,6 +4,8 @@ and dates, times and numbers are read exactly as the spec writes them. Raw HTTP 
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 import requests
 from conftest import (
@@ -11,6 +13,7 @@ from conftest import (
     assert_campaign_error,
     assert_event_error,
     assert_main_error,
+    drip_notification,
 )
 
 BROADCAST = {
@@ -223,3 +226,40 @@ def test_main_key_that_is_not_text_is_api_key_invalid(emu):
         emu.base_url + "/apiv1/triggers", headers={"Api-Key": b"k\xff"}, timeout=TIMEOUT
     )
     assert_main_error(r, 401, "API KEY Invalid")
+
+
+# ---- 3: drips are never back-dated ----------------------------------------------------------
+
+
+def _after_midnight(emu) -> dt.datetime:
+    """The emulator's clock, moved if needed so that 00:00:01 UTC today is in the past."""
+    now = emu.now
+    if now.time() < dt.time(0, 10):
+        now = emu.advance(3600)
+    return now
+
+
+def test_drip_same_day_time_already_past_is_not_back_dated(emu, api):
+    start = _after_midnight(emu)
+    schedule = {"type": "after", "value": 0, "unit": "days", "at": "00:00:01"}
+    assert (
+        api.create_drip(notifications=[drip_notification(schedule_options=schedule)]).status_code
+        == 200
+    )
+    h = emu.add_subscriber()
+    (d,) = emu.deliveries(h, status="all")
+    assert d["sent_at"] >= start
+
+
+def test_drip_series_never_goes_back_in_time(emu, api):
+    start = _after_midnight(emu)
+    notifications = [
+        drip_notification(),
+        drip_notification(
+            schedule_options={"type": "after", "value": 0, "unit": "days", "at": "00:00:01"}
+        ),
+    ]
+    assert api.create_drip(notifications=notifications).status_code == 200
+    h = emu.add_subscriber()
+    first, second = emu.deliveries(h, status="all")
+    assert start <= first["queued_at"] <= second["queued_at"]

@@ -14,7 +14,9 @@ fn at_time(s: &ScheduleOptions) -> NaiveTime {
 /// The due time of a notification whose predecessor was due at `prev`:
 /// - `rightaway`: at `prev` (the series' start for the first one);
 /// - `after N minutes`: N minutes after `prev`;
-/// - `after N days at T`: on the local date N days after `prev`'s, at T;
+/// - `after N days at T`: on the local date N days after `prev`'s, at T; never before
+///   `prev` (0 days at a time already past goes out at once, as an overdue broadcast does,
+///   never back-dated to before the subscriber or the previous message);
 /// - `after dow D at T`: the first weekday D at T strictly after `prev` (0 is Sunday).
 pub fn next_due(prev: DateTime<Utc>, s: &ScheduleOptions, tz: FixedOffset) -> DateTime<Utc> {
     let value = s.value.unwrap_or(0);
@@ -27,7 +29,7 @@ pub fn next_due(prev: DateTime<Utc>, s: &ScheduleOptions, tz: FixedOffset) -> Da
         ("after", Some("days")) => {
             let local = prev.with_timezone(&tz);
             match Duration::try_days(value).and_then(|d| local.date_naive().checked_add_signed(d)) {
-                Some(date) => local_to_utc(tz, date.and_time(at_time(s))),
+                Some(date) => local_to_utc(tz, date.and_time(at_time(s))).max(prev),
                 None => DateTime::<Utc>::MAX_UTC,
             }
         }
@@ -79,6 +81,16 @@ mod tests {
         let prev = Utc.with_ymd_and_hms(2026, 3, 2, 20, 0, 0).unwrap();
         let due = next_due(prev, &opts("after", 1, "days", Some("09:00:00")), tz);
         assert_eq!(due, Utc.with_ymd_and_hms(2026, 3, 4, 3, 30, 0).unwrap());
+    }
+
+    #[test]
+    fn days_never_go_back_in_time() {
+        let utc = FixedOffset::east_opt(0).unwrap();
+        let prev = Utc.with_ymd_and_hms(2026, 3, 2, 4, 10, 0).unwrap();
+        let same_day = next_due(prev, &opts("after", 0, "days", Some("00:00:01")), utc);
+        assert_eq!(same_day, prev);
+        let later = next_due(prev, &opts("after", 0, "days", Some("23:00:00")), utc);
+        assert_eq!(later, Utc.with_ymd_and_hms(2026, 3, 2, 23, 0, 0).unwrap());
     }
 
     #[test]
