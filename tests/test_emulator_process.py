@@ -25,7 +25,7 @@ def test_an_emulator_process_serves_both_clients_and_stops() -> None:
         assert [e["event_name"] for e in emu.admin("events")] == ["e"]
         assert emu.admin("requests") == []  # the log was off
         process = emu.process
-    assert process.poll() is not None  # closed with the block
+    assert process.poll() == 0  # closed with the block, and cleanly
 
 
 ORPHAN_SCRIPT = """

@@ -48,10 +48,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     if args.exit_with_parent:
+        stdin_fd = sys.stdin.fileno()
 
         def watch_parent() -> None:
             # Reads until the parent's end of the pipe closes: on its exit, however it ends.
-            while sys.stdin.buffer.read(4096):
+            # The raw descriptor, not sys.stdin: a daemon thread blocked inside a buffered
+            # reader would hold its lock while the interpreter shuts down (a fatal error).
+            try:
+                while os.read(stdin_fd, 4096):
+                    pass
+            except OSError:
                 pass
             stop.set()
 
