@@ -14,6 +14,7 @@ from conftest import (
     assert_event_error,
     assert_main_error,
     drip_notification,
+    seed_trigger,
 )
 
 BROADCAST = {
@@ -263,3 +264,17 @@ def test_drip_series_never_goes_back_in_time(emu, api):
     h = emu.add_subscriber()
     first, second = emu.deliveries(h, status="all")
     assert start <= first["queued_at"] <= second["queued_at"]
+
+
+# ---- 6: trigger notifications have no null strings -------------------------------------------
+
+
+def test_trigger_notification_image_urls_are_never_null(emu, api):
+    trigger_id = seed_trigger(emu)  # its second notification has no images
+    r = api.get(f"/apiv1/triggers/{trigger_id}")
+    for n in r.json()["data"]["notifications"]:
+        for key in ("image_url", "big_image_url"):
+            assert key not in n or isinstance(n[key], str), n
+    with emu.client() as client:
+        second = client.triggers.get(trigger_id).notifications[1]
+        assert second.image_url is None and second.big_image_url is None

@@ -76,9 +76,19 @@ pub struct TriggeredNotification {
     pub message: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub url: String,
-    #[serde(default, deserialize_with = "lenient::opt_string")]
+    /// A String in 2.2: left out when the notification has none, never `null` (as the other
+    /// optional strings of the models, `utm_term` or an action's `image_url`).
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub image_url: Option<String>,
-    #[serde(default, deserialize_with = "lenient::opt_string")]
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub big_image_url: Option<String>,
     #[serde(default, deserialize_with = "lenient::int")]
     pub expiry: i64,
