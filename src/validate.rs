@@ -111,14 +111,24 @@ pub fn limit(limit: Option<i64>) -> Check<u32> {
     }
 }
 
+/// Whether `s` has exactly the shape of `pattern`, where `D` is one ASCII digit and every
+/// other character stands for itself. chrono alone is looser than the spec's formats: it
+/// takes signed years of any width, one-digit fields and spaces before a number.
+fn shaped(s: &str, pattern: &str) -> bool {
+    s.len() == pattern.len()
+        && s.bytes().zip(pattern.bytes()).all(|(c, p)| match p {
+            b'D' => c.is_ascii_digit(),
+            _ => c == p,
+        })
+}
+
 /// A `YYYY-MM-DD` date.
 pub fn date(field: &str, s: &str) -> Check<NaiveDate> {
     let s = s.trim();
-    // chrono's %Y takes signed years of any width: the spec's YYYY is four digits.
-    let four_digit_year = s.len() == 10 && s.as_bytes()[..4].iter().all(u8::is_ascii_digit);
-    NaiveDate::parse_from_str(s, "%Y-%m-%d")
-        .ok()
-        .filter(|d| four_digit_year && d.year() >= 1)
+    Some(s)
+        .filter(|s| shaped(s, "DDDD-DD-DD"))
+        .and_then(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok())
+        .filter(|d| d.year() >= 1)
         .ok_or_else(|| {
             Violation::new(
                 field,
@@ -348,15 +358,18 @@ fn is_web_url(s: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// `HH:mm:ss`, seconds 00-59 (chrono alone would take a leap second `60`).
+/// `HH:mm:ss`, two digits each, seconds 00-59 (chrono alone would take a leap second `60`).
 fn is_time(s: &str) -> bool {
-    NaiveTime::parse_from_str(s, "%H:%M:%S").is_ok_and(|t| t.nanosecond() < 1_000_000_000)
+    shaped(s, "DD:DD:DD")
+        && NaiveTime::parse_from_str(s, "%H:%M:%S").is_ok_and(|t| t.nanosecond() < 1_000_000_000)
 }
 
-/// `valid_from_utc` of 4.13: `YYYY-MM-DD hh:mm:ss`, hour 00-23, minute and second 00-59.
+/// `valid_from_utc` of 4.13: exactly `YYYY-MM-DD hh:mm:ss`, a real date, hour 00-23, minute
+/// and second 00-59.
 pub fn valid_from(s: &str) -> bool {
-    NaiveDateTime::parse_from_str(s, VALID_FROM_FORMAT)
-        .is_ok_and(|t| t.nanosecond() < 1_000_000_000)
+    shaped(s, "DDDD-DD-DD DD:DD:DD")
+        && NaiveDateTime::parse_from_str(s, VALID_FROM_FORMAT)
+            .is_ok_and(|t| t.nanosecond() < 1_000_000_000)
 }
 
 /// Buttons: at most two, each with a label and a URL.
@@ -398,6 +411,16 @@ pub fn campaign_expiry(field: &str, seconds: i64) -> Check {
 /// `schedule_options` of a campaign notification at `index` in its series.
 pub fn schedule(prefix: &str, index: usize, s: &ScheduleOptions, allow_dow: bool) -> Check {
     let field = |f: &str| format!("{prefix}schedule_options.{f}");
+    // `at` is required with days and dow; when sent with another unit it is not used, but
+    // it is still checked rather than stored and echoed as it came.
+    if let Some(at) = s.at.as_deref() {
+        if !is_time(at) {
+            return Err(Violation::new(
+                field("at"),
+                "at must be a time in HH:mm:ss format",
+            ));
+        }
+    }
     match s.r#type.as_str() {
         "rightaway" if index == 0 => return Ok(()),
         "rightaway" => {
@@ -651,12 +674,65 @@ pub const ATTRIBUTE_OPS: [&str; 10] = [
 
 /// An ISO 8601 date or date-time (`from_date`, `to_date`).
 pub fn iso_date_or_datetime(s: &str) -> bool {
+    iso_instant(s).is_some()
+}
+
+/// The instant of an ISO 8601 date or date-time, in the extended format with two-digit
+/// fields: `YYYY-MM-DD` (its midnight UTC), or `YYYY-MM-DDThh:mm:ss` (`T` or a space), with
+/// an optional fraction of a second and an optional `Z` or `+hh:mm` / `-hh:mm` offset (none
+/// is UTC). `None` for anything else, a date that does not exist included.
+pub fn iso_instant(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
     let s = s.trim();
-    NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok()
-        || chrono::DateTime::parse_from_rfc3339(s).is_ok()
-        || NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S").is_ok()
-        || NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").is_ok()
-        || NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f").is_ok()
+    if !s.is_ascii() || s.len() < 10 || !shaped(&s[..10], "DDDD-DD-DD") {
+        return None;
+    }
+    let date = NaiveDate::parse_from_str(&s[..10], "%Y-%m-%d").ok()?;
+    if s.len() == 10 {
+        return date.and_hms_opt(0, 0, 0).map(|t| t.and_utc());
+    }
+    if s.len() < 19 || !matches!(s.as_bytes()[10], b'T' | b' ') || !shaped(&s[11..19], "DD:DD:DD") {
+        return None;
+    }
+    let time = NaiveTime::parse_from_str(&s[11..19], "%H:%M:%S")
+        .ok()
+        .filter(|t| t.nanosecond() < 1_000_000_000)?;
+    let mut rest = &s[19..];
+    let mut nanos = 0u32;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        // Nanoseconds from the first nine digits; finer ones are dropped.
+        let mut n: u32 = 0;
+        for (i, b) in frac
+            .bytes()
+            .take(9)
+            .take_while(u8::is_ascii_digit)
+            .enumerate()
+        {
+            n += u32::from(b - b'0') * 10u32.pow(8 - i as u32);
+        }
+        nanos = n;
+        rest = &frac[digits..];
+    }
+    let offset_seconds: i32 = match rest {
+        "" | "Z" => 0,
+        _ if shaped(rest, "+DD:DD") || shaped(rest, "-DD:DD") => {
+            let hours: i32 = rest[1..3].parse().ok()?;
+            let minutes: i32 = rest[4..6].parse().ok()?;
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
+            let sign = if rest.starts_with('-') { -1 } else { 1 };
+            sign * (hours * 3600 + minutes * 60)
+        }
+        _ => return None,
+    };
+    let local = date.and_time(time.with_nanosecond(nanos)?);
+    local
+        .checked_sub_signed(chrono::Duration::seconds(i64::from(offset_seconds)))
+        .map(|t| t.and_utc())
 }
 
 fn present(s: &Option<String>) -> Option<&str> {
@@ -974,6 +1050,56 @@ mod tests {
         assert!(limit(Some(0)).is_err());
         assert_eq!(page(None), Ok(1));
         assert!(page(Some(0)).is_err());
+    }
+
+    #[test]
+    fn dates_and_times_have_exactly_the_spec_shapes() {
+        assert!(date("f", "2024-01-05").is_ok());
+        for bad in [
+            "2024-01- 5",
+            "2024- 1-05",
+            "2024-1-05",
+            "+2024-01-05",
+            "02024-01-05",
+        ] {
+            assert!(date("f", bad).is_err(), "{bad}");
+        }
+        for bad in [
+            "2030-1-2 3:4:5",
+            "+2030-01-02 03:04:05",
+            "2030-01-02  03:04:05",
+            "2030-01-02 3:04:05",
+            "2030-02-30 03:04:05",
+        ] {
+            assert!(!valid_from(bad), "{bad}");
+        }
+        assert!(!is_time("1:2:3") && !is_time("01:02") && !is_time(" 1:02:03"));
+        for good in [
+            "2024-01-01",
+            "2024-01-01T10:00:00",
+            "2024-01-01 10:00:00",
+            "2024-01-01T10:00:00Z",
+            "2024-01-01T10:00:00.123456+02:00",
+        ] {
+            assert!(iso_date_or_datetime(good), "{good}");
+        }
+        for bad in [
+            "2024-1-1",
+            "2024-01-1",
+            "+2024-01-01",
+            "2024-01-01T1:00:00",
+            "2024-01-01T10:00",
+            "2024-01-01T10:00:00.",
+            "2024-01-01T10:00:00+2",
+            "2024-02-30",
+            "2024-01-01T10:00:00é",
+        ] {
+            assert!(!iso_date_or_datetime(bad), "{bad}");
+        }
+        assert_eq!(
+            iso_instant("2024-01-01T10:00:00.5+02:00").map(|t| t.to_rfc3339()),
+            Some("2024-01-01T08:00:00.500+00:00".to_string())
+        );
     }
 
     #[test]

@@ -278,3 +278,78 @@ def test_trigger_notification_image_urls_are_never_null(emu, api):
     with emu.client() as client:
         second = client.triggers.get(trigger_id).notifications[1]
         assert second.image_url is None and second.big_image_url is None
+
+
+# ---- 7: dates and times in the spec's exact formats ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value", ["2024-01- 5", "2024- 1-05", "2024-1-05", "+2024-01-05", "02024-01-05"]
+)
+def test_analytics_dates_must_be_exactly_yyyy_mm_dd(api, value):
+    r = api.get("/apiv1/triggers", params={"analytics_start_at": value})
+    assert "analytics_start_at" in assert_campaign_error(r, 400)
+    r = api.get(
+        "/apiv1/analytics/summary", params={"from": value, "to": "2024-02-01", "group_by": "day"}
+    )
+    assert "from" in assert_main_error(r, 400)["message"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2030-1-2 3:4:5",
+        "+2030-01-02 03:04:05",
+        "2030-01-02  03:04:05",
+        "2030-01-02 03:04:5",
+        "2030-01-02 3:04:05",
+        "2030-02-30 03:04:05",
+    ],
+)
+def test_valid_from_utc_must_be_exactly_the_spec_format(emu, api, value):
+    r = api.broadcast(notification_type="later", valid_from_utc=value)
+    assert "valid_from_utc" in assert_main_error(r, 400)["message"]
+    assert emu.notifications() == []
+
+
+@pytest.mark.parametrize(
+    "value", ["2024-1-1", "2024-01-1", "+2024-01-01", "2024-01-01T1:00:00", "2024-01-01T10:00"]
+)
+def test_from_and_to_date_must_be_iso_8601(emu, api, value):
+    for field in ("from_date", "to_date"):
+        assert field in assert_main_error(api.broadcast(**{field: value}), 400)["message"]
+    assert emu.notifications() == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2024-01-01",
+        "2024-01-01T10:00:00Z",
+        "2024-01-01T10:00:00",
+        "2024-01-01 10:00:00",
+        "2024-01-01T10:00:00.5+02:00",
+    ],
+)
+def test_from_date_iso_8601_forms_are_accepted(api, value):
+    assert api.broadcast(from_date=value).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        {"type": "after", "value": 1, "unit": "days", "at": "1:2:3"},
+        {"type": "after", "value": 1, "unit": "days", "at": "01:02"},
+        {"type": "after", "value": 1, "unit": "dow", "at": "01:2:03"},
+        {"type": "after", "value": 5, "unit": "minutes", "at": "garbage"},
+    ],
+)
+def test_drip_at_must_be_hh_mm_ss(api, schedule):
+    notifications = [drip_notification(), drip_notification(schedule_options=schedule)]
+    assert "at" in assert_campaign_error(api.create_drip(notifications=notifications), 400)
+
+
+def test_drip_minutes_with_a_valid_at_is_accepted(api):
+    schedule = {"type": "after", "value": 5, "unit": "minutes", "at": "10:00:00"}
+    notifications = [drip_notification(), drip_notification(schedule_options=schedule)]
+    assert api.create_drip(notifications=notifications).status_code == 200

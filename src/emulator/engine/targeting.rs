@@ -2,28 +2,16 @@
 
 use std::cmp::Ordering;
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::emulator::state::Subscriber;
 use crate::model::{AttributeRule, AudienceRule, NewNotification};
 
 /// A `from_date` / `to_date` bound: a date is its midnight UTC; a date-time without an
-/// offset is UTC.
+/// offset is UTC. Read exactly as the validation accepts it.
 pub fn instant(s: &str) -> Option<DateTime<Utc>> {
-    let s = s.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
-        return Some(t.with_timezone(&Utc));
-    }
-    for f in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"] {
-        if let Ok(t) = NaiveDateTime::parse_from_str(s, f) {
-            return Some(t.and_utc());
-        }
-    }
-    NaiveDate::parse_from_str(s, "%Y-%m-%d")
-        .ok()
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| t.and_utc())
+    crate::validate::iso_instant(s)
 }
 
 fn any_of(list: &[String], value: &Option<String>) -> bool {
