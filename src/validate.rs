@@ -89,10 +89,11 @@ type Check<T = ()> = Result<T, Violation>;
 
 // ---- campaign lists (4.2, 4.4) and analytics ranges (4.1, 4.5) ----
 
-pub fn page(page: Option<i64>) -> Check<u32> {
+/// `page` of a campaign list: at least 1 and no maximum (a page past the last is empty).
+pub fn page(page: Option<i64>) -> Check<i64> {
     match page {
-        None => Ok(PAGE_DEFAULT),
-        Some(p) if p >= PAGE_MIN && p <= u32::MAX as i64 => Ok(p as u32),
+        None => Ok(i64::from(PAGE_DEFAULT)),
+        Some(p) if p >= PAGE_MIN => Ok(p),
         Some(_) => Err(Violation::new(
             "page",
             format!("page must be greater than or equal to {PAGE_MIN}"),

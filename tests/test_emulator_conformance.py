@@ -353,3 +353,23 @@ def test_drip_minutes_with_a_valid_at_is_accepted(api):
     schedule = {"type": "after", "value": 5, "unit": "minutes", "at": "10:00:00"}
     notifications = [drip_notification(), drip_notification(schedule_options=schedule)]
     assert api.create_drip(notifications=notifications).status_code == 200
+
+
+# ---- 8: pages past the last one --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/apiv1/triggers", "/apiv1/drips"])
+@pytest.mark.parametrize("page", [4294967296, 9223372036854775807])
+def test_a_large_page_is_an_empty_page(emu, api, path, page):
+    seed_trigger(emu)
+    r = api.get(path, params={"page": page})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["data"] == [] and body["meta"]["page"] == page
+
+
+def test_a_page_past_every_integer_has_a_correct_message(api):
+    message = assert_campaign_error(
+        api.get("/apiv1/triggers", params={"page": "99999999999999999999999"})
+    )
+    assert message == "page must be at most 9223372036854775807"

@@ -376,13 +376,18 @@ pub fn query(uri: &axum::http::Uri) -> Result<Form, String> {
     checked(Form::parse(uri.query().unwrap_or("").as_bytes()))
 }
 
-/// An optional integer query parameter; a value that is not one is a violation.
+/// An optional integer query parameter; a value that is not one is a violation. An integer
+/// past the 64-bit range is taken as the range's end, so that the bounds of the parameter
+/// give the message (`limit must be between 1 and 500`).
 pub fn int_param(q: &Form, name: &str) -> Result<Option<i64>, Violation> {
+    use std::num::IntErrorKind;
     match q.text(name) {
         None => Ok(None),
-        Some(s) => s
-            .parse::<i64>()
-            .map(Some)
-            .map_err(|_| Violation::new(name, format!("{name} must be an integer"))),
+        Some(s) => match s.parse::<i64>() {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if *e.kind() == IntErrorKind::PosOverflow => Ok(Some(i64::MAX)),
+            Err(e) if *e.kind() == IntErrorKind::NegOverflow => Ok(Some(i64::MIN)),
+            Err(_) => Err(Violation::new(name, format!("{name} must be an integer"))),
+        },
     }
 }

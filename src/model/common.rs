@@ -199,11 +199,11 @@ pub struct Meta {
 
 impl Meta {
     /// Pagination arithmetic: `lastPage` is at least 1, even for an empty list.
-    pub fn new(total: usize, page: u32, per_page: u32) -> Meta {
+    pub fn new(total: usize, page: i64, per_page: u32) -> Meta {
         let last = total.div_ceil(per_page as usize).max(1);
         Meta {
             total: total as i64,
-            page: page as i64,
+            page,
             per_page: per_page as i64,
             last_page: last as i64,
         }

@@ -24,8 +24,17 @@ fn bad(v: Violation) -> ApiError {
 }
 
 /// `page` and `limit` of a campaign list, and its analytics range.
-fn list_params(q: &Form) -> Result<(u32, u32, Range), ApiError> {
-    let page = validate::page(int_param(q, "page").map_err(bad)?).map_err(bad)?;
+fn list_params(q: &Form) -> Result<(i64, u32, Range), ApiError> {
+    let raw_page = int_param(q, "page").map_err(bad)?;
+    // Any page past the last is an empty one, but a page number must be one that `meta`
+    // can give back.
+    if raw_page == Some(i64::MAX) && q.text("page").is_some_and(|p| p.parse::<i64>().is_err()) {
+        return Err(ApiError::bad_campaign(format!(
+            "page must be at most {}",
+            i64::MAX
+        )));
+    }
+    let page = validate::page(raw_page).map_err(bad)?;
     let limit = validate::limit(int_param(q, "limit").map_err(bad)?).map_err(bad)?;
     let range = analytics_range(q)?;
     Ok((page, limit, range))
@@ -41,8 +50,10 @@ fn analytics_range(q: &Form) -> Result<Range, ApiError> {
 }
 
 /// Newest first, one page of it, and the `meta` of 4.2.
-fn paginate<T: Clone>(items: &[T], page: u32, limit: u32) -> (Vec<T>, Meta) {
-    let start = (page as usize - 1).saturating_mul(limit as usize);
+fn paginate<T: Clone>(items: &[T], page: i64, limit: u32) -> (Vec<T>, Meta) {
+    let start = usize::try_from(page - 1)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(limit as usize);
     let data = items
         .iter()
         .rev()
