@@ -536,8 +536,14 @@ pub fn drip_json_types(obj: &Map<String, Value>) -> Result<(), String> {
         }
         Some(_) => return Err("send_to must be an object".into()),
     }
-    let is_int =
-        |v: &Value| v.is_i64() || v.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok());
+    // A Number of the spec: an integer, a float with no fraction (`86400.0`, as JSON
+    // encoders write some numbers) or a numeric string; `1.5` is no integer.
+    let is_int = |v: &Value| {
+        v.is_i64()
+            || v.as_f64()
+                .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9.0e18)
+            || v.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok())
+    };
     let text = |m: &Map<String, Value>, prefix: &str, keys: &[&str]| {
         for k in keys {
             if !matches!(m.get(*k), None | Some(Value::Null) | Some(Value::String(_))) {

@@ -373,3 +373,30 @@ def test_a_page_past_every_integer_has_a_correct_message(api):
         api.get("/apiv1/triggers", params={"page": "99999999999999999999999"})
     )
     assert message == "page must be at most 9223372036854775807"
+
+
+# ---- 10: whole numbers written as floats ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"expiry": 86400.0},
+        {"require_interaction": 1.0},
+        {"schedule_options": {"type": "after", "value": 2.0, "unit": "minutes"}},
+    ],
+)
+def test_drip_whole_number_floats_are_numbers(api, overrides):
+    later = {"schedule_options": {"type": "after", "value": 5, "unit": "minutes"}}
+    notifications = [drip_notification(), drip_notification(**{**later, **overrides})]
+    r = api.create_drip(notifications=notifications)
+    assert r.status_code == 200, r.text
+    drip = api.get(f"/apiv1/drips/{r.json()['drip_id']}").json()["data"]
+    second = drip["notifications"][1]
+    assert second["expiry"] == 86400 and second["require_interaction"] == 1
+
+
+@pytest.mark.parametrize("overrides", [{"expiry": 86400.5}, {"require_interaction": 0.5}])
+def test_drip_fractional_numbers_are_refused(api, overrides):
+    message = assert_campaign_error(api.create_drip(notifications=[drip_notification(**overrides)]))
+    assert "integer" in message and next(iter(overrides)) in message
