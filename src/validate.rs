@@ -912,26 +912,32 @@ pub fn broadcast(n: &NewNotification) -> Check {
         ));
     }
     for (i, a) in n.actions.iter().enumerate() {
-        let k = i + 1;
-        if a.label.trim().is_empty() {
+        broadcast_button(i + 1, a)?;
+    }
+    Ok(())
+}
+
+/// The button of slot `k` (1 or 2) of a broadcast: `multi_element_title{k}`,
+/// `multi_element_url{k}` and the optional `multi_element_image{k}`.
+pub fn broadcast_button(k: usize, a: &Action) -> Check {
+    if a.label.trim().is_empty() {
+        return Err(Violation::new(
+            format!("multi_element_title{k}"),
+            format!("The multi_element_title{k} field is required when a button is given."),
+        ));
+    }
+    if !is_web_url(&a.url) {
+        return Err(Violation::new(
+            format!("multi_element_url{k}"),
+            format!("The multi_element_url{k} format is invalid."),
+        ));
+    }
+    if let Some(img) = a.image_url.as_deref().filter(|s| !s.is_empty()) {
+        if !is_web_url(img) {
             return Err(Violation::new(
-                format!("multi_element_title{k}"),
-                format!("The multi_element_title{k} field is required when a button is given."),
+                format!("multi_element_image{k}"),
+                format!("The multi_element_image{k} format is invalid."),
             ));
-        }
-        if !is_web_url(&a.url) {
-            return Err(Violation::new(
-                format!("multi_element_url{k}"),
-                format!("The multi_element_url{k} format is invalid."),
-            ));
-        }
-        if let Some(img) = a.image_url.as_deref().filter(|s| !s.is_empty()) {
-            if !is_web_url(img) {
-                return Err(Violation::new(
-                    format!("multi_element_image{k}"),
-                    format!("The multi_element_image{k} format is invalid."),
-                ));
-            }
         }
     }
     Ok(())

@@ -5,6 +5,7 @@ and dates, times and numbers are read exactly as the spec writes them. Raw HTTP 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 import requests
@@ -400,3 +401,37 @@ def test_drip_whole_number_floats_are_numbers(api, overrides):
 def test_drip_fractional_numbers_are_refused(api, overrides):
     message = assert_campaign_error(api.create_drip(notifications=[drip_notification(**overrides)]))
     assert "integer" in message and next(iter(overrides)) in message
+
+
+# ---- 12: at most the spec's two button slots -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"multi_element_title3": "b", "multi_element_url3": "https://x.example/"},
+        {
+            "multi_element_title1": "a",
+            "multi_element_url1": "https://x.example/a",
+            "multi_element_title3": "c",
+            "multi_element_url3": "https://x.example/c",
+        },
+        {"multi_element_image0": "https://x.example/i.png"},
+    ],
+)
+def test_button_slots_beyond_two_are_refused(emu, api, fields):
+    body = assert_main_error(api.broadcast(**fields), 400)
+    assert "multi_element_" in body["message"]
+    assert emu.notifications() == []
+
+
+def test_second_button_slot_alone_is_one_button(emu, api):
+    r = api.broadcast(multi_element_title2="b", multi_element_url2="https://x.example/b")
+    assert r.status_code == 200, r.text
+    actions: list[dict[str, Any]] = emu.notifications()[0]["request"]["actions"]
+    assert [a["label"] for a in actions] == ["b"]
+
+
+def test_second_button_slot_alone_names_its_own_fields(emu, api):
+    r = api.broadcast(multi_element_title2="b", multi_element_url2="not a url")
+    assert "multi_element_url2" in assert_main_error(r, 400)["message"]

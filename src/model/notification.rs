@@ -196,17 +196,43 @@ impl NewNotification {
             })?;
             n.attributes = Some(groups);
         }
-        for i in 1..=3 {
+        // The spec has two button slots; a third (or a slot 0) is refused, never taken as a
+        // button it was not sent as.
+        for key in form.keys() {
+            let slot = [
+                "multi_element_title",
+                "multi_element_url",
+                "multi_element_image",
+            ]
+            .iter()
+            .find_map(|p| key.strip_prefix(p));
+            if slot.is_some_and(|slot| slot != "1" && slot != "2") {
+                return Err(Violation::new(
+                    key,
+                    format!(
+                        "The {key} parameter is not allowed: at most 2 buttons are allowed, as multi_element_*1 and multi_element_*2."
+                    ),
+                ));
+            }
+        }
+        let mut slots = Vec::new();
+        for i in 1..=2 {
             let label = form.text(&format!("multi_element_title{i}"));
             let url = form.text(&format!("multi_element_url{i}"));
             let image_url = form.text(&format!("multi_element_image{i}"));
             if label.is_some() || url.is_some() || image_url.is_some() {
+                slots.push(i);
                 n.actions.push(Action {
                     label: label.unwrap_or_default(),
                     url: url.unwrap_or_default(),
                     image_url,
                 });
             }
+        }
+        // The second slot alone is one button; its errors name the slot it came in, which
+        // the checks of `validate::broadcast` (by position) would not.
+        if slots == [2] {
+            crate::validate::broadcast_button(2, &n.actions[0])?;
         }
         Ok(n)
     }
