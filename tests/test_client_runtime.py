@@ -262,6 +262,42 @@ def test_async_calls_spread_over_the_io_threads_and_a_slow_one_stalls_none(emu, 
     assert len(events) == 91
 
 
+# -- the spin before parking ------------------------------------------------------------------
+
+SPIN_SCRIPT = """
+import sys, time, pushwire
+
+client = pushwire.Client(api_key=sys.argv[1], base_url=sys.argv[2], max_retries=0)
+client.segments.list()  # connected
+started = time.thread_time()
+for _ in range(50):
+    assert client.segments.list() == []
+print(time.thread_time() - started)
+"""
+
+
+def test_blocking_calls_to_a_slow_service_stop_spinning(emu):
+    # A call spins up to PUSHWIRE_SPIN_US before parking, in case the answer is that close.
+    # Against a service answering in 20 ms every spin runs out: after two the thread stops
+    # spinning (bar one probe in 64). Spinning 5 ms on each of 50 calls would burn 250 ms of
+    # CPU more than not spinning at all; backing off keeps it near the no-spin figure.
+    def cpu_seconds(spin_us: str) -> float:
+        emu.inject_fault("/apiv1/segments", delay=0.02, times=51)
+        proc = subprocess.run(
+            [sys.executable, "-c", SPIN_SCRIPT, emu.api_key, emu.base_url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PUSHWIRE_SPIN_US": spin_us},
+        )
+        assert proc.returncode == 0, proc.stderr
+        return float(proc.stdout)
+
+    without = cpu_seconds("0")
+    spinning = cpu_seconds("5000")
+    assert spinning < without + 0.1, (spinning, without)
+
+
 # -- Ctrl-C -------------------------------------------------------------------------------
 
 CTRL_C_SCRIPT = """

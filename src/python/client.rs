@@ -29,6 +29,7 @@ use super::fork;
 use super::local;
 use super::ops::{self, Op, Output};
 use super::runtime::io_threads;
+use super::spin;
 use super::spread;
 use crate::client::{transport, Config, Error, Transport};
 
@@ -217,6 +218,25 @@ impl CoreClient {
                     }
                 };
                 tokio::pin!(fut);
+                if let Some(spin) = spin::start() {
+                    // Polls the socket without parking until the answer or the deadline
+                    // (see `spin`): each `yield_now` lets the runtime check its I/O with a
+                    // zero timeout before polling the call again.
+                    loop {
+                        tokio::select! {
+                            biased;
+                            out = &mut fut => {
+                                spin::record(true);
+                                return Ok(out);
+                            }
+                            _ = tokio::task::yield_now() => {}
+                        }
+                        if std::time::Instant::now() >= spin.deadline {
+                            spin::record(false);
+                            break;
+                        }
+                    }
+                }
                 loop {
                     tokio::select! {
                         biased;
@@ -275,9 +295,14 @@ impl CoreClient {
             .insert(id, abort);
         // Aborting drops the call's future (its request with it) at the task's next turn,
         // or before its first if it has not started.
-        io_threads().submit(async move {
+        let sent = io_threads().submit(async move {
             let _ = Abortable::new(task, registration).await;
         });
+        if !sent {
+            let e =
+                Error::Config("pushwire's I/O thread has stopped (a bug: please report it)".into());
+            inner.complete((id, Err(e), rename));
+        }
         Ok(id)
     }
 }

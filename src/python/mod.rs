@@ -8,6 +8,7 @@ mod local;
 mod models;
 mod ops;
 mod runtime;
+mod spin;
 mod spread;
 
 use pyo3::prelude::*;

@@ -50,16 +50,15 @@ impl IoThreads {
     /// per async call, and a wake-up of the I/O thread even when it is busy). The inbox
     /// wakes its thread only when that thread is waiting for it; calls made while the thread
     /// is busy are picked up together at its next turn.
-    pub fn submit<F>(&self, fut: F)
+    ///
+    /// False if the thread is gone and `fut` was dropped unrun. (It cannot end while the
+    /// process lives, short of a panic escaping tokio; the caller still answers its call.)
+    #[must_use]
+    pub fn submit<F>(&self, fut: F) -> bool
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        let i = self.pick();
-        if let Err(mpsc::error::SendError(job)) = self.inboxes[i].send(Box::pin(fut)) {
-            // The thread is gone (it cannot end while the process lives; a panic would
-            // have to escape tokio). Its runtime still runs the task if it can.
-            self.handles[i].spawn(job);
-        }
+        self.inboxes[self.pick()].send(Box::pin(fut)).is_ok()
     }
 
     /// How many there are.
