@@ -28,6 +28,7 @@ from pushwire import (
     TriggeredCampaign,
     TriggeredNotification,
     UtmParams,
+    ValidationError,
 )
 
 SUMMARY_KEYS = {
@@ -200,6 +201,31 @@ def test_drip_create_round_trips(drv: Driver, emu):
         ("country", "in", ("US", "CA")),
         ("city", "nin", ("Springfield",)),
     }
+
+
+def test_drip_send_to_takes_segment_ids_as_ints_or_strings(drv: Driver, emu):
+    # As notifications.create(include_segments=...) does: ids are ints or strings.
+    vip, churned = emu.create_segment("vip"), emu.create_segment("churned")
+    for send_to in (
+        {"include_segments": [int(vip)], "exclude_segments": [str(churned)]},
+        SendTo(include_segments=[int(vip)], exclude_segments=[int(churned)]),
+    ):
+        drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()], send_to=send_to)
+        rules = {
+            (r.field, r.op, tuple(str(v) for v in r.value))
+            for group in drv(drv.client.drips.get, drip_id).audience.filter.value
+            for r in group
+        }
+        assert rules == {("segments", "in", (str(vip),)), ("segments", "nin", (str(churned),))}
+    # anything else is still refused, naming the field
+    with pytest.raises(ValidationError) as info:
+        drv(
+            drv.client.drips.create,
+            "W",
+            [new_drip_notification()],
+            send_to={"include_segments": [1.5]},
+        )
+    assert "include_segments" in str(info.value.field)
 
 
 def test_drip_create_accepts_the_sample_utm_shape(drv: Driver, emu):

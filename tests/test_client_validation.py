@@ -121,6 +121,10 @@ INVALID = [
     ("subscriber_hash as str", broadcast(subscriber_hash="abc"), "subscriber_hash"),
     ("include_segments as str", broadcast(include_segments="12"), "include_segments"),
     ("from_date", broadcast(from_date="yesterday"), "from_date"),
+    ("empty targeting list", broadcast(subscriber_hash=[]), "subscriber_hash"),
+    # an attribute filter without rules would select everyone
+    ("attributes []", broadcast(attributes=[]), "attributes"),
+    ("attributes [[]]", broadcast(attributes=[[]]), "attributes"),
     # drips
     ("campaign name", call("drips.create", "", [new_drip_notification()]), "campaign_name"),
     ("no notifications", call("drips.create", "W", []), "notifications"),

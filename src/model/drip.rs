@@ -176,9 +176,17 @@ pub struct NewDripNotification {
 )]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct SendTo {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "super::lenient::ids"
+    )]
     pub include_segments: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "super::lenient::ids"
+    )]
     pub exclude_segments: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub include_countries: Vec<String>,

@@ -140,6 +140,23 @@ pub fn opt_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::
     Ok(as_text(scalar(d)?))
 }
 
+/// A list of ids, each a string or an integer (segment ids are numeric strings in answers;
+/// callers and hand-written bodies send either). Anything else is refused.
+pub fn ids<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct Id(String);
+    impl<'de> serde::Deserialize<'de> for Id {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Id, D::Error> {
+            match scalar(d)? {
+                Scalar::Text(s) => Ok(Id(s)),
+                Scalar::Int(i) => Ok(Id(i.to_string())),
+                _ => Err(de::Error::custom("expected an id: a string or an integer")),
+            }
+        }
+    }
+    let ids: Vec<Id> = serde::Deserialize::deserialize(d)?;
+    Ok(ids.into_iter().map(|Id(s)| s).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;
