@@ -413,8 +413,13 @@ pub fn campaign_expiry(field: &str, seconds: i64) -> Check {
 pub fn schedule(prefix: &str, index: usize, s: &ScheduleOptions, allow_dow: bool) -> Check {
     let field = |f: &str| format!("{prefix}schedule_options.{f}");
     // `at` is required with days and dow; when sent with another unit it is not used, but
-    // it is still checked rather than stored and echoed as it came.
-    if let Some(at) = s.at.as_deref() {
+    // it is still checked rather than stored and echoed as it came. An empty one there is
+    // simply absent (copied bodies often carry `"at": ""`).
+    let at_used = matches!(s.unit.as_deref(), Some("days" | "dow"));
+    if let Some(at) =
+        s.at.as_deref()
+            .filter(|at| at_used || !at.trim().is_empty())
+    {
         if !is_time(at) {
             return Err(Violation::new(
                 field("at"),
@@ -697,7 +702,11 @@ pub fn iso_instant(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
     if s.len() == 10 {
         return date.and_hms_opt(0, 0, 0).map(|t| t.and_utc());
     }
-    if s.len() < 19 || !matches!(s.as_bytes()[10], b'T' | b' ') || !shaped(&s[11..19], "DD:DD:DD") {
+    // RFC 3339 allows a lowercase `t` and `z`, as chrono's parser did before.
+    if s.len() < 19
+        || !matches!(s.as_bytes()[10], b'T' | b't' | b' ')
+        || !shaped(&s[11..19], "DD:DD:DD")
+    {
         return None;
     }
     let time = NaiveTime::parse_from_str(&s[11..19], "%H:%M:%S")
@@ -724,7 +733,7 @@ pub fn iso_instant(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
         rest = &frac[digits..];
     }
     let offset_seconds: i32 = match rest {
-        "" | "Z" => 0,
+        "" | "Z" | "z" => 0,
         _ if shaped(rest, "+DD:DD") || shaped(rest, "-DD:DD") => {
             let hours: i32 = rest[1..3].parse().ok()?;
             let minutes: i32 = rest[4..6].parse().ok()?;

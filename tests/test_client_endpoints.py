@@ -203,6 +203,20 @@ def test_drip_create_round_trips(drv: Driver, emu):
     }
 
 
+def test_an_empty_exclusion_excludes_no_one(drv: Driver, emu):
+    # Unlike an empty inclusion (everyone: refused), it cannot widen the audience.
+    emu.add_subscriber("us", country="US")
+    fr = emu.add_subscriber("fr", country="FR")
+    drv(
+        drv.client.notifications.create,
+        **BROADCAST,
+        include_countries=["FR"],
+        exclude_segments=[],
+        exclude_countries=[],
+    )
+    assert {d["subscriber_hash"] for d in emu.deliveries()} == {fr}
+
+
 def test_drip_send_to_takes_segment_ids_as_ints_or_strings(drv: Driver, emu):
     # As notifications.create(include_segments=...) does: ids are ints or strings.
     vip, churned = emu.create_segment("vip"), emu.create_segment("churned")

@@ -241,3 +241,20 @@ def test_a_create_answered_without_a_usable_id_returns_0_and_warns(drv: Driver, 
         real = drv(drv.client.notifications.create, **BROADCAST)
     assert real > 0
     assert not [r for r in caplog.records if "returning 0" in r.getMessage()]
+
+
+def test_a_refusal_without_a_message_is_still_a_refusal(drv: Driver, emu):
+    emu.inject_fault("/apiv1/triggers/1", status=200, body={"success": False})
+    err = raises(drv, APIError, drv.client.triggers.get, 1)
+    assert err.message == "the service answered success: false, without a message"
+    assert err.body == {"success": False}
+
+
+def test_a_created_id_sent_as_a_whole_float_is_read(drv: Driver, emu, caplog):
+    emu.add_subscriber()
+    emu.inject_fault(
+        "/apiv1/notifications", status=200, body={"success": True, "notification_id": 12.0}
+    )
+    with caplog.at_level(logging.WARNING, logger="pushwire"):
+        assert drv(drv.client.notifications.create, **BROADCAST) == 12
+    assert not [r for r in caplog.records if "returning 0" in r.getMessage()]

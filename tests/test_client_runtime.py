@@ -195,11 +195,15 @@ CANCEL_SCRIPT = (
     + """
 async def main():
     client = pushwire.AsyncClient(api_key=key, base_url=base, max_retries=0)
-    calls = [asyncio.ensure_future(client.segments.list()) for _ in range(5)]
+    calls = [asyncio.ensure_future(client.segments.list()) for _ in range(4)]
+    # A coroutine closed at its await point (GeneratorExit) rather than cancelled.
+    closed = client.segments.list()
+    closed.send(None)
     await asyncio.sleep(0.5)
     during = connections()
     for call in calls:
         call.cancel()
+    closed.close()
     await asyncio.gather(*calls, return_exceptions=True)
     deadline = time.monotonic() + 1.0
     while connections() and time.monotonic() < deadline:

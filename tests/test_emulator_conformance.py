@@ -117,9 +117,7 @@ TARGETING_LISTS = [
     "subscriber_hash",
     "profile_id",
     "include_segments",
-    "exclude_segments",
     "include_countries",
-    "exclude_countries",
     "include_states",
     "include_cities",
     "include_device_types",
@@ -133,6 +131,15 @@ def test_broadcast_json_empty_list_is_refused(emu, api, field):
     body = assert_main_error(api.post_json("/apiv1/notifications", {**BROADCAST, field: []}), 400)
     assert field in body["message"]
     assert_nothing_sent(emu)
+
+
+@pytest.mark.parametrize("field", ["exclude_segments", "exclude_countries"])
+def test_broadcast_json_empty_exclusion_excludes_no_one(emu, api, field):
+    # An empty exclusion cannot widen an audience: it is no exclusion, not an error.
+    a, b = emu.add_subscriber("ha", country="US"), emu.add_subscriber("hb", country="FR")
+    r = api.post_json("/apiv1/notifications", {**BROADCAST, "include_countries": ["FR"], field: []})
+    assert r.status_code == 200, r.text
+    assert {d["subscriber_hash"] for d in emu.deliveries()} == {b} != {a}
 
 
 def test_segment_json_empty_list_is_refused(emu, api):
@@ -330,6 +337,7 @@ def test_from_and_to_date_must_be_iso_8601(emu, api, value):
         "2024-01-01T10:00:00",
         "2024-01-01 10:00:00",
         "2024-01-01T10:00:00.5+02:00",
+        "2024-01-01t10:00:00z",  # RFC 3339 allows lowercase
     ],
 )
 def test_from_date_iso_8601_forms_are_accepted(api, value):
@@ -350,10 +358,18 @@ def test_drip_at_must_be_hh_mm_ss(api, schedule):
     assert "at" in assert_campaign_error(api.create_drip(notifications=notifications), 400)
 
 
-def test_drip_minutes_with_a_valid_at_is_accepted(api):
-    schedule = {"type": "after", "value": 5, "unit": "minutes", "at": "10:00:00"}
+@pytest.mark.parametrize("at", ["10:00:00", ""])
+def test_drip_minutes_with_a_valid_or_empty_at_is_accepted(api, at):
+    # `at` is not used with minutes: an empty one (common in copied bodies) is no `at`.
+    schedule = {"type": "after", "value": 5, "unit": "minutes", "at": at}
     notifications = [drip_notification(), drip_notification(schedule_options=schedule)]
     assert api.create_drip(notifications=notifications).status_code == 200
+
+
+def test_drip_days_with_an_empty_at_is_refused(api):
+    schedule = {"type": "after", "value": 1, "unit": "days", "at": ""}
+    notifications = [drip_notification(), drip_notification(schedule_options=schedule)]
+    assert "at" in assert_campaign_error(api.create_drip(notifications=notifications), 400)
 
 
 # ---- 8: pages past the last one --------------------------------------------------------------

@@ -91,7 +91,8 @@ async def submit(core: CoreClient, op: str, *args: Any) -> Any:
     bridge.futures[call_id] = fut
     try:
         return await fut
-    except asyncio.CancelledError:
+    except BaseException:
+        # Cancelled, or the coroutine closed (GeneratorExit): abandon the request too.
         bridge.futures.pop(call_id, None)
         bridge.completions.cancel(call_id)
         raise

@@ -90,6 +90,8 @@ def _broadcast(
         as_strs = _strs(name, values)
         if as_strs is not None:
             if not as_strs:
+                if name.startswith("exclude_"):
+                    continue  # excluding no one: nothing to send
                 # An empty filter would mean no filter: everyone.
                 raise ValidationError(
                     f"{name} is empty, which would send to everyone: pass None for no filter",

@@ -29,7 +29,12 @@ impl Envelope for Created {
 /// `pushwire` logger says so instead.
 pub fn id_of(field: &str, v: Option<&Value>) -> i64 {
     let id = match v {
-        Some(Value::Number(n)) => n.as_i64(),
+        Some(Value::Number(n)) => n.as_i64().or_else(|| {
+            // A whole number sent as a float (12.0).
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| f as i64)
+        }),
         Some(Value::String(s)) => s.trim().parse().ok(),
         _ => None,
     };

@@ -640,16 +640,18 @@ pub fn decode<R: DeserializeOwned + Envelope>(iface: Iface, body: &[u8]) -> Resu
     match serde_json::from_slice::<R>(body) {
         Ok(r) if r.success() == Some(false) => {
             let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-            Err(Error::Api(Box::new(failure_from_body(200, v))))
+            Err(Error::Api(Box::new(refusal(failure_from_body(200, v)))))
         }
         Ok(r) => Ok(r),
         Err(e) => {
             let v: Value = serde_json::from_slice(body)
                 .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
             let mut failure = failure_from_body(200, v);
-            if failure.message.is_empty()
-                || failure.body.get("success") != Some(&Value::Bool(false))
-            {
+            let refused = failure.body.get("success") == Some(&Value::Bool(false));
+            if refused {
+                // A refusal is a refusal, whatever else its answer lacks.
+                failure = refusal(failure);
+            } else {
                 // Decoded again, on this rare path only, to name the field at fault.
                 let mut de = serde_json::Deserializer::from_slice(body);
                 let at = match serde_path_to_error::deserialize::<_, R>(&mut de) {
@@ -667,6 +669,14 @@ pub fn decode<R: DeserializeOwned + Envelope>(iface: Iface, body: &[u8]) -> Resu
             Err(Error::Api(Box::new(failure)))
         }
     }
+}
+
+/// A `success: false` answer's failure, with a message even when the service sent none.
+fn refusal(mut failure: ApiFailure) -> ApiFailure {
+    if failure.message.is_empty() {
+        failure.message = "the service answered success: false, without a message".into();
+    }
+    failure
 }
 
 /// Declares an answer type: `success`/`message` plus the given fields, each defaulted.

@@ -334,6 +334,8 @@ pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
                     // A form cannot carry an empty list, and dropping the key would lift the
                     // filter (a broadcast to everyone): refused, as anything that could
                     // silently widen a broadcast is.
+                    // An empty exclusion excludes no one: it cannot widen a broadcast.
+                    Value::Array(items) if items.is_empty() && k.starts_with("exclude_") => {}
                     Value::Array(items) if items.is_empty() => {
                         return Err(format!("The {k} field must not be an empty array."));
                     }

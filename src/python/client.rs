@@ -206,6 +206,7 @@ impl CoreClient {
         // Decided here, with the GIL held (see `spread::worth_it`).
         let spread =
             matches!(&parsed, Op::TrackMany(items, c) if spread::worth_it(items.len(), *c));
+        let may_spin = parsed.is_single_request();
         let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
             rt.block_on(async {
                 let fut = async {
@@ -218,7 +219,7 @@ impl CoreClient {
                     }
                 };
                 tokio::pin!(fut);
-                if let Some(spin) = spin::start() {
+                if let Some(spin) = may_spin.then(spin::start).flatten() {
                     // Polls the socket without parking until the answer or the deadline
                     // (see `spin`): each `yield_now` lets the runtime check its I/O with a
                     // zero timeout before polling the call again.

@@ -14,8 +14,9 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 #[cfg(unix)]
 extern "C" fn in_child() {
-    // Async-signal-safe: one atomic add.
+    // Async-signal-safe: atomics only.
     GENERATION.fetch_add(1, Ordering::Relaxed);
+    super::spin::forget_other_threads();
 }
 
 /// Installs the fork handler; called once when the module is imported, before any call.

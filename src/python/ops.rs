@@ -57,6 +57,11 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether the op sends one request (with its retries), rather than a batch of them.
+    pub fn is_single_request(&self) -> bool {
+        !matches!(self, Op::TrackMany(..) | Op::Bulk { .. })
+    }
+
     /// Marks the op as running on one of the client's I/O threads, which every async call
     /// shares: a progress callback must not wait for the GIL there (it would hold up every
     /// other call on that thread for as long), so reports go through a thread of their own.

@@ -17,6 +17,8 @@
 //! - At most one thread fewer than the machine has cores spins at a time, so spinning never
 //!   takes the last core from the thread holding the GIL or from the service answering;
 //!   other calls park at once meanwhile. On a single core it never spins.
+//! - Only calls of one request spin: a batch (`track_many`, the bulk methods) always
+//!   outlasts the budget, and would only teach the thread to stop spinning.
 //! - It spins with the GIL released and checks Python's signals no later than usual after.
 
 use std::cell::Cell;
@@ -79,6 +81,12 @@ pub fn start() -> Option<Spin> {
     Some(Spin {
         deadline: Instant::now() + budget,
     })
+}
+
+/// In a forked child: the threads that were spinning in the parent do not exist here, and
+/// would never give their places back. Async-signal-safe (one atomic store).
+pub fn forget_other_threads() {
+    SPINNING.store(0, Ordering::Relaxed);
 }
 
 /// Records how the spin went: whether the call ended within it.
