@@ -22,22 +22,16 @@ impl Envelope for Created {
     }
 }
 
-/// An id the service sent as a number or a numeric string.
+/// An id the service sent, read as the models read theirs (`lenient`: a number, a numeric
+/// string, a whole float).
 ///
-/// 0 when it sent none or something else: the create itself succeeded, and raising would
+/// 0 when it sent none or nothing usable: the create itself succeeded, and raising would
 /// invite the caller to retry it, which would create (and send) it twice. A warning on the
 /// `pushwire` logger says so instead.
 pub fn id_of(field: &str, v: Option<&Value>) -> i64 {
-    let id = match v {
-        Some(Value::Number(n)) => n.as_i64().or_else(|| {
-            // A whole number sent as a float (12.0).
-            n.as_f64()
-                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
-                .map(|f| f as i64)
-        }),
-        Some(Value::String(s)) => s.trim().parse().ok(),
-        _ => None,
-    };
+    let id = v
+        .and_then(|v| crate::model::lenient::opt_int(v).ok().flatten())
+        .filter(|id| *id > 0);
     id.unwrap_or_else(|| {
         log::warn!(
             target: "pushwire",
