@@ -29,13 +29,30 @@ def test_an_emulator_process_serves_both_clients_and_stops() -> None:
 
 
 ORPHAN_SCRIPT = """
-import os, sys
+import os, sys, time
 from pushwire.testing import EmulatorProcess
 
 emu = EmulatorProcess(api_key="k")
 print(emu.pid, flush=True)
 if sys.argv[1] == "killed":
     os._exit(0)  # no close(), no finalizers: as if the process had been killed
+if sys.argv[1] == "forked":
+    # A forked worker (multiprocessing, a prefork server) uses the emulator, then lives on
+    # after the script ends: the emulator belongs to the script, not to its children.
+    ready_r, ready_w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        emu.admin("create_segment", name="from-the-child")
+        os.write(ready_w, b"x")
+        time.sleep(30)
+        os._exit(0)
+    os.read(ready_r, 1)
+    assert [s["segment_name"] for s in emu.admin("segments")] == ["from-the-child"]
+    print(child, flush=True)
+    os._exit(0)
 """
 
 
@@ -57,7 +74,7 @@ def _gone(pid: int, within: float) -> bool:
     return False
 
 
-@pytest.mark.parametrize("ending", ["exits without close", "killed"])
+@pytest.mark.parametrize("ending", ["exits without close", "killed", "forked a child first"])
 def test_an_emulator_process_never_outlives_the_process_that_started_it(ending: str) -> None:
     # A notebook or a script that forgets close() (or dies) must not leave a server behind.
     proc = subprocess.run(
@@ -67,9 +84,12 @@ def test_an_emulator_process_never_outlives_the_process_that_started_it(ending: 
         timeout=30,
     )
     assert proc.returncode == 0, proc.stderr
-    pid = int(proc.stdout.split()[0])
+    pid, *forked = (int(word) for word in proc.stdout.split())
     try:
         assert _gone(pid, within=5.0), f"the emulator process {pid} outlived its parent"
+        for child in forked:
+            assert not _gone(child, within=0.0), "the forked child should still be running"
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        for leftover in (pid, *forked):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(leftover, signal.SIGKILL)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import subprocess
 import sys
 import urllib.request
@@ -343,6 +344,27 @@ class Emulator:
         self._call("reset")
 
 
+# The EmulatorProcesses this process started, so that a forked child can let go of them.
+_started: weakref.WeakSet[EmulatorProcess] = weakref.WeakSet()
+
+
+def _let_go_in_child() -> None:
+    """In a forked child: the emulators belong to the parent. The child closes its copy of
+    each stdin pipe, so an emulator still stops when the parent ends, however long the child
+    lives; and it never stops one itself (its ``close()`` and finalizers do nothing)."""
+    for emu in list(_started):
+        emu._stop.detach()
+        stdin = emu.process.stdin
+        if stdin is not None:
+            # Nothing is ever written to the pipe, so closing the file flushes nothing.
+            stdin.close()
+    _started.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_let_go_in_child)
+
+
 def _stop_process(process: subprocess.Popen[str]) -> None:
     if process.poll() is None:
         process.terminate()
@@ -381,6 +403,7 @@ class EmulatorProcess:
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
         self._stop = weakref.finalize(self, _stop_process, self.process)
+        _started.add(self)
         urls: dict[str, str] = {}
         assert self.process.stdout is not None
         while len(urls) < 2:
