@@ -1066,6 +1066,35 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn send_to_keys_are_the_fields_of_send_to() {
+        // The list a drip's send_to is checked against must follow the model: a field added
+        // to SendTo but not listed would be refused, one listed but removed dropped silently.
+        // The literal names every field, so adding one to SendTo stops this from compiling.
+        let one = || vec!["1".to_string()];
+        let full = crate::model::SendTo {
+            include_segments: one(),
+            exclude_segments: one(),
+            include_countries: one(),
+            exclude_countries: one(),
+            include_states: one(),
+            exclude_states: one(),
+            include_cities: one(),
+            exclude_cities: one(),
+        };
+        let written = serde_json::to_value(&full).unwrap();
+        let mut fields: Vec<&str> = written
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut listed = SEND_TO_KEYS.to_vec();
+        fields.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(fields, listed);
+    }
+
+    #[test]
     fn limits_are_inclusive() {
         assert_eq!(limit(Some(500)), Ok(500));
         assert!(limit(Some(501)).is_err());
