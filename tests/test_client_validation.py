@@ -52,7 +52,8 @@ INVALID = [
     ("triggers limit 501", call("triggers.list", limit=501), "limit"),
     ("iter limit 501", None, "limit"),
     ("trigger id 0", call("triggers.get", 0), "trigger_id"),
-    ("drip id str", call("drips.get", "7"), "drip_id"),
+    ("drip id word", call("drips.get", "seven"), "drip_id"),
+    ("trigger id float str", call("triggers.get", "7.0"), "trigger_id"),
     (
         "analytics range",
         call("drips.get", 1, analytics_start_at="2024-02-30"),
@@ -61,6 +62,7 @@ INVALID = [
     # segments
     ("segments limit 0", call("segments.list", limit=0), "limit"),
     ("segments offset -1", call("segments.list", offset=-1), "offset"),
+    ("segment_type typo", call("segments.list", segment_type="All"), "segment_type"),
     ("segment id", call("segments.delete", "abc"), "segment_id"),
     (
         "501 hashes",
@@ -108,6 +110,11 @@ INVALID = [
         "valid_from_utc",
     ),
     ("type", broadcast(type="soon"), "type"),
+    (
+        "now with valid_from_utc",
+        broadcast(type="now", valid_from_utc="2031-01-01 10:00:00"),
+        "valid_from_utc",
+    ),
     ("expiry 40321", broadcast(expiry=40321), "expiry"),
     ("require_interaction 2", broadcast(require_interaction=2), "require_interaction"),
     ("3 actions", broadcast(actions=ACTIONS), "actions"),
@@ -142,6 +149,18 @@ INVALID = [
         "drip days without at",
         drip(new_drip_notification(schedule_options={"type": "after", "value": 1, "unit": "days"})),
         "notifications[0].schedule_options.at",
+    ),
+    (
+        "utm typo",
+        drip(
+            utm_params={"utm_source": "a", "utm_medium": "b", "utm_campaign": "c", "utm_trem": "x"}
+        ),
+        "utm_params.utm_trem",
+    ),
+    (
+        "utm number",
+        drip(utm_params={"utm_source": 3, "utm_medium": "b", "utm_campaign": "c"}),
+        "utm_params.utm_source",
     ),
     (
         "utm without source",

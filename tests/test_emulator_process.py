@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from pushwire.testing import EmulatorProcess
+from pushwire.testing import Emulator, EmulatorProcess
 
 
 def test_an_emulator_process_serves_both_clients_and_stops() -> None:
@@ -24,6 +24,15 @@ def test_an_emulator_process_serves_both_clients_and_stops() -> None:
         asyncio.run(emu.async_client().events.track("e", profile_id="p"))
         assert [e["event_name"] for e in emu.admin("events")] == ["e"]
         assert emu.admin("requests") == []  # the log was off
+        # A mistake is told as the in-process Emulator tells it, not as a bare HTTP 400.
+        with Emulator() as local:
+            for op, args in [("create_segment", {}), ("no_such_op", {})]:
+                with pytest.raises(ValueError) as over_http:
+                    emu.admin(op, **args)
+                with pytest.raises(ValueError) as in_process:
+                    local._call(op, **args)
+                assert str(over_http.value) == str(in_process.value)
+        assert str(over_http.value).startswith("unknown operation no_such_op")
         process = emu.process
     assert process.poll() == 0  # closed with the block, and cleanly
 

@@ -59,13 +59,23 @@ def _broadcast(
     title: str,
     message: str,
     url: str,
-    type: str,
+    type: Optional[str],
     valid_from_utc: Optional[DateTimeLike],
     expiry: Optional[int],
     lists: Mapping[str, Optional[Iterable[Any]]],
     extra: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The parameters of spec 4.13 under their spec names."""
+    if type is None:
+        # A time means a scheduled broadcast: `valid_from_utc=` alone must not go out now.
+        type = "now" if valid_from_utc is None else "later"
+    elif type == "now" and valid_from_utc is not None:
+        # The service ignores the time of a `now` broadcast and sends it at once.
+        raise ValidationError(
+            "valid_from_utc schedules a broadcast, but type='now' sends it at once: "
+            "pass type='later' (or leave type out)",
+            field="valid_from_utc",
+        )
     fields: dict[str, Any] = {
         "notification_title": title,
         "notification_message": message,
@@ -118,6 +128,19 @@ def _settings(
     return api_key, base_url, events_url
 
 
+# What `timeout=None` stands for: the longest timeout the core takes (a day), as near to "no
+# timeout" as a call that may hang on a dead connection should get.
+_LONGEST_TIMEOUT = 86_400.0
+
+
+def _number(name: str, value: object) -> None:
+    """A number of seconds (the core checks its range, naming the argument)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValidationError(
+            f"{name} must be a number of seconds, not {type(value).__name__}", field=name
+        )
+
+
 class _Base:
     _core: CoreClient
 
@@ -126,7 +149,7 @@ class _Base:
         api_key: Optional[str] = None,
         base_url: Optional[str] = None,
         events_url: Optional[str] = None,
-        timeout: float = 30.0,
+        timeout: Optional[float] = 30.0,
         max_retries: int = 2,
         default_headers: Optional[Mapping[str, str]] = None,
         *,
@@ -136,6 +159,15 @@ class _Base:
         proxy: Optional[str] = None,
     ) -> None:
         key, base, events = _settings(api_key, base_url, events_url)
+        if timeout is None:
+            timeout = _LONGEST_TIMEOUT
+        _number("timeout", timeout)
+        _number("backoff_base", backoff_base)
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int):
+            raise ValidationError(
+                f"max_retries must be an integer, not {type(max_retries).__name__}",
+                field="max_retries",
+            )
         self._core = CoreClient(
             key,
             base,
@@ -196,7 +228,7 @@ class Triggers(_Sync):
 
     def get(
         self,
-        trigger_id: int,
+        trigger_id: Union[int, str],
         *,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
@@ -248,13 +280,14 @@ class Drips(_Sync):
         send_to: Union[SendTo, Mapping[str, Any], None] = None,
         utm_params: Union[UtmParams, Mapping[str, Any], None] = None,
     ) -> int:
-        """Creates a drip; its ``drip_id``. Never retried once sent (it would make two)."""
+        """Creates a drip; its ``drip_id``. Never retried once sent (it would make two).
+        The id is 0 (with a warning) if the service accepted the drip but sent no usable id."""
         out: int = self._call("drips.create", campaign_name, notifications, send_to, utm_params)
         return out
 
     def get(
         self,
-        drip_id: int,
+        drip_id: Union[int, str],
         *,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
@@ -417,7 +450,7 @@ class Notifications(_Sync):
         title: str,
         message: str,
         url: str,
-        type: str = "now",
+        type: Optional[str] = None,
         valid_from_utc: Optional[DateTimeLike] = None,
         image_url: Optional[str] = None,
         big_image_url: Optional[str] = None,
@@ -438,9 +471,13 @@ class Notifications(_Sync):
         attributes: Optional[Sequence[Sequence[Union[AttributeRule, Mapping[str, Any]]]]] = None,
         actions: Optional[Sequence[Union[Action, Mapping[str, Any]]]] = None,
     ) -> int:
-        """Creates a broadcast (``type`` now, later or draft); its ``notification_id``.
-        ``expiry`` is in minutes. Never retried once it may have been received, so a
-        broadcast is never sent twice."""
+        """Creates a broadcast; its ``notification_id``.
+
+        ``type`` is ``now``, ``later`` or ``draft``; left out, it is ``later`` when
+        ``valid_from_utc`` is given and ``now`` otherwise. ``expiry`` is in minutes. Never
+        retried once it may have been received, so a broadcast is never sent twice. The id is
+        0 (with a warning) if the service accepted the broadcast but sent no usable id:
+        raising would invite a retry that sends it twice."""
         fields = _broadcast(
             title,
             message,
@@ -552,7 +589,7 @@ class Client(_Base):
         api_key: Optional[str] = None,
         base_url: Optional[str] = None,
         events_url: Optional[str] = None,
-        timeout: float = 30.0,
+        timeout: Optional[float] = 30.0,
         max_retries: int = 2,
         default_headers: Optional[Mapping[str, str]] = None,
         *,
@@ -616,7 +653,7 @@ class AsyncTriggers(_Async):
 
     async def get(
         self,
-        trigger_id: int,
+        trigger_id: Union[int, str],
         *,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
@@ -675,7 +712,7 @@ class AsyncDrips(_Async):
 
     async def get(
         self,
-        drip_id: int,
+        drip_id: Union[int, str],
         *,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
@@ -832,7 +869,7 @@ class AsyncNotifications(_Async):
         title: str,
         message: str,
         url: str,
-        type: str = "now",
+        type: Optional[str] = None,
         valid_from_utc: Optional[DateTimeLike] = None,
         image_url: Optional[str] = None,
         big_image_url: Optional[str] = None,
@@ -927,7 +964,7 @@ class AsyncClient(_Base):
         api_key: Optional[str] = None,
         base_url: Optional[str] = None,
         events_url: Optional[str] = None,
-        timeout: float = 30.0,
+        timeout: Optional[float] = 30.0,
         max_retries: int = 2,
         default_headers: Optional[Mapping[str, str]] = None,
         *,

@@ -5,8 +5,21 @@ from __future__ import annotations
 from typing import Any, Optional
 
 
+def _rebuild(cls: type[PushwireError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    err = cls.__new__(cls)
+    err.args = args
+    err.__dict__.update(state)
+    return err
+
+
 class PushwireError(Exception):
     """Base of every error pushwire raises."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exceptions pickle as `cls(*args)`, which the keyword-only arguments of the
+        # subclasses (`status_code`, ...) would refuse: a Celery task failing with an
+        # APIError must reach the caller whole. The state is restored as it was.
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
 
 class ValidationError(PushwireError, ValueError):

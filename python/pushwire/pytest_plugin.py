@@ -21,5 +21,9 @@ def _pushwire_emulator_session() -> Iterator[Emulator]:
 @pytest.fixture
 def pushwire_emulator(_pushwire_emulator_session: Emulator) -> Iterator[Emulator]:
     """A running :class:`pushwire.testing.Emulator` with fresh state."""
-    _pushwire_emulator_session.reset()
-    yield _pushwire_emulator_session
+    emu = _pushwire_emulator_session
+    emu.reset()
+    # `reset` keeps the request log's setting (for load tests that turn it off); a test that
+    # turned it off must not leave the next one without its log.
+    emu.set_request_log(True)
+    yield emu

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 import weakref
 from types import TracebackType
@@ -431,8 +432,19 @@ class EmulatorProcess:
             headers={"Content-Type": "application/json"},
             method="POST",
         )
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            return json.loads(resp.read())
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as e:
+            # The emulator says what was wrong in `{"error": ...}`; HTTPError alone says 400.
+            with e:
+                body = e.read()
+            try:
+                message = json.loads(body)["error"]
+            except (ValueError, KeyError, TypeError):
+                message = body.decode(errors="replace") or str(e)
+            # The same error as the in-process Emulator's for the same mistake.
+            raise ValueError(message) from None
 
     def client(self, **kwargs: Any) -> Client:
         kwargs.setdefault("api_key", self.api_key)

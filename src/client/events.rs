@@ -30,6 +30,13 @@ pub fn check(body: &Map<String, Value>) -> Result<()> {
     let violations = validate::event(body);
     match violations.into_iter().next() {
         None => Ok(()),
+        // The service's wording names no argument the caller has.
+        Some(first) if first.message.starts_with("\"value\" must contain") => {
+            Err(Error::validation(
+                first.field,
+                "profile_id or device_token_hash is required: the event must name its subscriber",
+            ))
+        }
         Some(first) => Err(Error::Validation(first)),
     }
 }

@@ -120,6 +120,9 @@ pub struct DripNotification {
     pub actions: Vec<Action>,
     #[serde(default)]
     pub analytics: Analytics,
+    /// Fields the spec does not list, kept as sent.
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 impl DripNotification {
@@ -138,6 +141,7 @@ impl DripNotification {
             schedule_options: n.schedule_options,
             actions: n.actions,
             analytics: Analytics::default(),
+            extra: Extra::default(),
         }
     }
 }

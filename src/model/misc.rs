@@ -17,6 +17,9 @@ pub struct Segment {
     pub segment_id: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub segment_name: String,
+    /// Fields the spec does not list, kept as sent.
+    #[serde(flatten)]
+    pub extra: super::common::Extra,
 }
 
 /// Spec 2.11.

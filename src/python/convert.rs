@@ -179,20 +179,73 @@ pub fn from_json<T: DeserializeOwned>(v: Value, path: &str) -> Result<T, Error> 
             (true, _) => inner.clone(),
             (false, _) => format!("{path}.{inner}"),
         };
+        let cause = plain_cause(&cause);
         let message = if field.is_empty() {
-            cause
+            cause.trim_start_matches(": ").to_string()
         } else {
-            format!("{field}: {cause}")
+            format!("{field} {cause}")
         };
         Error::validation(field, message)
     })
 }
 
-/// A `YYYY-MM-DD` parameter from a str, a date or a datetime (its date).
+/// serde's wording of a decoding failure in Python's: "invalid type: boolean `true`,
+/// expected i64" is "must be an integer, not a bool". Messages it does not recognise stay as
+/// they are, after a colon.
+fn plain_cause(cause: &str) -> String {
+    if cause.starts_with("missing field `") {
+        return "is required".to_string();
+    }
+    let Some((got, expected)) = cause
+        .strip_prefix("invalid type: ")
+        .or_else(|| cause.strip_prefix("invalid value: "))
+        .and_then(|r| r.split_once(", expected "))
+    else {
+        return format!(": {cause}");
+    };
+    let expected = match expected {
+        "i64" | "i32" | "u64" | "u32" | "an integer" => "an integer",
+        "f64" | "f32" | "a number" => "a number",
+        "a string" => "a string",
+        "a boolean" => "a boolean",
+        "a sequence" => "a list",
+        e if e == "a map" || e.starts_with("struct ") => "a dict",
+        e => e,
+    };
+    let kind = got.split([' ', '`']).next().unwrap_or(got);
+    let got = match kind {
+        "boolean" => "a bool".to_string(),
+        "integer" => "an int".to_string(),
+        "floating" => "a float".to_string(),
+        "string" => format!("the string {}", &got["string ".len().min(got.len())..]),
+        "map" => "a dict".to_string(),
+        "sequence" => "a list".to_string(),
+        "null" | "unit" => "None".to_string(),
+        _ => got.to_string(),
+    };
+    format!("must be {expected}, not {got}")
+}
+
+/// A `YYYY-MM-DD` parameter from a str, a date or a datetime (its date). The service's
+/// analytics dates are UTC days (spec 4.1), so an aware datetime is first moved to UTC: 01:00
+/// in Paris on the 2nd is the 1st. A naive one is taken as it is.
 pub fn date_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
     if obj.is_instance_of::<PyDateTime>() {
-        let d = obj
-            .call_method0("date")
+        let py = obj.py();
+        let aware = !obj
+            .call_method0("utcoffset")
+            .map_err(|e| Error::validation(field, e.to_string()))?
+            .is_none();
+        let in_utc = if aware {
+            py.import("datetime")
+                .and_then(|m| m.getattr("timezone"))
+                .and_then(|tz| tz.getattr("utc"))
+                .and_then(|utc| obj.call_method1("astimezone", (utc,)))
+        } else {
+            Ok(obj.clone())
+        };
+        let d = in_utc
+            .and_then(|o| o.call_method0("date"))
             .and_then(|d| d.call_method0("isoformat"))
             .and_then(|s| s.extract::<String>())
             .map_err(|e| Error::validation(field, e.to_string()))?;
@@ -226,16 +279,39 @@ pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr
     }
 }
 
+/// `message` with every whole word that names a spec field (letters, digits and `_`) named
+/// as the Python argument: "from must not be after to" is "start must not be after end" for
+/// `analytics.summary(start, end)`, while `device_type` in "type must be one of ...
+/// device_type" stays as it is, being a different word.
+fn rename_words(message: &str, rename: fn(&str) -> String) -> String {
+    let mut out = String::with_capacity(message.len() + 8);
+    let mut word = String::new();
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    for c in message.chars() {
+        if is_word(c) {
+            word.push(c);
+        } else {
+            if !word.is_empty() {
+                out.push_str(&rename(&word));
+                word.clear();
+            }
+            out.push(c);
+        }
+    }
+    if !word.is_empty() {
+        out.push_str(&rename(&word));
+    }
+    out
+}
+
 fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyResult<PyErr> {
     let m = errors_module(py)?;
     let kwargs = PyDict::new(py);
     let (class, message) = match err {
         Error::Validation(v) => {
             let field = rename(&v.field);
-            // Only the first mention is the field itself ("type must be one of ...
-            // device_type" must not become "types ... device_types").
             let message = if v.message.contains(&v.field) || v.message.contains(&field) {
-                v.message.replacen(&v.field, &field, 1)
+                rename_words(&v.message, rename)
             } else {
                 format!("{field}: {}", v.message)
             };

@@ -46,6 +46,23 @@ fn reject_unknown<T: serde::Serialize>(
     }
 }
 
+/// The models a call takes as input (a drip's notifications, its audience and UTM
+/// parameters, a broadcast's buttons and attribute rules, products). Their `from_dict` refuses
+/// a key they do not have: `SendTo.from_dict({"include_segment": [1]})` dropping the typo
+/// would make an empty audience, which sends to everyone. The result models keep reading
+/// leniently, so that a field the service adds later does not break reading a response
+/// (those that can carry one keep it in `extra`).
+const INPUT_MODELS: &[&str] = &[
+    "SendTo",
+    "Action",
+    "AttributeRule",
+    "NewDripNotification",
+    "NewDrip",
+    "Product",
+    "UtmParams",
+    "ScheduleOptions",
+];
+
 macro_rules! py_models {
     ($($ty:ident),* $(,)?) => {$(
         #[pymethods]
@@ -63,11 +80,16 @@ macro_rules! py_models {
                 Ok(model)
             }
 
-            /// The model from a dict shaped as the service sends it.
+            /// The model from a dict shaped as the service sends it. For the models a call
+            /// takes as input, a key the model does not have is an error, as for keywords.
             #[classmethod]
             fn from_dict(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
                 let v = to_json(data, "").map_err(|e| to_pyerr(py, e, same_name))?;
-                from_json(v, "").map_err(|e| to_pyerr(py, e, same_name))
+                let model: Self = from_json(v.clone(), "").map_err(|e| to_pyerr(py, e, same_name))?;
+                if INPUT_MODELS.contains(&stringify!($ty)) {
+                    reject_unknown(py, &v, &model, stringify!($ty))?;
+                }
+                Ok(model)
             }
 
             /// A plain dict of the spec's fields (nested models as dicts).

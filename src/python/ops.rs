@@ -169,6 +169,21 @@ fn opt_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<i64>, Error> {
     ))
 }
 
+/// A resource id: an int, or a str of digits (an id taken from a URL or a form).
+fn id_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        let s = s.to_string_lossy();
+        return match s.parse::<i64>() {
+            Ok(i) if !s.starts_with('+') => Ok(i),
+            _ => Err(Error::validation(
+                field,
+                format!("{field} must be an integer or a string of digits, not {s:?}"),
+            )),
+        };
+    }
+    int(obj, field)
+}
+
 fn int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
     opt_int(obj, field)?.ok_or_else(|| Error::validation(field, format!("{field} is required")))
 }
@@ -258,17 +273,64 @@ fn list_of<T: serde::de::DeserializeOwned + serde::Serialize>(
     Ok(out)
 }
 
+/// The caller's `utm_params` holds only keys of one of the two shapes `from_either` reads,
+/// with string values: the reader (shared with the emulator, which takes what the service
+/// would) drops an unknown key and stringifies a number, so `utm_trem` or `utm_source=3`
+/// would be sent as something the caller did not write.
+fn utm_keys(v: &Value) -> Result<(), Error> {
+    const KEYS: [&str; 10] = [
+        "utm_source",
+        "utm_medium",
+        "utm_campaign",
+        "utm_term",
+        "utm_content",
+        "source",
+        "medium",
+        "campaign",
+        "term",
+        "content",
+    ];
+    let Some(obj) = v.as_object() else {
+        return Ok(()); // from_either names the shape
+    };
+    for (key, value) in obj {
+        let field = format!("utm_params.{key}");
+        let fine = match key.as_str() {
+            "enabled" => value.is_boolean(),
+            k if KEYS.contains(&k) => value.is_string() || value.is_null(),
+            _ => {
+                return Err(Error::validation(
+                    field.clone(),
+                    format!("{field} is not a UTM parameter (utm_source, utm_medium, utm_campaign, utm_term, utm_content)"),
+                ))
+            }
+        };
+        if !fine {
+            let kind = if key == "enabled" {
+                "a boolean"
+            } else {
+                "a string"
+            };
+            return Err(Error::validation(
+                field.clone(),
+                format!("{field} must be {kind}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Reads the arguments of `op`, in the order the Python wrappers pass them.
 pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
     let a = |i| arg(args, i);
     Ok(match op {
-        "triggers.get" => Op::TriggerGet(int(&a(0), "trigger_id")?, range(args, 1)?),
+        "triggers.get" => Op::TriggerGet(id_int(&a(0), "trigger_id")?, range(args, 1)?),
         "triggers.list" => Op::TriggerList(
             opt_int(&a(0), "page")?,
             opt_int(&a(1), "limit")?,
             range(args, 2)?,
         ),
-        "drips.get" => Op::DripGet(int(&a(0), "drip_id")?, range(args, 1)?),
+        "drips.get" => Op::DripGet(id_int(&a(0), "drip_id")?, range(args, 1)?),
         "drips.list" => Op::DripList(
             opt_int(&a(0), "page")?,
             opt_int(&a(1), "limit")?,
@@ -293,6 +355,7 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
                 None
             } else {
                 let v = to_json(&a(3), "utm_params")?;
+                utm_keys(&v)?;
                 UtmParams::from_either(&v).map_err(|m| Error::validation("utm_params", m))?
             };
             Op::DripCreate(Box::new(NewDrip {
@@ -310,7 +373,17 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             },
             limit: opt_int(&a(1), "limit")?,
             offset: opt_int(&a(2), "offset")?,
-            segment_type: opt_text(&a(3), "segment_type")?,
+            segment_type: match opt_text(&a(3), "segment_type")? {
+                // The spec names one value; anything else would be read as the default
+                // (custom segments only) without a word, so a typo ("All") is refused.
+                Some(t) if t != "all" => {
+                    return Err(Error::validation(
+                        "segment_type",
+                        format!("segment_type must be \"all\" (every segment) or None (custom segments only), not {t:?}"),
+                    ))
+                }
+                t => t,
+            },
         },
         "segments.delete" => Op::SegmentDelete(id_text(&a(0), "segment_id")?),
         "segments.add_subscribers" => Op::SegmentAdd(
@@ -357,7 +430,13 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             for item in iter {
                 let item = item.map_err(|e| Error::validation("events", e.to_string()))?;
                 out.push(match to_json(&item, "") {
-                    Ok(Value::Object(body)) => events::check(&body).map(|_| body),
+                    Ok(Value::Object(mut body)) => {
+                        // A None is an absent field, as for `track()`: the service's schema
+                        // refuses `null` ("must be a string"), and a row of a dataframe has
+                        // None where a column does not apply.
+                        body.retain(|_, v| !v.is_null());
+                        events::check(&body).map(|_| body)
+                    }
                     Ok(_) => Err(Error::validation("events", "each event must be a dict")),
                     Err(e) => Err(e),
                 });

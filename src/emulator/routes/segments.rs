@@ -56,6 +56,7 @@ pub async fn list(
             .map(|seg| Segment {
                 segment_id: seg.segment_id.to_string(),
                 segment_name: seg.segment_name.clone(),
+                extra: Default::default(),
             })
             .collect()
     });

@@ -1,0 +1,302 @@
+"""Misuse that must not turn into something the caller did not mean: a typo in a dict that
+would empty an audience, a scheduled broadcast sent at once, a UTM key dropped, a date
+shifted by a time zone, an error that cannot cross a process boundary. Each through both
+clients where a call is involved, over real HTTP against the emulator."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from client_support import BROADCAST, FAST, Driver, api_requests, make_driver, new_drip_notification
+
+from pushwire import (
+    Action,
+    AsyncClient,
+    Client,
+    NewDrip,
+    Product,
+    RateLimitError,
+    Segment,
+    SendTo,
+    ServerError,
+    UtmParams,
+    ValidationError,
+)
+
+
+@pytest.fixture(params=["sync", "async"])
+def drv(request, emu):
+    d = make_driver(request.param, emu)
+    yield d
+    d.close()
+
+
+# -- from_dict of the models a call takes ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cls", "data", "field"),
+    [
+        (SendTo, {"include_segment": ["12"]}, "include_segment"),
+        (Action, {"label": "Shop", "url": "https://shop.example/", "lable": "x"}, "lable"),
+        (UtmParams, {"utm_source": "a", "utm_medium": "b", "utm_campaign": "c", "x": 1}, "x"),
+        (Product, {"product_id": "a", "price": 1, "avalability": "inStock"}, "avalability"),
+        (NewDrip, {"campaign_name": "W", "notification": [{"title": "x"}]}, "notification"),
+    ],
+)
+def test_from_dict_of_an_input_model_refuses_a_key_it_does_not_have(cls, data, field):
+    with pytest.raises(ValidationError) as info:
+        cls.from_dict(data)
+    assert info.value.field == field
+    assert field in str(info.value)
+
+
+def test_a_drip_audience_from_a_dict_targets_only_what_it_names(drv: Driver, emu):
+    vip = emu.create_segment("vip")
+    # The typo is refused instead of making an empty audience (everyone) ...
+    with pytest.raises(ValidationError):
+        SendTo.from_dict({"include_segment": [vip]})
+    # ... and the right key reaches the service.
+    send_to = SendTo.from_dict({"include_segments": [vip]})
+    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()], send_to=send_to)
+    rules = [
+        (r.field, r.op, [str(v) for v in r.value])
+        for group in drv(drv.client.drips.get, drip_id).audience.filter.value
+        for r in group
+    ]
+    assert rules == [("segments", "in", [str(vip)])]
+
+
+def test_from_dict_of_a_result_keeps_fields_the_service_adds():
+    seg = Segment.from_dict({"segment_id": 3, "segment_name": "vip", "subscriber_count": 40})
+    assert seg.segment_id == "3" and seg.extra == {"subscriber_count": 40}
+    assert pickle.loads(pickle.dumps(seg)) == seg
+
+
+def test_segments_and_drip_notifications_keep_fields_the_service_adds(drv: Driver, emu):
+    emu.inject_fault(
+        "/apiv1/segments",
+        status=200,
+        body={
+            "success": True,
+            "segments": [{"segment_id": "5", "segment_name": "vip", "subscriber_count": 40}],
+            "count": 1,
+        },
+    )
+    (seg,) = drv(drv.client.segments.list)
+    assert seg.segment_id == "5" and seg.extra == {"subscriber_count": 40}
+    assert seg.to_dict()["subscriber_count"] == 40
+
+    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()])
+    answer = drv(drv.client.drips.get, drip_id).to_dict()
+    answer["notifications"][0]["delivered_count"] = 7
+    answer["drip_id"] = drip_id
+    emu.inject_fault(f"/apiv1/drips/{drip_id}", status=200, body={"success": True, "data": answer})
+    (n,) = drv(drv.client.drips.get, drip_id).notifications
+    assert n.extra == {"delivered_count": 7}
+    assert n.title == new_drip_notification()["title"]
+
+
+# -- a scheduled broadcast is never sent at once ---------------------------------------------
+
+
+def test_valid_from_utc_alone_schedules_the_broadcast(drv: Driver, emu):
+    emu.add_subscriber()
+    nid = drv(
+        drv.client.notifications.create,
+        **BROADCAST,
+        valid_from_utc=dt.datetime(2031, 5, 4, 13, 0, 0),
+    )
+    (n,) = emu.notifications()
+    assert n["notification_id"] == nid and n["status"] == "scheduled"
+    assert n["request"]["notification_type"] == "later"
+    assert n["request"]["valid_from_utc"] == "2031-05-04 13:00:00"
+    # without a time, the default is still an immediate broadcast
+    drv(drv.client.notifications.create, **BROADCAST)
+    assert [n["status"] for n in emu.notifications()] == ["scheduled", "sent"]
+
+
+# -- ids, dates, UTM parameters, events ------------------------------------------------------
+
+
+def test_ids_may_be_strings_of_digits(drv: Driver, emu):
+    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()])
+    trigger_id = emu.create_trigger(campaign_name="Cart", rules={"start_event_name": "cart"})
+    assert drv(drv.client.drips.get, str(drip_id)) == drv(drv.client.drips.get, drip_id)
+    assert drv(drv.client.triggers.get, str(trigger_id)).trigger_id == trigger_id
+    for bad in ("+1", "7a", ""):
+        with pytest.raises(ValidationError) as info:
+            drv(drv.client.drips.get, bad)
+        assert info.value.field == "drip_id"
+
+
+def test_an_aware_datetime_is_the_utc_day_of_the_analytics_range(drv: Driver, emu):
+    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()])
+    paris_winter = dt.timezone(dt.timedelta(hours=1))
+    tokyo = dt.timezone(dt.timedelta(hours=9))
+    drv(
+        drv.client.drips.get,
+        drip_id,
+        # 00:30 on the 2nd in Paris is 23:30 on the 1st in UTC
+        analytics_start_at=dt.datetime(2026, 3, 2, 0, 30, tzinfo=paris_winter),
+        # 08:00 on the 10th in Tokyo is 23:00 on the 9th in UTC
+        analytics_end_at=dt.datetime(2026, 3, 10, 8, 0, tzinfo=tokyo),
+    )
+    (req,) = api_requests(emu, f"/apiv1/drips/{drip_id}")
+    assert "analytics_start_at=2026-03-01" in req["query"]
+    assert "analytics_end_at=2026-03-09" in req["query"]
+    # a naive datetime is taken as it is
+    drv(drv.client.drips.get, drip_id, analytics_start_at=dt.datetime(2026, 3, 2, 0, 30))
+    assert (
+        "analytics_start_at=2026-03-02" in api_requests(emu, f"/apiv1/drips/{drip_id}")[1]["query"]
+    )
+
+
+def test_utm_parameters_are_sent_as_written(drv: Driver, emu):
+    utm = {"source": "push", "medium": "web", "campaign": "spring", "content": "banner"}
+    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()], utm_params=utm)
+    assert drv(drv.client.drips.get, drip_id).utm_params == UtmParams(
+        utm_source="push", utm_medium="web", utm_campaign="spring", utm_content="banner"
+    )
+    emu.clear_requests()
+    for bad, field in [
+        ({**utm, "trem": "x"}, "utm_params.trem"),
+        ({**utm, "campaign": 2026}, "utm_params.campaign"),
+        ({**utm, "enabled": "yes"}, "utm_params.enabled"),
+    ]:
+        with pytest.raises(ValidationError) as info:
+            drv(drv.client.drips.create, "W", [new_drip_notification()], utm_params=bad)
+        assert info.value.field == field, str(info.value)
+    assert emu.requests() == []
+
+
+def test_track_many_sends_none_as_an_absent_field(drv: Driver, emu):
+    rows = [
+        {"event_name": "view", "profile_id": None, "device_token_hash": "tok-1", "data": None},
+        {"event_name": "view", "profile_id": "alice", "device_token_hash": None},
+        {"event_name": "view", "profile_id": None, "device_token_hash": None},
+    ]
+    out = drv(drv.client.events.track_many, rows)
+    assert out[:2] == [None, None]
+    assert isinstance(out[2], ValidationError) and out[2].field == "profile_id"
+    bodies = [json.loads(r["body"]) for r in api_requests(emu, "/api/v1/events")]
+    assert sorted(bodies, key=str) == sorted(
+        [
+            {"event_name": "view", "device_token_hash": "tok-1"},
+            {"event_name": "view", "profile_id": "alice"},
+        ],
+        key=str,
+    )
+    assert len(emu.events()) == 2
+
+
+# -- errors that say what the caller wrote ---------------------------------------------------
+
+
+def test_error_messages_use_the_python_names(drv: Driver, emu):
+    c = drv.client
+    cases = [
+        (lambda: drv(c.analytics.summary, "2026-02-02", "2026-02-01"), "start", None),
+        (lambda: drv(c.events.track, "signup"), "profile_id", None),
+        (lambda: Product(product_id="a", price="cheap"), "price", None),
+        (lambda: SendTo(include_countries=["US", 1]), "include_countries[1]", None),
+    ]
+    messages = []
+    for call, field, _ in cases:
+        with pytest.raises(ValidationError) as info:
+            call()
+        assert info.value.field == field
+        messages.append(str(info.value))
+    assert messages == [
+        "start must not be after end",
+        "profile_id or device_token_hash is required: the event must name its subscriber",
+        'price must be a number, not the string "cheap"',
+        "include_countries[1] must be a string, not an int",
+    ]
+    with pytest.raises(ValidationError) as info:
+        drv(c.analytics.summary, "2016-01-01", "2026-02-01")
+    assert "start..end" in str(info.value) and info.value.field == "end"
+    assert emu.requests() == []
+
+
+@pytest.mark.parametrize("cls", [Client, AsyncClient])
+def test_client_settings_of_the_wrong_type_name_the_setting(cls, emu):
+    for kwargs, field in [
+        ({"timeout": "5"}, "timeout"),
+        ({"backoff_base": None}, "backoff_base"),
+        ({"max_retries": 2.0}, "max_retries"),
+        ({"max_retries": True}, "max_retries"),
+    ]:
+        with pytest.raises(ValidationError) as info:
+            cls(api_key="k", base_url=emu.base_url, events_url=emu.events_url, **kwargs)
+        assert info.value.field == field
+
+
+def test_timeout_none_waits_as_long_as_the_core_allows(emu):
+    with emu.client(timeout=None) as c:
+        assert c.timeout == 86_400.0
+        assert c.segments.list() == []
+
+
+# -- errors cross process boundaries (Celery, multiprocessing) -------------------------------
+
+
+def test_api_errors_survive_pickling(drv: Driver, emu):
+    d = make_driver(drv.kind, emu, max_retries=0, **FAST)
+    try:
+        emu.inject_fault("/apiv1/segments", status=429, retry_after=7)
+        with pytest.raises(RateLimitError) as info:
+            d(d.client.segments.list)
+        emu.inject_fault("/apiv1/segments", status=500)
+        with pytest.raises(ServerError) as info500:
+            d(d.client.segments.list)
+    finally:
+        d.close()
+    for err in (info.value, info500.value):
+        back = pickle.loads(pickle.dumps(err))
+        assert type(back) is type(err)
+        assert str(back) == str(err) and back.args == err.args
+        assert vars(back) == vars(err)
+    assert pickle.loads(pickle.dumps(info.value)).retry_after == 7
+    with pytest.raises(ValidationError) as bad:
+        drv(drv.client.segments.list, limit=0)
+    back = pickle.loads(pickle.dumps(bad.value))
+    assert type(back) is ValidationError and back.field == "limit"
+
+
+# -- the pytest fixture ----------------------------------------------------------------------
+
+
+def test_the_fixture_gives_each_test_its_request_log(tmp_path):
+    # A test that turns the log off must not leave the next test without one.
+    (tmp_path / "test_two.py").write_text(
+        textwrap.dedent(
+            """
+            def test_turns_the_log_off(pushwire_emulator):
+                pushwire_emulator.set_request_log(False)
+                with pushwire_emulator.client() as c:
+                    c.segments.list()
+                assert pushwire_emulator.requests() == []
+
+            def test_has_its_log(pushwire_emulator):
+                with pushwire_emulator.client() as c:
+                    c.segments.list()
+                assert len(pushwire_emulator.requests()) == 1
+            """
+        )
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "2 passed" in run.stdout
