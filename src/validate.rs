@@ -1060,6 +1060,15 @@ pub fn event(body: &Map<String, Value>) -> Vec<Violation> {
     out
 }
 
+/// The first `include_*` list of a drip audience (`send_to`, 2.9) given empty: no filter,
+/// which sends to everyone, when the caller meant to narrow it. (An empty `exclude_*` list
+/// excludes no one, which is what it says.)
+pub fn empty_include(send_to: &Value) -> Option<String> {
+    send_to.as_object()?.iter().find_map(|(k, v)| {
+        (k.starts_with("include_") && v.as_array().is_some_and(|a| a.is_empty())).then(|| k.clone())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@ failure never stops the rest (faults injected with ``emu.inject_fault``)."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -165,6 +166,34 @@ def test_add_subscribers_bulk_chunks_at_the_spec_limit(drv: Driver, emu: Emulato
     assert len(done) == 3 and done[-1] == (1201, 1201)
     assert [n for n, _ in done] == sorted(n for n, _ in done)
     assert {t for _, t in done} == {1201}
+
+
+def test_a_failing_progress_callback_is_logged_and_the_call_goes_on(
+    drv: Driver, emu: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    segment = emu.create_segment("everyone")
+    hashes = [emu.add_subscriber(f"h{i:04}") for i in range(1001)]
+    calls: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        calls.append(done)
+        raise RuntimeError(f"bar broke at {done}")
+
+    with caplog.at_level(logging.WARNING, logger="pushwire"):
+        result = drv(
+            drv.client.segments.add_subscribers_bulk,
+            segment,
+            hashes,
+            concurrency=1,  # chunks in order, so the reports are 500, 1000, 1001
+            progress=progress,
+        )
+    assert result.ok and result.succeeded == 1001
+    assert members(emu, segment) == set(hashes)
+    assert sorted(calls) == [500, 1000, 1001]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "pushwire"]
+    assert sorted(warnings) == [
+        f"progress callback failed: RuntimeError: bar broke at {n}" for n in (1000, 1001, 500)
+    ]
 
 
 def test_add_subscribers_bulk_reports_the_failed_chunk(drv: Driver, emu: Emulator) -> None:

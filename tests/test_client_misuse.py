@@ -6,12 +6,14 @@ clients where a call is involved, over real HTTP against the emulator."""
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import json
 import pickle
 import subprocess
 import sys
 import textwrap
 
+import numpy
 import pytest
 from client_support import BROADCAST, FAST, Driver, api_requests, make_driver, new_drip_notification
 
@@ -19,9 +21,13 @@ from pushwire import (
     Action,
     AsyncClient,
     Client,
+    Drip,
+    DripNotification,
     NewDrip,
+    NewDripNotification,
     Product,
     RateLimitError,
+    ScheduleOptions,
     Segment,
     SendTo,
     ServerError,
@@ -73,6 +79,37 @@ def test_a_drip_audience_from_a_dict_targets_only_what_it_names(drv: Driver, emu
     assert rules == [("segments", "in", [str(vip)])]
 
 
+@pytest.mark.parametrize(
+    ("cls", "required"),
+    [(Segment, {"segment_id": "1"}), (DripNotification, {}), (Drip, {"drip_id": 1})],
+)
+def test_a_keyword_typo_is_refused_where_extra_would_keep_it(cls, required):
+    with pytest.raises(ValidationError) as info:
+        cls(**required, campaign_nmae="x", segmant_name="y", titel="z")
+    assert info.value.field in {"campaign_nmae", "segmant_name", "titel"}
+    # what the spec does not list goes in as extra=
+    made = cls(**required, extra={"reach": 40})
+    assert made.extra == {"reach": 40} and made.to_dict()["reach"] == 40
+
+
+def test_input_models_refuse_values_they_would_change():
+    for build, field in [
+        (lambda: NewDripNotification(expiry=86400.9), "expiry"),
+        (lambda: NewDripNotification(require_interaction=True), "require_interaction"),
+        (lambda: ScheduleOptions(type="after", value=1.5, unit="days"), "value"),
+        (lambda: Action.from_dict(["Shop", "https://shop.example/"]), "Action"),
+        (lambda: SendTo(include_segments=[]), "include_segments"),
+        (lambda: SendTo.from_dict({"include_countries": []}), "include_countries"),
+    ]:
+        with pytest.raises(ValidationError) as info:
+            build()
+        assert info.value.field == field, str(info.value)
+    # whole floats, blank strings from a copied form and empty exclusions are fine
+    assert NewDripNotification(expiry=3600.0).expiry == 3600
+    assert ScheduleOptions.from_dict({"type": "rightaway", "value": "", "at": ""}).value is None
+    assert SendTo(exclude_segments=[]) == SendTo()
+
+
 def test_from_dict_of_a_result_keeps_fields_the_service_adds():
     seg = Segment.from_dict({"segment_id": 3, "segment_name": "vip", "subscriber_count": 40})
     assert seg.segment_id == "3" and seg.extra == {"subscriber_count": 40}
@@ -92,6 +129,14 @@ def test_segments_and_drip_notifications_keep_fields_the_service_adds(drv: Drive
     (seg,) = drv(drv.client.segments.list)
     assert seg.segment_id == "5" and seg.extra == {"subscriber_count": 40}
     assert seg.to_dict()["subscriber_count"] == 40
+    # any JSON integer the service sends survives a pickle (a Celery result, a cache)
+    emu.inject_fault(
+        "/apiv1/segments",
+        status=200,
+        body={"success": True, "segments": [{"segment_id": "6", "reach": 2**64 - 1}]},
+    )
+    (big,) = drv(drv.client.segments.list)
+    assert pickle.loads(pickle.dumps(big)) == big and big.extra == {"reach": 2**64 - 1}
 
     drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()])
     answer = drv(drv.client.drips.get, drip_id).to_dict()
@@ -117,9 +162,12 @@ def test_valid_from_utc_alone_schedules_the_broadcast(drv: Driver, emu):
     assert n["notification_id"] == nid and n["status"] == "scheduled"
     assert n["request"]["notification_type"] == "later"
     assert n["request"]["valid_from_utc"] == "2031-05-04 13:00:00"
-    # without a time, the default is still an immediate broadcast
+    # without a time, the default is still an immediate broadcast; a blank form field is
+    # no time
     drv(drv.client.notifications.create, **BROADCAST)
-    assert [n["status"] for n in emu.notifications()] == ["scheduled", "sent"]
+    drv(drv.client.notifications.create, **BROADCAST, valid_from_utc=" ")
+    assert [n["status"] for n in emu.notifications()] == ["scheduled", "sent", "sent"]
+    assert "valid_from_utc" not in api_requests(emu, "/apiv1/notifications")[-1]["body"]
 
 
 # -- ids, dates, UTM parameters, events ------------------------------------------------------
@@ -165,8 +213,18 @@ def test_utm_parameters_are_sent_as_written(drv: Driver, emu):
         utm_source="push", utm_medium="web", utm_campaign="spring", utm_content="banner"
     )
     emu.clear_requests()
+    disabled = {**utm, "enabled": False}
+    assert (
+        drv(
+            drv.client.drips.get,
+            drv(drv.client.drips.create, "W", [new_drip_notification()], utm_params=disabled),
+        ).utm_params
+        is None
+    )
+    emu.clear_requests()
     for bad, field in [
         ({**utm, "trem": "x"}, "utm_params.trem"),
+        ({**utm, "utm_source": "other"}, "utm_params.source"),
         ({**utm, "campaign": 2026}, "utm_params.campaign"),
         ({**utm, "enabled": "yes"}, "utm_params.enabled"),
     ]:
@@ -179,7 +237,8 @@ def test_utm_parameters_are_sent_as_written(drv: Driver, emu):
 def test_track_many_sends_none_as_an_absent_field(drv: Driver, emu):
     rows = [
         {"event_name": "view", "profile_id": None, "device_token_hash": "tok-1", "data": None},
-        {"event_name": "view", "profile_id": "alice", "device_token_hash": None},
+        # pandas puts NaN in an empty cell of a column of strings
+        {"event_name": "view", "profile_id": "alice", "device_token_hash": float("nan")},
         {"event_name": "view", "profile_id": None, "device_token_hash": None},
     ]
     out = drv(drv.client.events.track_many, rows)
@@ -222,6 +281,14 @@ def test_error_messages_use_the_python_names(drv: Driver, emu):
     with pytest.raises(ValidationError) as info:
         drv(c.analytics.summary, "2016-01-01", "2026-02-01")
     assert "start..end" in str(info.value) and info.value.field == "end"
+    # the caller's own data is quoted as written, never renamed like a field
+    with pytest.raises(ValidationError) as info:
+        drv(c.notifications.create, **BROADCAST, require_interaction="notification_yes")
+    assert '"notification_yes"' in str(info.value)
+    # a button's form field is named as the argument that carries it
+    with pytest.raises(ValidationError) as info:
+        drv(c.notifications.create, **BROADCAST, actions=[{"label": "a", "url": "nope"}])
+    assert str(info.value) == "The actions[0].url format is invalid."
     assert emu.requests() == []
 
 
@@ -235,6 +302,25 @@ def test_client_settings_of_the_wrong_type_name_the_setting(cls, emu):
     ]:
         with pytest.raises(ValidationError) as info:
             cls(api_key="k", base_url=emu.base_url, events_url=emu.events_url, **kwargs)
+        assert info.value.field == field
+
+
+@pytest.mark.parametrize("cls", [Client, AsyncClient])
+def test_client_settings_take_numpy_and_decimal_numbers(cls, emu):
+    client = cls(
+        api_key="k",
+        base_url=emu.base_url,
+        timeout=numpy.float32(2.5),
+        max_retries=numpy.int64(3),
+        backoff_base=decimal.Decimal("0.25"),
+    )
+    assert (client.timeout, client.max_retries) == (2.5, 3)
+    for kwargs, field in [
+        ({"timeout": 10**400}, "timeout"),
+        ({"max_retries": 10**30}, "max_retries"),
+    ]:
+        with pytest.raises(ValidationError) as info:
+            cls(api_key="k", base_url=emu.base_url, **kwargs)
         assert info.value.field == field
 
 
@@ -273,6 +359,19 @@ def test_api_errors_survive_pickling(drv: Driver, emu):
 # -- the pytest fixture ----------------------------------------------------------------------
 
 
+def run_pytest(where) -> subprocess.CompletedProcess[str]:
+    """pytest on the tests written in `where`, in a process of its own; it must pass."""
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(where)],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
 def test_the_fixture_gives_each_test_its_request_log(tmp_path):
     # A test that turns the log off must not leave the next test without one.
     (tmp_path / "test_two.py").write_text(
@@ -291,12 +390,34 @@ def test_the_fixture_gives_each_test_its_request_log(tmp_path):
             """
         )
     )
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
+    run = run_pytest(tmp_path)
     assert "2 passed" in run.stdout
+
+
+def test_the_fixture_keeps_the_setting_the_emulator_was_made_with(tmp_path):
+    # A load-test suite overrides the session emulator with the log off: it stays off.
+    (tmp_path / "conftest.py").write_text(
+        textwrap.dedent(
+            """
+            import pytest
+            from pushwire.testing import Emulator
+
+            @pytest.fixture(scope="session")
+            def _pushwire_emulator_session():
+                with Emulator(record_requests=False) as emu:
+                    yield emu
+            """
+        )
+    )
+    (tmp_path / "test_load.py").write_text(
+        textwrap.dedent(
+            """
+            def test_no_log(pushwire_emulator):
+                with pushwire_emulator.client() as c:
+                    c.segments.list()
+                assert pushwire_emulator.requests() == []
+            """
+        )
+    )
+    run = run_pytest(tmp_path)
+    assert "1 passed" in run.stdout

@@ -53,6 +53,7 @@ INVALID = [
     ("iter limit 501", None, "limit"),
     ("trigger id 0", call("triggers.get", 0), "trigger_id"),
     ("drip id word", call("drips.get", "seven"), "drip_id"),
+    ("drip id digits out of range", call("drips.get", "9" * 20), "drip_id"),
     ("trigger id float str", call("triggers.get", "7.0"), "trigger_id"),
     (
         "analytics range",
@@ -70,6 +71,16 @@ INVALID = [
         "subscriber_hashes",
     ),
     ("no hashes", call("segments.add_subscribers", 1, []), "subscriber_hashes"),
+    (
+        "bulk hashes as dict",
+        call("segments.add_subscribers_bulk", 1, {"h1": "x"}),
+        "subscriber_hashes",
+    ),
+    (
+        "bulk profile ids as dict",
+        call("segments.add_profiles_bulk", "vip", {"p": 1}),
+        "profile_ids",
+    ),
     ("hashes as str", call("segments.add_subscribers", 1, "abc"), "subscriber_hashes"),
     ("segment name", call("segments.add_profiles", " ", ["p1"]), "segment_name"),
     ("no profile ids", call("segments.remove_profiles", "vip", []), "profile_ids"),
@@ -110,6 +121,14 @@ INVALID = [
         "valid_from_utc",
     ),
     ("type", broadcast(type="soon"), "type"),
+    ("type in capitals", broadcast(type="NOW"), "type"),
+    ("require_interaction bool", broadcast(require_interaction=True), "require_interaction"),
+    ("button as a tuple", broadcast(actions=[("Shop", "https://shop.example/")]), "actions[0]"),
+    (
+        "button without label",
+        broadcast(actions=[{"url": "https://x.example/"}]),
+        "actions[0].label",
+    ),
     (
         "now with valid_from_utc",
         broadcast(type="now", valid_from_utc="2031-01-01 10:00:00"),
@@ -118,7 +137,7 @@ INVALID = [
     ("expiry 40321", broadcast(expiry=40321), "expiry"),
     ("require_interaction 2", broadcast(require_interaction=2), "require_interaction"),
     ("3 actions", broadcast(actions=ACTIONS), "actions"),
-    ("action url", broadcast(actions=[{"label": "x", "url": "nope"}]), "actions"),
+    ("action url", broadcast(actions=[{"label": "x", "url": "nope"}]), "actions[0].url"),
     (
         "101 subscriber_hash",
         broadcast(subscriber_hash=[f"h{i}" for i in range(101)]),
@@ -162,6 +181,13 @@ INVALID = [
         drip(utm_params={"utm_source": 3, "utm_medium": "b", "utm_campaign": "c"}),
         "utm_params.utm_source",
     ),
+    (
+        "utm both shapes",
+        drip(utm_params={"utm_source": "a", "source": "b", "medium": "m", "campaign": "c"}),
+        "utm_params.source",
+    ),
+    ("drip audience empty", drip(send_to={"include_segments": []}), "send_to.include_segments"),
+    ("drip expiry fraction", drip(new_drip_notification(expiry=3600.5)), "notifications[0].expiry"),
     (
         "utm without source",
         drip(utm_params={"utm_medium": "web", "utm_campaign": "c"}),

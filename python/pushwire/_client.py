@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import decimal
+import logging
+import numbers
+import operator
 import os
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
@@ -30,6 +34,8 @@ from pushwire._core import (
     UtmParams,
 )
 from pushwire.errors import PushwireError, ValidationError
+
+_log = logging.getLogger("pushwire")
 
 DateLike = Union[_dt.date, str]
 DateTimeLike = Union[_dt.datetime, str]
@@ -66,6 +72,10 @@ def _broadcast(
     extra: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The parameters of spec 4.13 under their spec names."""
+    if isinstance(valid_from_utc, str) and not valid_from_utc.strip():
+        valid_from_utc = None  # a blank form field: no time given
+    if type is not None and type not in ("now", "later", "draft"):
+        raise ValidationError(f"type must be 'now', 'later' or 'draft', not {type!r}", field="type")
     if type is None:
         # A time means a scheduled broadcast: `valid_from_utc=` alone must not go out now.
         type = "now" if valid_from_utc is None else "later"
@@ -133,12 +143,31 @@ def _settings(
 _LONGEST_TIMEOUT = 86_400.0
 
 
-def _number(name: str, value: object) -> None:
-    """A number of seconds (the core checks its range, naming the argument)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def _seconds(name: str, value: object) -> float:
+    """A number of seconds, numpy's and Decimal included (the core checks the range)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, decimal.Decimal)):
         raise ValidationError(
             f"{name} must be a number of seconds, not {type(value).__name__}", field=name
         )
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValidationError(f"{name} is out of range", field=name) from None
+
+
+def _count(name: str, value: object) -> int:
+    """A whole number (anything with ``__index__``, never a bool or a float)."""
+    if isinstance(value, bool):
+        raise ValidationError(f"{name} must be an integer, not bool", field=name)
+    try:
+        n = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValidationError(
+            f"{name} must be an integer, not {type(value).__name__}", field=name
+        ) from None
+    if not -(2**63) <= n < 2**63:
+        raise ValidationError(f"{name} is out of range", field=name)
+    return n
 
 
 class _Base:
@@ -159,24 +188,18 @@ class _Base:
         proxy: Optional[str] = None,
     ) -> None:
         key, base, events = _settings(api_key, base_url, events_url)
-        if timeout is None:
-            timeout = _LONGEST_TIMEOUT
-        _number("timeout", timeout)
-        _number("backoff_base", backoff_base)
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int):
-            raise ValidationError(
-                f"max_retries must be an integer, not {type(max_retries).__name__}",
-                field="max_retries",
-            )
+        seconds = _LONGEST_TIMEOUT if timeout is None else _seconds("timeout", timeout)
+        backoff = _seconds("backoff_base", backoff_base)
+        retries = _count("max_retries", max_retries)
         self._core = CoreClient(
             key,
             base,
             events,
-            timeout,
-            max_retries,
+            seconds,
+            retries,
             dict(default_headers) if default_headers else None,
             allow_insecure,
-            backoff_base,
+            backoff,
             ca_bundle,
             proxy,
         )
@@ -540,8 +563,10 @@ class Events(_Sync):
 
 
 def _items(name: str, values: Sequence[str]) -> list[str]:
-    if isinstance(values, (str, bytes)):
-        raise ValidationError(f"{name} must be a list of strings, not a single string", field=name)
+    if isinstance(values, (str, bytes, bytearray, Mapping)):
+        # A dict would send its keys, as a str its characters.
+        kind = "a dict" if isinstance(values, Mapping) else "a single string"
+        raise ValidationError(f"{name} must be a list of strings, not {kind}", field=name)
     return list(values)
 
 
@@ -560,8 +585,16 @@ def _on_loop(
         return None
     loop = asyncio.get_running_loop()
 
+    def guarded(done: int, total: int) -> None:
+        # As with the blocking client: a failing callback is logged and the call goes on
+        # (left to the loop, it would be reported as an unhandled callback error).
+        try:
+            callback(done, total)
+        except Exception as e:
+            _log.warning("progress callback failed: %s: %s", type(e).__name__, e)
+
     def report(done: int, total: int) -> None:
-        loop.call_soon_threadsafe(callback, done, total)
+        loop.call_soon_threadsafe(guarded, done, total)
 
     return report
 

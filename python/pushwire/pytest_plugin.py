@@ -24,6 +24,7 @@ def pushwire_emulator(_pushwire_emulator_session: Emulator) -> Iterator[Emulator
     emu = _pushwire_emulator_session
     emu.reset()
     # `reset` keeps the request log's setting (for load tests that turn it off); a test that
-    # turned it off must not leave the next one without its log.
-    emu.set_request_log(True)
+    # turned it off must not leave the next one without its log. The setting the emulator
+    # was made with wins (a session fixture overridden with `record_requests=False`).
+    emu.set_request_log(emu.record_requests)
     yield emu

@@ -62,6 +62,8 @@ class Emulator:
     ) -> None:
         self._server = EmulatorServer(api_key, host, port, events_port)
         self.api_key = api_key
+        # The setting it was made with, which the pytest fixture restores for each test.
+        self.record_requests = record_requests
         if not record_requests:
             self.set_request_log(False)
 

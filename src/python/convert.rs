@@ -44,10 +44,14 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         return Ok(Value::String(s.to_string_lossy().into_owned()));
     }
     if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+        // JSON has them, and a result may carry one in `extra` (a pickle goes through here).
         return obj
-            .extract::<i64>()
+            .extract::<u64>()
             .map(Value::from)
-            .map_err(|_| Error::validation(path, "integer out of range"));
+            .map_err(|_| Error::validation(path, format!("{path} is out of range")));
     }
     if obj.is_instance_of::<PyFloat>() {
         let f: f64 = obj.extract().unwrap_or(f64::NAN);
@@ -119,12 +123,66 @@ pub fn model<T: DeserializeOwned + serde::Serialize>(
     let v = to_json(obj, path)?;
     let m: T = from_json(v.clone(), path)?;
     let kept = serde_json::to_value(&m).unwrap_or_default();
+    if let Some((field, message)) = lossy_field(&v, &kept, path) {
+        return Err(Error::validation(field, message));
+    }
     match unknown_field(&v, &kept, path) {
         None => Ok(m),
         Some(field) => Err(Error::validation(
             field.clone(),
             format!("{field} is not a field of this model"),
         )),
+    }
+}
+
+/// The first value of `given` that the decoded model holds as something else, losing what
+/// the caller wrote: a bool read as a number or a string (`require_interaction=True`), a
+/// fraction cut off (`expiry=86400.9`), a list read as an object's fields in order
+/// (`Action.from_dict(["Shop", url])`). The readers are lenient for what the service sends;
+/// a caller's input must say what it means. Returns the field and the message.
+pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, String)> {
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    let wanted = |kv: &Value| match kv {
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Object(_) => "a dict",
+        Value::Array(_) => "a list",
+        _ => "something else",
+    };
+    match (given, kept) {
+        (Value::Object(g), Value::Object(k)) => g
+            .iter()
+            .find_map(|(key, v)| k.get(key).and_then(|kv| lossy_field(v, kv, &join(key)))),
+        (Value::Array(g), Value::Array(k)) => g
+            .iter()
+            .zip(k)
+            .enumerate()
+            .find_map(|(i, (gv, kv))| lossy_field(gv, kv, &format!("{path}[{i}]"))),
+        (Value::Array(_), Value::Object(_)) => Some((
+            path.to_string(),
+            format!("{path} must be a dict, not a list"),
+        )),
+        (Value::Bool(_), kv) if !kv.is_boolean() => Some((
+            path.to_string(),
+            format!("{path} must be {}, not a bool", wanted(kv)),
+        )),
+        (Value::Number(n), Value::Number(m)) if n.is_f64() && !m.is_f64() => {
+            let f = n.as_f64().unwrap_or_default();
+            (f.fract() != 0.0).then(|| {
+                (
+                    path.to_string(),
+                    format!("{path} must be an integer, not {f}"),
+                )
+            })
+        }
+        _ => None,
     }
 }
 
@@ -141,6 +199,7 @@ pub fn unknown_field(given: &Value, kept: &Value, path: &str) -> Option<String> 
     match (given, kept) {
         (Value::Object(g), Value::Object(k)) => g.iter().find_map(|(key, v)| {
             let empty = v.is_null()
+                || v.as_str().is_some_and(str::is_empty)
                 || v.as_array().is_some_and(|a| a.is_empty())
                 || v.as_object().is_some_and(|o| o.is_empty());
             match k.get(key) {
@@ -179,34 +238,50 @@ pub fn from_json<T: DeserializeOwned>(v: Value, path: &str) -> Result<T, Error> 
             (true, _) => inner.clone(),
             (false, _) => format!("{path}.{inner}"),
         };
-        let cause = plain_cause(&cause);
-        let message = if field.is_empty() {
-            cause.trim_start_matches(": ").to_string()
-        } else {
-            format!("{field} {cause}")
+        let message = match (plain_cause(&cause), field.is_empty()) {
+            // A value of the wrong kind at the top: the model itself.
+            (Plain::Kind(k), true) => format!("{} {k}", model_name::<T>()),
+            (Plain::Kind(k), false) => format!("{field} {k}"),
+            (Plain::Other(c), true) => c,
+            (Plain::Other(c), false) => format!("{field}: {c}"),
         };
         Error::validation(field, message)
     })
 }
 
+/// The model's name for a message: `pushwire::model::misc::Product` is `Product`.
+fn model_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    full.rsplit("::").next().unwrap_or(full)
+}
+
+/// A decoding failure in Python's words: what kind of value was wanted, or serde's own
+/// message when it is not about a kind.
+enum Plain {
+    Kind(String),
+    Other(String),
+}
+
 /// serde's wording of a decoding failure in Python's: "invalid type: boolean `true`,
-/// expected i64" is "must be an integer, not a bool". Messages it does not recognise stay as
-/// they are, after a colon.
-fn plain_cause(cause: &str) -> String {
+/// expected i64" is "must be an integer, not a bool".
+fn plain_cause(cause: &str) -> Plain {
     if cause.starts_with("missing field `") {
-        return "is required".to_string();
+        return Plain::Kind("is required".to_string());
     }
     let Some((got, expected)) = cause
         .strip_prefix("invalid type: ")
         .or_else(|| cause.strip_prefix("invalid value: "))
         .and_then(|r| r.split_once(", expected "))
     else {
-        return format!(": {cause}");
+        return Plain::Other(cause.to_string());
     };
     let expected = match expected {
         "i64" | "i32" | "u64" | "u32" | "an integer" => "an integer",
         "f64" | "f32" | "a number" => "a number",
-        "a string" => "a string",
+        // an enum's name (serde reads one from a string or a one-key map)
+        "a string" | "string or map" => "a string",
+        // the lenient readers of the models take any scalar
+        "a number, a string, a boolean or null" => "a string or a number",
         "a boolean" => "a boolean",
         "a sequence" => "a list",
         e if e == "a map" || e.starts_with("struct ") => "a dict",
@@ -223,7 +298,7 @@ fn plain_cause(cause: &str) -> String {
         "null" | "unit" => "None".to_string(),
         _ => got.to_string(),
     };
-    format!("must be {expected}, not {got}")
+    Plain::Kind(format!("must be {expected}, not {got}"))
 }
 
 /// A `YYYY-MM-DD` parameter from a str, a date or a datetime (its date). The service's
@@ -282,21 +357,28 @@ pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr
 /// `message` with every whole word that names a spec field (letters, digits and `_`) named
 /// as the Python argument: "from must not be after to" is "start must not be after end" for
 /// `analytics.summary(start, end)`, while `device_type` in "type must be one of ...
-/// device_type" stays as it is, being a different word.
+/// device_type" stays as it is, being a different word. What is quoted (`"..."` or
+/// `` `...` ``) is the caller's own data and stays as written.
 fn rename_words(message: &str, rename: fn(&str) -> String) -> String {
     let mut out = String::with_capacity(message.len() + 8);
     let mut word = String::new();
+    let mut quote: Option<char> = None;
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     for c in message.chars() {
-        if is_word(c) {
+        if quote.is_none() && is_word(c) {
             word.push(c);
-        } else {
-            if !word.is_empty() {
-                out.push_str(&rename(&word));
-                word.clear();
-            }
-            out.push(c);
+            continue;
         }
+        if !word.is_empty() {
+            out.push_str(&rename(&word));
+            word.clear();
+        }
+        match quote {
+            Some(q) if c == q => quote = None,
+            None if c == '"' || c == '`' => quote = Some(c),
+            _ => {}
+        }
+        out.push(c);
     }
     if !word.is_empty() {
         out.push_str(&rename(&word));

@@ -25,30 +25,111 @@ fn repr_of(py: Python<'_>, name: &str, dict: &Bound<'_, PyAny>) -> PyResult<Stri
     Ok(format!("{name}({})", parts.join(", ")))
 }
 
-/// A keyword the model does not have (a typo like `lable=`) is an error, not silently
-/// dropped: every keyword with a value must come back when the model is serialized.
-fn reject_unknown<T: serde::Serialize>(
-    py: Python<'_>,
-    given: &serde_json::Value,
-    model: &T,
-    name: &str,
-) -> PyResult<()> {
-    let kept = serde_json::to_value(model).unwrap_or_default();
-    match super::convert::unknown_field(given, &kept, "") {
-        None => Ok(()),
-        Some(field) => {
-            let err = crate::client::Error::validation(
-                field.clone(),
-                format!("{name} has no field {field:?}"),
-            );
-            Err(to_pyerr(py, err, same_name))
+/// Where a model keeps the fields the spec does not list (`extra`), for those that have it.
+trait ExtraFields {
+    const HAS_EXTRA: bool = false;
+    fn extra_keys(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+macro_rules! without_extra {
+    ($($ty:ident),* $(,)?) => {$( impl ExtraFields for $ty {} )*};
+}
+
+macro_rules! with_extra {
+    ($($ty:ident),* $(,)?) => {$(
+        impl ExtraFields for $ty {
+            const HAS_EXTRA: bool = true;
+            fn extra_keys(&self) -> Vec<String> {
+                self.extra.0.keys().cloned().collect()
+            }
         }
+    )*};
+}
+
+/// A model built from what the caller wrote (keywords, or `from_dict` of an input model),
+/// with nothing dropped or changed without a word:
+/// - a key the model does not have (a typo like `lable=`) is an error: every key with a
+///   value must come back when the model is serialized;
+/// - a value the lenient readers would change (a bool read as a number, a fraction cut) is
+///   an error (`convert::lossy_field`);
+/// - for models with `extra`, fields the spec does not list go in as `extra={...}`; any
+///   other unknown keyword is a typo, although `extra` would have kept it.
+fn checked<T>(py: Python<'_>, mut given: serde_json::Value, name: &str) -> PyResult<T>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + ExtraFields,
+{
+    let fail = |field: String, message: String| {
+        to_pyerr(
+            py,
+            crate::client::Error::validation(field, message),
+            same_name,
+        )
+    };
+    let mut explicit = Vec::new();
+    if T::HAS_EXTRA {
+        if let Some(obj) = given.as_object_mut() {
+            match obj.remove("extra") {
+                None | Some(serde_json::Value::Null) => {}
+                Some(serde_json::Value::Object(extra)) => {
+                    for (k, v) in extra {
+                        explicit.push(k.clone());
+                        obj.entry(k).or_insert(v);
+                    }
+                }
+                Some(_) => return Err(fail("extra".into(), "extra must be a dict".into())),
+            }
+        }
+    }
+    let audience = match name {
+        "SendTo" => Some(&given),
+        "NewDrip" => given.get("send_to"),
+        _ => None,
+    };
+    if let Some(audience) = audience {
+        if let Some(field) = crate::validate::empty_include(audience) {
+            return Err(fail(
+                field.clone(),
+                format!(
+                    "{field} is empty, which would send to everyone: leave it out for no filter"
+                ),
+            ));
+        }
+    }
+    let model: T = from_json(given.clone(), "").map_err(|e| to_pyerr(py, e, same_name))?;
+    let kept = serde_json::to_value(&model).unwrap_or_default();
+    if let Some((field, message)) = super::convert::lossy_field(&given, &kept, "") {
+        let field = if field.is_empty() {
+            name.to_string()
+        } else {
+            field
+        };
+        let message = if message.starts_with(' ') {
+            format!("{name}{message}")
+        } else {
+            message
+        };
+        return Err(fail(field, message));
+    }
+    let unknown = super::convert::unknown_field(&given, &kept, "").or_else(|| {
+        model
+            .extra_keys()
+            .into_iter()
+            .find(|k| !explicit.contains(k))
+    });
+    match unknown {
+        None => Ok(model),
+        Some(field) => Err(fail(
+            field.clone(),
+            format!("{name} has no field {field:?}"),
+        )),
     }
 }
 
 /// The models a call takes as input (a drip's notifications, its audience and UTM
-/// parameters, a broadcast's buttons and attribute rules, products). Their `from_dict` refuses
-/// a key they do not have: `SendTo.from_dict({"include_segment": [1]})` dropping the typo
+/// parameters, a broadcast's buttons and attribute rules, products). Their `from_dict` is as
+/// strict as their keywords: `SendTo.from_dict({"include_segment": [1]})` dropping the typo
 /// would make an empty audience, which sends to everyone. The result models keep reading
 /// leniently, so that a field the service adds later does not break reading a response
 /// (those that can carry one keep it in `extra`).
@@ -75,9 +156,7 @@ macro_rules! py_models {
                     Some(f) => to_json(f.as_any(), "").map_err(|e| to_pyerr(py, e, same_name))?,
                     None => serde_json::Value::Object(Default::default()),
                 };
-                let model: Self = from_json(v.clone(), "").map_err(|e| to_pyerr(py, e, same_name))?;
-                reject_unknown(py, &v, &model, stringify!($ty))?;
-                Ok(model)
+                checked(py, v, stringify!($ty))
             }
 
             /// The model from a dict shaped as the service sends it. For the models a call
@@ -85,11 +164,10 @@ macro_rules! py_models {
             #[classmethod]
             fn from_dict(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
                 let v = to_json(data, "").map_err(|e| to_pyerr(py, e, same_name))?;
-                let model: Self = from_json(v.clone(), "").map_err(|e| to_pyerr(py, e, same_name))?;
                 if INPUT_MODELS.contains(&stringify!($ty)) {
-                    reject_unknown(py, &v, &model, stringify!($ty))?;
+                    return checked(py, v, stringify!($ty));
                 }
-                Ok(model)
+                from_json(v, "").map_err(|e| to_pyerr(py, e, same_name))
             }
 
             /// A plain dict of the spec's fields (nested models as dicts).
@@ -110,29 +188,34 @@ macro_rules! py_models {
     )*};
 }
 
-py_models!(
+// The models that keep unknown fields in `extra`, then every other one.
+macro_rules! models {
+    (with extra: $($e:ident),*; without: $($p:ident),* $(,)?) => {
+        with_extra!($($e),*);
+        without_extra!($($p),*);
+        py_models!($($e,)* $($p),*);
+    };
+}
+models!(
+    with extra: TriggeredCampaign, TriggeredNotification, Drip, DripNotification, Segment;
+    without:
     Analytics,
     GoalResult,
     UtmParams,
     Action,
     ScheduleOptions,
     Meta,
-    TriggeredCampaign,
     Rules,
-    TriggeredNotification,
     TriggerOptions,
     CampaignOptions,
     PriceDropThreshold,
-    Drip,
     DripOptions,
     Audience,
     AudienceFilter,
     AudienceRule,
-    DripNotification,
     NewDripNotification,
     SendTo,
     NewDrip,
-    Segment,
     Product,
     SummaryRow,
     AttributeRule,

@@ -103,12 +103,13 @@ pub enum Output {
 /// the Python argument that carries them (`title`, `subscriber_hashes`, `start`).
 pub fn renamer(op: &str) -> fn(&str) -> String {
     match op {
-        "notifications.create" => |f| {
-            if f.starts_with("multi_element_") {
-                "actions".to_string()
-            } else {
-                f.strip_prefix("notification_").unwrap_or(f).to_string()
-            }
+        "notifications.create" => |f| match f {
+            "notification_title"
+            | "notification_message"
+            | "notification_url"
+            | "notification_type"
+            | "notification_expiry" => f["notification_".len()..].to_string(),
+            _ => button_field(f).unwrap_or_else(|| f.to_string()),
         },
         "segments.add_subscribers" => |f| rename_head(f, "subscriber_hash", "subscriber_hashes"),
         "segments.add_profiles" | "segments.remove_profiles" => {
@@ -122,6 +123,21 @@ pub fn renamer(op: &str) -> fn(&str) -> String {
         "analytics.subscribers" => |f| rename_head(f, "type", "types"),
         _ => |f| f.to_string(),
     }
+}
+
+/// A broadcast button's form field (`multi_element_url2`) as the Python argument that
+/// carries it (`actions[1].url`).
+fn button_field(f: &str) -> Option<String> {
+    let rest = f.strip_prefix("multi_element_")?;
+    let (part, slot) = rest.split_at(rest.find(|c: char| c.is_ascii_digit())?);
+    let slot: usize = slot.parse().ok().filter(|k| *k >= 1)?;
+    let attr = match part {
+        "title" => "label",
+        "url" => "url",
+        "image" => "image_url",
+        _ => return None,
+    };
+    Some(format!("actions[{}].{attr}", slot - 1))
 }
 
 /// `spec` (or `spec[i]...`) as `python` (or `python[i]...`); anything else unchanged.
@@ -173,8 +189,10 @@ fn opt_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<i64>, Error> {
 fn id_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
     if let Ok(s) = obj.cast::<PyString>() {
         let s = s.to_string_lossy();
+        let digits = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         return match s.parse::<i64>() {
-            Ok(i) if !s.starts_with('+') => Ok(i),
+            Ok(i) if digits => Ok(i),
+            _ if digits => Err(Error::validation(field, format!("{field} is out of range"))),
             _ => Err(Error::validation(
                 field,
                 format!("{field} must be an integer or a string of digits, not {s:?}"),
@@ -293,10 +311,19 @@ fn utm_keys(v: &Value) -> Result<(), Error> {
     let Some(obj) = v.as_object() else {
         return Ok(()); // from_either names the shape
     };
+    // One shape or the other: with both, `from_either` would keep one value of a pair.
+    let long = obj.keys().any(|k| k.starts_with("utm_"));
+    if let Some(short) = obj.keys().find(|k| long && KEYS[5..].contains(&k.as_str())) {
+        let field = format!("utm_params.{short}");
+        return Err(Error::validation(
+            field.clone(),
+            format!("{field}: use one shape, utm_source... or source..., not both"),
+        ));
+    }
     for (key, value) in obj {
         let field = format!("utm_params.{key}");
         let fine = match key.as_str() {
-            "enabled" => value.is_boolean(),
+            "enabled" => value.is_boolean() || value.is_null(),
             k if KEYS.contains(&k) => value.is_string() || value.is_null(),
             _ => {
                 return Err(Error::validation(
@@ -318,6 +345,27 @@ fn utm_keys(v: &Value) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// An event dict without its NaN values: a dataframe's empty cell (pandas puts NaN where a
+/// column of strings has none). Anything else is returned as it is; None values are dropped
+/// after conversion.
+fn without_blanks<'py>(item: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>, Error> {
+    let Ok(d) = item.cast::<PyDict>() else {
+        return Ok(item.clone());
+    };
+    let nan = |v: &Bound<'_, PyAny>| v.cast::<PyFloat>().is_ok_and(|f| f.value().is_nan());
+    if !d.values().iter().any(|v| nan(&v)) {
+        return Ok(item.clone());
+    }
+    let out = PyDict::new(item.py());
+    for (k, v) in d.iter() {
+        if !nan(&v) {
+            out.set_item(k, v)
+                .map_err(|e| Error::validation("events", e.to_string()))?;
+        }
+    }
+    Ok(out.into_any())
 }
 
 /// Reads the arguments of `op`, in the order the Python wrappers pass them.
@@ -349,6 +397,13 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             let send_to: Option<SendTo> = if a(2).is_none() {
                 None
             } else {
+                if let Some(key) = crate::validate::empty_include(&to_json(&a(2), "send_to")?) {
+                    let field = format!("send_to.{key}");
+                    return Err(Error::validation(
+                        field.clone(),
+                        format!("{field} is empty, which would send to everyone: leave it out for no filter"),
+                    ));
+                }
                 Some(model(&a(2), "send_to")?)
             };
             let utm_params = if a(3).is_none() {
@@ -429,6 +484,7 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             let mut out = Vec::new();
             for item in iter {
                 let item = item.map_err(|e| Error::validation("events", e.to_string()))?;
+                let item = without_blanks(&item)?;
                 out.push(match to_json(&item, "") {
                     Ok(Value::Object(mut body)) => {
                         // A None is an absent field, as for `track()`: the service's schema
