@@ -908,7 +908,7 @@ pub fn broadcast(n: &NewNotification) -> Check {
                 if needs_value && rule.value.0.is_null() {
                     return Err(Violation::new(
                         "attributes",
-                        format!("The attributes rule on {} needs a value.", rule.key),
+                        format!("The attributes rule on {:?} needs a value.", rule.key),
                     ));
                 }
             }

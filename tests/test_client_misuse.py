@@ -14,6 +14,7 @@ import sys
 import textwrap
 
 import numpy
+import pandas
 import pytest
 from client_support import BROADCAST, FAST, Driver, api_requests, make_driver, new_drip_notification
 
@@ -90,6 +91,13 @@ def test_a_keyword_typo_is_refused_where_extra_would_keep_it(cls, required):
     # what the spec does not list goes in as extra=
     made = cls(**required, extra={"reach": 40})
     assert made.extra == {"reach": 40} and made.to_dict()["reach"] == 40
+    assert cls.from_dict(made.to_dict()) == made
+    # ... and never sets a field, nor is dropped for one
+    field = next(iter(required), "title")
+    for bad in [{"extra": {field: "x"}}, {field: required.get(field, "t"), "extra": {field: "y"}}]:
+        with pytest.raises(ValidationError) as info:
+            cls(**{**required, **bad})
+        assert info.value.field == f"extra.{field}"
 
 
 def test_input_models_refuse_values_they_would_change():
@@ -100,6 +108,12 @@ def test_input_models_refuse_values_they_would_change():
         (lambda: Action.from_dict(["Shop", "https://shop.example/"]), "Action"),
         (lambda: SendTo(include_segments=[]), "include_segments"),
         (lambda: SendTo.from_dict({"include_countries": []}), "include_countries"),
+        (lambda: NewDrip(send_to={"include_segments": []}), "send_to.include_segments"),
+        (lambda: NewDripNotification(expiry="86400.9"), "expiry"),
+        (lambda: NewDripNotification(expiry=2**63), "expiry"),
+        (lambda: Action(label=2**64 - 1, url="https://shop.example/"), "label"),
+        (lambda: Segment(segment_id=2**64 - 1), "segment_id"),
+        (lambda: Product.from_dict("sku-1"), "Product"),
     ]:
         with pytest.raises(ValidationError) as info:
             build()
@@ -163,9 +177,12 @@ def test_valid_from_utc_alone_schedules_the_broadcast(drv: Driver, emu):
     assert n["request"]["notification_type"] == "later"
     assert n["request"]["valid_from_utc"] == "2031-05-04 13:00:00"
     # without a time, the default is still an immediate broadcast; a blank form field is
-    # no time
+    # no time when the type says so, and refused when it does not
     drv(drv.client.notifications.create, **BROADCAST)
-    drv(drv.client.notifications.create, **BROADCAST, valid_from_utc=" ")
+    with pytest.raises(ValidationError) as info:
+        drv(drv.client.notifications.create, **BROADCAST, valid_from_utc=" ")
+    assert info.value.field == "valid_from_utc"
+    drv(drv.client.notifications.create, **BROADCAST, type="now", valid_from_utc=" ")
     assert [n["status"] for n in emu.notifications()] == ["scheduled", "sent", "sent"]
     assert "valid_from_utc" not in api_requests(emu, "/apiv1/notifications")[-1]["body"]
 
@@ -234,11 +251,21 @@ def test_utm_parameters_are_sent_as_written(drv: Driver, emu):
     assert emu.requests() == []
 
 
+def test_numpy_scalars_are_sent_as_their_json_values(drv: Driver, emu):
+    data = {"vip": numpy.bool_(True), "visits": numpy.int64(3), "spent": numpy.float64(9.5)}
+    drv(drv.client.events.track, "checkout", profile_id="alice", data=data)
+    (event,) = emu.events()
+    assert event["data"] == {"vip": True, "visits": 3, "spent": 9.5}
+    assert type(event["data"]["vip"]) is bool
+
+
 def test_track_many_sends_none_as_an_absent_field(drv: Driver, emu):
     rows = [
         {"event_name": "view", "profile_id": None, "device_token_hash": "tok-1", "data": None},
-        # pandas puts NaN in an empty cell of a column of strings
-        {"event_name": "view", "profile_id": "alice", "device_token_hash": float("nan")},
+        # pandas puts NaN in an empty cell of a column of strings, and a row is a Series
+        pandas.Series(
+            {"event_name": "view", "profile_id": "alice", "device_token_hash": numpy.nan}
+        ),
         {"event_name": "view", "profile_id": None, "device_token_hash": None},
     ]
     out = drv(drv.client.events.track_many, rows)
@@ -285,6 +312,19 @@ def test_error_messages_use_the_python_names(drv: Driver, emu):
     with pytest.raises(ValidationError) as info:
         drv(c.notifications.create, **BROADCAST, require_interaction="notification_yes")
     assert '"notification_yes"' in str(info.value)
+    with pytest.raises(ValidationError) as info:
+        drv(c.notifications.create, **BROADCAST, expiry='x"y notification_expiry')
+    assert 'notification_expiry"' in str(info.value) and info.value.field == "expiry"
+    with pytest.raises(ValidationError) as info:
+        drv(
+            c.notifications.create,
+            **BROADCAST,
+            attributes=[[{"key": "notification_title", "op": "eq"}]],
+        )
+    assert str(info.value) == 'The attributes rule on "notification_title" needs a value.'
+    with pytest.raises(ValidationError) as info:
+        drv(c.notifications.create, **BROADCAST, require_interaction=2**63)
+    assert str(info.value) == "require_interaction is out of range"
     # a button's form field is named as the argument that carries it
     with pytest.raises(ValidationError) as info:
         drv(c.notifications.create, **BROADCAST, actions=[{"label": "a", "url": "nope"}])
@@ -317,6 +357,7 @@ def test_client_settings_take_numpy_and_decimal_numbers(cls, emu):
     assert (client.timeout, client.max_retries) == (2.5, 3)
     for kwargs, field in [
         ({"timeout": 10**400}, "timeout"),
+        ({"timeout": decimal.Decimal("sNaN")}, "timeout"),
         ({"max_retries": 10**30}, "max_retries"),
     ]:
         with pytest.raises(ValidationError) as info:

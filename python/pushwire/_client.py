@@ -73,7 +73,14 @@ def _broadcast(
 ) -> dict[str, Any]:
     """The parameters of spec 4.13 under their spec names."""
     if isinstance(valid_from_utc, str) and not valid_from_utc.strip():
-        valid_from_utc = None  # a blank form field: no time given
+        if type is None:
+            # A blank schedule field must not become an immediate broadcast.
+            raise ValidationError(
+                "valid_from_utc is blank: pass None for an immediate broadcast, "
+                "or a time to schedule it",
+                field="valid_from_utc",
+            )
+        valid_from_utc = None  # with the type given, a blank field is no time
     if type is not None and type not in ("now", "later", "draft"):
         raise ValidationError(f"type must be 'now', 'later' or 'draft', not {type!r}", field="type")
     if type is None:
@@ -151,7 +158,7 @@ def _seconds(name: str, value: object) -> float:
         )
     try:
         return float(value)
-    except OverflowError:
+    except (OverflowError, ValueError):  # a huge int; Decimal("sNaN")
         raise ValidationError(f"{name} is out of range", field=name) from None
 
 

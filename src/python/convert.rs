@@ -97,6 +97,18 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
     if let Ok(d) = obj.call_method0("to_dict") {
         return to_json(&d, path);
     }
+    // numpy's bool (no __index__, and no subclass of bool)
+    if obj
+        .get_type()
+        .name()
+        .is_ok_and(|n| n == "bool_" || n == "bool")
+        && obj
+            .get_type()
+            .module()
+            .is_ok_and(|m| m.to_string().starts_with("numpy"))
+    {
+        return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
+    }
     // numpy and pandas integers: anything with __index__.
     if obj.hasattr("__index__").unwrap_or(false) {
         if let Ok(i) = obj.extract::<i64>() {
@@ -179,6 +191,24 @@ pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, S
                 (
                     path.to_string(),
                     format!("{path} must be an integer, not {f}"),
+                )
+            })
+        }
+        // An integer the readers could not hold as it is (past i64: capped, or made a
+        // float's text).
+        (Value::Number(n), Value::Number(m)) if !n.is_f64() && !m.is_f64() && n != m => {
+            Some((path.to_string(), format!("{path} is out of range")))
+        }
+        (Value::Number(n), Value::String(t)) if !n.is_f64() && *t != n.to_string() => {
+            Some((path.to_string(), format!("{path} is out of range")))
+        }
+        // "86400.9" read as 86400
+        (Value::String(t), Value::Number(m)) if !m.is_f64() => {
+            let f = t.trim().parse::<f64>().ok()?;
+            (f.fract() != 0.0).then(|| {
+                (
+                    path.to_string(),
+                    format!("{path} must be an integer, not {t:?}"),
                 )
             })
         }
@@ -288,6 +318,10 @@ fn plain_cause(cause: &str) -> Plain {
         e => e,
     };
     let kind = got.split([' ', '`']).next().unwrap_or(got);
+    if kind == "integer" && expected == "an integer" {
+        // serde names a value past the field's range by its value
+        return Plain::Kind("is out of range".to_string());
+    }
     let got = match kind {
         "boolean" => "a bool".to_string(),
         "integer" => "an int".to_string(),
@@ -363,6 +397,7 @@ fn rename_words(message: &str, rename: fn(&str) -> String) -> String {
     let mut out = String::with_capacity(message.len() + 8);
     let mut word = String::new();
     let mut quote: Option<char> = None;
+    let mut escaped = false;
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     for c in message.chars() {
         if quote.is_none() && is_word(c) {
@@ -374,6 +409,9 @@ fn rename_words(message: &str, rename: fn(&str) -> String) -> String {
             word.clear();
         }
         match quote {
+            // `\"` inside a quoted value (Rust's `{:?}`) does not end it
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
             Some(q) if c == q => quote = None,
             None if c == '"' || c == '`' => quote = Some(c),
             _ => {}

@@ -74,8 +74,14 @@ where
                 None | Some(serde_json::Value::Null) => {}
                 Some(serde_json::Value::Object(extra)) => {
                     for (k, v) in extra {
+                        if obj.contains_key(&k) {
+                            return Err(fail(
+                                format!("extra.{k}"),
+                                format!("extra.{k} is given twice, in extra and as a keyword"),
+                            ));
+                        }
                         explicit.push(k.clone());
-                        obj.entry(k).or_insert(v);
+                        obj.insert(k, v);
                     }
                 }
                 Some(_) => return Err(fail("extra".into(), "extra must be a dict".into())),
@@ -83,12 +89,13 @@ where
         }
     }
     let audience = match name {
-        "SendTo" => Some(&given),
-        "NewDrip" => given.get("send_to"),
+        "SendTo" => Some((&given, "")),
+        "NewDrip" => given.get("send_to").map(|a| (a, "send_to.")),
         _ => None,
     };
-    if let Some(audience) = audience {
-        if let Some(field) = crate::validate::empty_include(audience) {
+    if let Some((audience, prefix)) = audience {
+        if let Some(key) = crate::validate::empty_include(audience) {
+            let field = format!("{prefix}{key}");
             return Err(fail(
                 field.clone(),
                 format!(
@@ -97,7 +104,15 @@ where
             ));
         }
     }
-    let model: T = from_json(given.clone(), "").map_err(|e| to_pyerr(py, e, same_name))?;
+    let model: T = from_json(given.clone(), "").map_err(|mut e| {
+        // A value of the wrong kind at the top (`Product.from_dict("p")`) is the model's.
+        if let crate::client::Error::Validation(v) = &mut e {
+            if v.field.is_empty() {
+                v.field = name.to_string();
+            }
+        }
+        to_pyerr(py, e, same_name)
+    })?;
     let kept = serde_json::to_value(&model).unwrap_or_default();
     if let Some((field, message)) = super::convert::lossy_field(&given, &kept, "") {
         let field = if field.is_empty() {
@@ -112,14 +127,25 @@ where
         };
         return Err(fail(field, message));
     }
-    let unknown = super::convert::unknown_field(&given, &kept, "").or_else(|| {
-        model
-            .extra_keys()
-            .into_iter()
-            .find(|k| !explicit.contains(k))
-    });
+    let extra = model.extra_keys();
+    // A key of extra={...} that is a field of the model would set the field, not extra.
+    if let Some(k) = explicit.iter().find(|k| !extra.contains(k)) {
+        return Err(fail(
+            format!("extra.{k}"),
+            format!("{k} is a field of {name}: pass it as {k}=, not in extra"),
+        ));
+    }
+    let unknown = super::convert::unknown_field(&given, &kept, "")
+        .or_else(|| extra.into_iter().find(|k| !explicit.contains(k)));
     match unknown {
         None => Ok(model),
+        Some(field) if T::HAS_EXTRA => Err(fail(
+            field.clone(),
+            format!(
+                "{name} has no field {field:?} (fields the spec does not list go in \
+                 extra={{...}}; from_dict() reads what to_dict() gives)"
+            ),
+        )),
         Some(field) => Err(fail(
             field.clone(),
             format!("{name} has no field {field:?}"),

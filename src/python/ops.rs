@@ -311,15 +311,6 @@ fn utm_keys(v: &Value) -> Result<(), Error> {
     let Some(obj) = v.as_object() else {
         return Ok(()); // from_either names the shape
     };
-    // One shape or the other: with both, `from_either` would keep one value of a pair.
-    let long = obj.keys().any(|k| k.starts_with("utm_"));
-    if let Some(short) = obj.keys().find(|k| long && KEYS[5..].contains(&k.as_str())) {
-        let field = format!("utm_params.{short}");
-        return Err(Error::validation(
-            field.clone(),
-            format!("{field}: use one shape, utm_source... or source..., not both"),
-        ));
-    }
     for (key, value) in obj {
         let field = format!("utm_params.{key}");
         let fine = match key.as_str() {
@@ -344,6 +335,15 @@ fn utm_keys(v: &Value) -> Result<(), Error> {
             ));
         }
     }
+    // One shape or the other: with both, `from_either` would keep one value of a pair.
+    let long = obj.keys().any(|k| k.starts_with("utm_"));
+    if let Some(short) = obj.keys().find(|k| long && KEYS[5..].contains(&k.as_str())) {
+        let field = format!("utm_params.{short}");
+        return Err(Error::validation(
+            field.clone(),
+            format!("{field}: use one shape, utm_source... or source..., not both"),
+        ));
+    }
     Ok(())
 }
 
@@ -351,12 +351,24 @@ fn utm_keys(v: &Value) -> Result<(), Error> {
 /// column of strings has none). Anything else is returned as it is; None values are dropped
 /// after conversion.
 fn without_blanks<'py>(item: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>, Error> {
-    let Ok(d) = item.cast::<PyDict>() else {
-        return Ok(item.clone());
+    // A pandas row (`df.iterrows()`) is a Series: its dict.
+    let as_dict;
+    let d = match item.cast::<PyDict>() {
+        Ok(d) => d,
+        Err(_) => match item
+            .call_method0("to_dict")
+            .map(|d| d.cast_into::<PyDict>())
+        {
+            Ok(Ok(d)) => {
+                as_dict = d;
+                &as_dict
+            }
+            _ => return Ok(item.clone()),
+        },
     };
     let nan = |v: &Bound<'_, PyAny>| v.cast::<PyFloat>().is_ok_and(|f| f.value().is_nan());
     if !d.values().iter().any(|v| nan(&v)) {
-        return Ok(item.clone());
+        return Ok(d.clone().into_any());
     }
     let out = PyDict::new(item.py());
     for (k, v) in d.iter() {
