@@ -39,8 +39,8 @@ def create_promotion() -> ResponseReturnValue:
         )
     except pushwire.ValidationError as e:
         return jsonify(error=str(e), field=e.field), 422
-    except pushwire.APIConnectionError as e:
-        # Never retried blindly: the broadcast may or may not have gone out.
+    except (pushwire.APIConnectionError, pushwire.ServerError) as e:
+        # Never retried blindly: with outcome_unknown, the broadcast may have gone out.
         return jsonify(error=str(e), outcome_unknown=e.outcome_unknown), 502
     return jsonify(notification_id=notification_id), 201
 

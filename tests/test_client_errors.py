@@ -121,6 +121,29 @@ def test_429_is_a_rate_limit_error_with_retry_after(kind, emu):
         drv.close()
 
 
+@pytest.mark.parametrize("status", [500, 502, 504])
+def test_a_write_answered_by_a_server_failure_has_an_unknown_outcome(kind, emu, status):
+    # The service (or the one behind a gateway) may have sent the broadcast before failing:
+    # the error must say so, as a dropped connection's does.
+    drv = make_driver(kind, emu, max_retries=0)
+    try:
+        emu.add_subscriber()
+        emu.inject_fault("/apiv1/notifications", status=status)
+        err = raises(drv, ServerError, drv.client.notifications.create, **BROADCAST)
+        assert err.status_code == status and err.outcome_unknown is True
+        emu.inject_fault("/apiv1/segments", status=status)
+        err = raises(drv, ServerError, drv.client.segments.list)
+        assert err.outcome_unknown is False  # a read did nothing
+        emu.inject_fault("/apiv1/notifications", status=503)
+        err = raises(drv, ServerError, drv.client.notifications.create, **BROADCAST)
+        assert err.outcome_unknown is False  # unavailable: refused unprocessed
+        emu.inject_fault("/apiv1/notifications", status=400)
+        err = raises(drv, BadRequestError, drv.client.notifications.create, **BROADCAST)
+        assert err.outcome_unknown is False
+    finally:
+        drv.close()
+
+
 def test_500_is_a_server_error(kind, emu):
     drv = make_driver(kind, emu, max_retries=0)
     try:

@@ -190,6 +190,81 @@ def test_dropping_an_async_client_closes_its_connections(emu):
     assert before >= 2 and after == 0, (before, after)
 
 
+CLOSE_SCRIPT = (
+    CONNECTIONS
+    + """
+from concurrent.futures import ThreadPoolExecutor
+
+async def main():
+    client = pushwire.AsyncClient(api_key=key, base_url=base)
+    async with client:
+        await asyncio.gather(*(client.segments.list() for _ in range(20)))
+        before = connections()
+    # still referenced: closing, not collecting, lets go of the connections
+    deadline = time.monotonic() + 3
+    while connections() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    print(before, connections())
+
+asyncio.run(main())
+with pushwire.Client(api_key=key, base_url=base) as client:
+    client.segments.list()
+    before = connections()
+print(before, connections())
+"""
+)
+
+
+def test_closing_a_client_closes_its_connections(emu):
+    # A client closed but kept (on an app's state object) must not hold its sockets.
+    proc = run_script(CLOSE_SCRIPT, emu.api_key, emu.base_url)
+    assert proc.returncode == 0, proc.stderr
+    (async_before, async_after), (sync_before, sync_after) = (
+        map(int, line.split()) for line in proc.stdout.splitlines()
+    )
+    assert async_before >= 2 and async_after == 0, (async_before, async_after)
+    assert sync_before == 1 and sync_after == 0, (sync_before, sync_after)
+
+
+BOUND_SCRIPT = (
+    CONNECTIONS
+    + """
+async def main():
+    client = pushwire.AsyncClient(api_key=key, base_url=base, max_connections=3)
+    peak = 0
+
+    async def watch():
+        nonlocal peak
+        while True:
+            peak = max(peak, connections())
+            await asyncio.sleep(0.01)
+
+    watcher = asyncio.ensure_future(watch())
+    started = time.monotonic()
+    out = await asyncio.gather(*(client.segments.list() for _ in range(12)))
+    elapsed = time.monotonic() - started
+    watcher.cancel()
+    print(len(out), peak, round(elapsed, 2))
+
+asyncio.run(main())
+"""
+)
+
+
+def test_max_connections_bounds_the_requests_in_flight(emu):
+    # A gather of many calls queues them instead of opening a socket each (which runs out of
+    # file descriptors against a slow service).
+    emu.inject_fault("/apiv1/segments", delay=0.25, times=12)
+    proc = run_script(BOUND_SCRIPT, emu.api_key, emu.base_url)
+    assert proc.returncode == 0, proc.stderr
+    done, peak, elapsed = proc.stdout.split()
+    assert int(done) == 12
+    assert 1 <= int(peak) <= 3, peak
+    # 12 calls of 0.25 s at most 3 at a time take at least 4 rounds
+    assert float(elapsed) >= 0.95, elapsed
+    assert pushwire.Client(api_key="k", base_url=emu.base_url).max_connections == 100
+
+
 CANCEL_SCRIPT = (
     CONNECTIONS
     + """

@@ -218,6 +218,61 @@ def test_bad_fault_specs_are_refused(emu, kwargs):
         emu.inject_fault(path, **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("/notifications", "no route"),  # without /apiv1
+        ("/apiv1/segments/", "no route"),  # a trailing /
+        ("/apiv1/triggers/{trigger_id}", "no route"),  # a placeholder, not an id
+        ("/apiv2/*", "no route"),
+        ("/apiv1/segments?segment_type=all", "query string"),
+    ],
+)
+def test_a_fault_that_could_never_fire_is_refused(emu, path, says):
+    # A test of the caller's error handling must not pass because its fault never fired.
+    with pytest.raises(ValueError) as info:
+        emu.inject_fault(path, status=500)
+    assert says in str(info.value) and repr(path) not in ("",)
+    assert "/apiv1/notifications" in str(info.value) or says == "query string"
+
+
+@pytest.mark.parametrize("times", [0, -1])
+def test_a_fault_fires_at_least_once(emu, times):
+    with pytest.raises(ValueError) as info:
+        emu.inject_fault("/apiv1/segments", status=500, times=times)
+    assert "times must be a positive integer" in str(info.value)
+
+
+def test_every_path_the_clients_call_can_take_a_fault(emu):
+    # The list of routes faults are checked against follows the service's routes.
+    from client_support import new_drip_notification
+
+    segment = emu.create_segment("vip")
+    hashes = [emu.add_subscriber(f"h{i}", profile_id=f"p{i}") for i in range(2)]
+    trigger = emu.create_trigger(campaign_name="Cart", rules={"start_event_name": "cart"})
+    with emu.client() as c:
+        c.triggers.get(trigger)
+        c.triggers.list()
+        drip = c.drips.create("W", [new_drip_notification()])
+        c.drips.get(drip)
+        c.drips.list()
+        c.segments.list()
+        c.segments.add_subscribers(segment, hashes)
+        c.segments.add_profiles("vip", ["p0"])
+        c.segments.remove_profiles("vip", ["p0"])
+        c.analytics.summary("2026-01-01", "2026-01-02")
+        c.analytics.subscribers()
+        c.products.update([{"product_id": "a", "price": 1}])
+        c.notifications.create(title="t", message="m", url="https://shop.example/")
+        c.events.track("cart", profile_id="p1")
+        c.segments.delete(segment)
+    paths = {r["path"] for r in emu.requests()}
+    assert len(paths) == 13, sorted(paths)  # add and remove profiles share one
+    for path in paths:
+        emu.inject_fault(path, status=503, times=1)
+        emu.inject_fault(path.rsplit("/", 1)[0] + "/*", status=503, times=1)
+
+
 # ---- the clock --------------------------------------------------------------------------------
 
 

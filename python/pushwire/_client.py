@@ -193,6 +193,7 @@ class _Base:
         backoff_base: float = 0.5,
         ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
         proxy: Optional[str] = None,
+        max_connections: Optional[int] = 100,
     ) -> None:
         key, base, events = _settings(api_key, base_url, events_url)
         seconds = _LONGEST_TIMEOUT if timeout is None else _seconds("timeout", timeout)
@@ -209,6 +210,7 @@ class _Base:
             backoff,
             ca_bundle,
             proxy,
+            None if max_connections is None else _count("max_connections", max_connections),
         )
         self._closed = False
 
@@ -227,6 +229,11 @@ class _Base:
     @property
     def max_retries(self) -> int:
         return self._core.max_retries
+
+    @property
+    def max_connections(self) -> Optional[int]:
+        """The bound on the client's requests in flight at once (each one connection)."""
+        return self._core.max_connections
 
     def __repr__(self) -> str:
         return (
@@ -637,6 +644,7 @@ class Client(_Base):
         backoff_base: float = 0.5,
         ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
         proxy: Optional[str] = None,
+        max_connections: Optional[int] = 100,
     ) -> None:
         super().__init__(
             api_key,
@@ -649,6 +657,7 @@ class Client(_Base):
             backoff_base=backoff_base,
             ca_bundle=ca_bundle,
             proxy=proxy,
+            max_connections=max_connections,
         )
         self.triggers = Triggers(self)
         self.drips = Drips(self)
@@ -659,7 +668,9 @@ class Client(_Base):
         self.events = Events(self)
 
     def close(self) -> None:
+        """Closes the client's idle connections; calls still running finish on theirs."""
         self._closed = True
+        self._core.close()
 
     def __enter__(self) -> Client:
         return self
@@ -1012,6 +1023,7 @@ class AsyncClient(_Base):
         backoff_base: float = 0.5,
         ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
         proxy: Optional[str] = None,
+        max_connections: Optional[int] = 100,
     ) -> None:
         super().__init__(
             api_key,
@@ -1024,6 +1036,7 @@ class AsyncClient(_Base):
             backoff_base=backoff_base,
             ca_bundle=ca_bundle,
             proxy=proxy,
+            max_connections=max_connections,
         )
         self.triggers = AsyncTriggers(self)
         self.drips = AsyncDrips(self)
@@ -1034,7 +1047,9 @@ class AsyncClient(_Base):
         self.events = AsyncEvents(self)
 
     async def aclose(self) -> None:
+        """Closes the client's idle connections; calls still running finish on theirs."""
         self._closed = True
+        self._core.close()
 
     async def __aenter__(self) -> AsyncClient:
         return self

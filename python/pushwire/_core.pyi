@@ -1,8 +1,8 @@
 """Stubs of the Rust extension ``pushwire._core`` (kept honest by ``mypy.stubtest``)."""
 
 import os
-from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar, Generic, Optional, TypeVar, final
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Generic, Optional, TypeVar, Union, final, overload
 
 from typing_extensions import Self
 
@@ -84,7 +84,15 @@ class GoalResult:
 @final
 class UtmParams:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        utm_source: str = ...,
+        utm_medium: str = ...,
+        utm_campaign: str = ...,
+        utm_term: Optional[str] = ...,
+        utm_content: Optional[str] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -106,7 +114,9 @@ class Action:
     """A notification button (spec 2.6); at most two per notification."""
 
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls, *, label: str = ..., url: str = ..., image_url: Optional[str] = ...
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -122,7 +132,14 @@ class Action:
 @final
 class ScheduleOptions:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        type: str = ...,
+        value: Optional[int] = ...,
+        unit: Optional[str] = ...,
+        at: Optional[str] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -422,7 +439,19 @@ class NewDripNotification:
     """A drip notification to create (spec 2.8, create shape)."""
 
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        title: str = ...,
+        message: str = ...,
+        url: str = ...,
+        image_url: str = ...,
+        big_image_url: str = ...,
+        require_interaction: int = ...,
+        expiry: int = ...,
+        schedule_options: Union[ScheduleOptions, Mapping[str, Any]] = ...,
+        actions: Sequence[Union[Action, Mapping[str, Any]]] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -450,7 +479,18 @@ class NewDripNotification:
 @final
 class SendTo:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        include_segments: Sequence[Union[int, str]] = ...,
+        exclude_segments: Sequence[Union[int, str]] = ...,
+        include_countries: Sequence[str] = ...,
+        exclude_countries: Sequence[str] = ...,
+        include_states: Sequence[str] = ...,
+        exclude_states: Sequence[str] = ...,
+        include_cities: Sequence[str] = ...,
+        exclude_cities: Sequence[str] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -476,7 +516,14 @@ class SendTo:
 @final
 class NewDrip:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        campaign_name: str = ...,
+        notifications: Sequence[Union[NewDripNotification, Mapping[str, Any]]] = ...,
+        send_to: Optional[Union[SendTo, Mapping[str, Any]]] = ...,
+        utm_params: Optional[Union[UtmParams, Mapping[str, Any]]] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -514,7 +561,14 @@ class Product:
     """A product update (spec 2.11); ``availability`` is inStock (default) or outOfStock."""
 
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        product_id: str,
+        price: float,
+        availability: Optional[str] = ...,
+        variant_id: Optional[str] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -566,7 +620,7 @@ class SummaryRow:
 @final
 class AttributeRule:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(cls, *, key: str, op: str, value: Any = ...) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -601,7 +655,10 @@ class Page(Generic[_T]):
     def has_next(self) -> bool: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[_T]: ...
+    @overload
     def __getitem__(self, key: int, /) -> _T: ...
+    @overload
+    def __getitem__(self, key: slice, /) -> list[_T]: ...
     @classmethod
     def __class_getitem__(cls, item: Any) -> Any: ...
     def __eq__(self, value: object, /) -> bool: ...
@@ -622,6 +679,7 @@ class CoreClient:
         backoff_base: float = 0.5,
         ca_bundle: Optional[str | os.PathLike[str]] = None,
         proxy: Optional[str] = None,
+        max_connections: Optional[int] = ...,
     ) -> Self: ...
     @property
     def base_url(self) -> str: ...
@@ -631,6 +689,9 @@ class CoreClient:
     def timeout(self) -> float: ...
     @property
     def max_retries(self) -> int: ...
+    @property
+    def max_connections(self) -> Optional[int]: ...
+    def close(self) -> None: ...
     def call(self, op: str, *args: Any) -> Any: ...
     def submit(self, op: str, completions: Completions, *args: Any) -> int: ...
 

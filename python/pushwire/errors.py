@@ -32,7 +32,11 @@ class ValidationError(PushwireError, ValueError):
 
 
 class APIError(PushwireError):
-    """The service answered with an error (or HTTP 200 with ``success: false``)."""
+    """The service answered with an error (or HTTP 200 with ``success: false``).
+
+    ``outcome_unknown`` is true for a write answered with 500, 502 or 504: the service (or
+    the one behind a gateway) may have acted on it before failing, so sending it again may
+    do it twice. Any other error answer is a refusal: nothing was done."""
 
     def __init__(
         self,
@@ -42,6 +46,7 @@ class APIError(PushwireError):
         body: Any = None,
         code: Optional[int] = None,
         details: Optional[list[dict[str, Any]]] = None,
+        outcome_unknown: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -49,6 +54,7 @@ class APIError(PushwireError):
         self.body = body
         self.code = code
         self.details = details or []
+        self.outcome_unknown = outcome_unknown
 
     def __str__(self) -> str:
         return f"{self.status_code}: {self.message}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import os
 import subprocess
 import sys
@@ -338,8 +339,13 @@ class Emulator:
         """The emulator's clock (aware, UTC): wall time plus what :meth:`advance` added."""
         return _parse_time(self._call("now")["now"])
 
-    def advance(self, seconds: float) -> _dt.datetime:
-        """Moves the emulator's clock forward; returns the new time."""
+    def advance(self, seconds: Union[float, _dt.timedelta]) -> _dt.datetime:
+        """Moves the emulator's clock forward (seconds, or a ``timedelta``); returns the new
+        time."""
+        if isinstance(seconds, _dt.timedelta):
+            seconds = seconds.total_seconds()
+        if isinstance(seconds, float) and not math.isfinite(seconds):
+            raise ValueError("seconds must be a finite number")
         return _parse_time(self._call("advance", seconds=seconds)["now"])
 
     def reset(self) -> None:

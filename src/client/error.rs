@@ -39,6 +39,9 @@ pub struct ApiFailure {
     pub details: Vec<Value>,
     /// Seconds, from `Retry-After`.
     pub retry_after: Option<f64>,
+    /// A write answered with 500, 502 or 504: the service (or the one behind a gateway) may
+    /// have acted on it before failing, so sending it again may do it twice.
+    pub outcome_unknown: bool,
 }
 
 impl Error {

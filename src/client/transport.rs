@@ -12,6 +12,8 @@
 //! |                                    | `Retry-After` (refused unprocessed); else the      |
 //! |                                    | error says whether the outcome is unknown          |
 
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER, USER_AGENT};
@@ -129,6 +131,15 @@ pub struct Config {
     /// The TLS settings of every pool made from this configuration ([`tls_config`]); built
     /// by each transport when `None`. When set, `ca_bundle` is not read again.
     pub tls: Option<rustls::ClientConfig>,
+    /// Bounds the requests in flight at once over every pool made from this configuration
+    /// (each is one connection): a call beyond it waits for a slot, within its `timeout`.
+    /// Without it, a `gather` of thousands of calls opens thousands of sockets and runs out
+    /// of file descriptors. `None` is no bound. Set with [`Config::with_max_connections`].
+    pub slots: Option<Arc<tokio::sync::Semaphore>>,
+    pub max_connections: Option<usize>,
+    /// Set by `close`: the pools made from this configuration are dropped at each thread's
+    /// next look-up (their idle connections close).
+    pub closed: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Config {
@@ -144,6 +155,13 @@ impl std::fmt::Debug for Config {
 }
 
 impl Config {
+    /// Bounds the requests in flight at once (see `slots`); `None` for no bound.
+    pub fn with_max_connections(mut self, n: Option<usize>) -> Config {
+        self.max_connections = n;
+        self.slots = n.map(|n| Arc::new(tokio::sync::Semaphore::new(n)));
+        self
+    }
+
     pub fn new(api_key: &str, base_url: &str, events_url: &str) -> Config {
         Config {
             api_key: api_key.to_string(),
@@ -158,6 +176,9 @@ impl Config {
             ca_bundle: None,
             proxy: None,
             tls: None,
+            slots: None,
+            max_connections: None,
+            closed: Arc::new(AtomicBool::new(false)),
         }
     }
 }
@@ -249,6 +270,8 @@ pub struct Transport {
     max_retries: u32,
     backoff_base: Duration,
     backoff_max: Duration,
+    slots: Option<Arc<tokio::sync::Semaphore>>,
+    max_connections: usize,
 }
 
 /// Checks a root URL and strips what users paste along with it (`/apiv1`, a trailing `/`).
@@ -365,6 +388,8 @@ impl Transport {
             max_retries: cfg.max_retries,
             backoff_base: cfg.backoff_base,
             backoff_max: cfg.backoff_max,
+            slots: cfg.slots.clone(),
+            max_connections: cfg.max_connections.unwrap_or(0),
         })
     }
 
@@ -383,6 +408,29 @@ impl Transport {
         }
         let started = Instant::now();
         let deadline = started.checked_add(self.timeout).unwrap_or(started);
+        // One slot for the whole call, retries included: it uses one connection at a time.
+        let _slot = match &self.slots {
+            None => None,
+            Some(slots) => {
+                match tokio::time::timeout_at(deadline.into(), slots.clone().acquire_owned()).await
+                {
+                    Ok(slot) => slot.ok(),
+                    Err(_) => {
+                        return Err(Error::Timeout {
+                            message: format!(
+                                "{} {} did not start within the timeout of {:.1} s: all \
+                                 max_connections={} connections of the client were busy",
+                                call.method,
+                                call.shown_path(),
+                                self.timeout.as_secs_f64(),
+                                self.max_connections
+                            ),
+                            outcome_unknown: false,
+                        })
+                    }
+                }
+            }
+        };
         let mut retries = 0u32;
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
@@ -396,7 +444,11 @@ impl Transport {
                     return Ok(body);
                 }
                 Ok((status, headers, body)) => {
-                    let failure = api_failure(call.iface, status, &headers, &body);
+                    let mut failure = api_failure(call.iface, status, &headers, &body);
+                    // A server or gateway failure may come after the service acted on a
+                    // write; any other refusal is an answer.
+                    failure.outcome_unknown =
+                        call.method != Method::GET && matches!(status.as_u16(), 500 | 502 | 504);
                     log_call(call, status.as_u16(), started, retries);
                     let retryable = match call.idempotency {
                         Idempotency::Safe => {
@@ -626,6 +678,7 @@ fn failure_from_body(status: u16, body: Value) -> ApiFailure {
         code,
         details,
         retry_after: None,
+        outcome_unknown: false,
     }
 }
 
@@ -724,5 +777,34 @@ pub struct Ack {
 impl Envelope for Ack {
     fn success(&self) -> Option<bool> {
         self.success
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_call_that_finds_no_free_connection_within_its_timeout_sends_nothing() {
+        let mut cfg = Config::new("k", "http://127.0.0.1:9", "").with_max_connections(Some(1));
+        cfg.timeout = Duration::from_millis(100);
+        // Every slot taken, as by a call in flight.
+        let busy = cfg.slots.clone().expect("slots").acquire_owned().await;
+        let t = Transport::new(&cfg).expect("transport");
+        let started = Instant::now();
+        let err = t.send_raw(&Call::get("/segments")).await.unwrap_err();
+        assert!(started.elapsed() >= Duration::from_millis(100));
+        match err {
+            Error::Timeout {
+                message,
+                outcome_unknown,
+            } => {
+                assert!(!outcome_unknown, "nothing was sent");
+                assert!(message.contains("max_connections=1"), "{message}");
+                assert!(message.contains("did not start"), "{message}");
+            }
+            other => panic!("expected a timeout, got {other:?}"),
+        }
+        drop(busy);
     }
 }

@@ -48,7 +48,7 @@ pub struct FaultSpec {
     #[serde(default)]
     pub status: Option<u16>,
     #[serde(default = "one")]
-    pub times: u32,
+    pub times: i64,
     #[serde(default)]
     pub retry_after: Option<u64>,
     /// Seconds.
@@ -61,8 +61,63 @@ pub struct FaultSpec {
     pub body: Option<serde_json::Value>,
 }
 
-fn one() -> u32 {
+fn one() -> i64 {
     1
+}
+
+/// The paths the service serves (`{...}` is one segment), which a fault's path must be able
+/// to match: a typo (`/notifications`, a trailing `/`, a query string) would arm a fault that
+/// never fires, and a test of the caller's error handling would pass without testing it.
+/// `tests/test_emulator_admin.py` checks every route the clients use is here.
+pub const ROUTES: [&str; 13] = [
+    "/apiv1/triggers",
+    "/apiv1/triggers/{trigger_id}",
+    "/apiv1/drips",
+    "/apiv1/drips/{drip_id}",
+    "/apiv1/segments",
+    "/apiv1/segments/addSegmentWithHash",
+    "/apiv1/segments/delete",
+    "/apiv1/profile",
+    "/apiv1/analytics/summary",
+    "/apiv1/subscribers/analytics/summary",
+    "/apiv1/products",
+    "/apiv1/notifications",
+    "/api/v1/events",
+];
+
+/// Whether a fault's `path` (exact, or a prefix ending in `*`) can match a request to one
+/// of the [`ROUTES`].
+fn can_match(path: &str) -> bool {
+    let segment_fits = |given: &str, pattern: &str, partial: bool| {
+        (pattern.starts_with('{') && !given.is_empty())
+            || pattern == given
+            || (partial && (pattern.starts_with('{') || pattern.starts_with(given)))
+    };
+    if path.contains(['{', '}']) {
+        return false; // a placeholder never equals a request's path: give the id
+    }
+    ROUTES.iter().any(|route| {
+        let pattern: Vec<&str> = route.split('/').collect();
+        match path.strip_suffix('*') {
+            None => {
+                let given: Vec<&str> = path.split('/').collect();
+                given.len() == pattern.len()
+                    && given
+                        .iter()
+                        .zip(&pattern)
+                        .all(|(g, p)| segment_fits(g, p, false))
+            }
+            Some(prefix) => {
+                let given: Vec<&str> = prefix.split('/').collect();
+                given.len() <= pattern.len()
+                    && given
+                        .iter()
+                        .zip(&pattern)
+                        .enumerate()
+                        .all(|(i, (g, p))| segment_fits(g, p, i + 1 == given.len()))
+            }
+        }
+    })
 }
 
 impl FaultSpec {
@@ -97,6 +152,25 @@ impl FaultSpec {
         if !self.path.starts_with('/') {
             return Err("path must start with /".into());
         }
+        if self.path.contains('?') {
+            return Err(format!(
+                "path is matched without its query string: {:?} would never match; drop \
+                 the ?...",
+                self.path
+            ));
+        }
+        if !can_match(&self.path) {
+            return Err(format!(
+                "no route of the service serves {:?}, so the fault would never fire; the \
+                 routes are {} (a {{...}} segment is any id; end a path with * for a prefix)",
+                self.path,
+                ROUTES.join(", ")
+            ));
+        }
+        let times = u32::try_from(self.times)
+            .ok()
+            .filter(|t| *t >= 1)
+            .ok_or("times must be a positive integer (how many requests the fault hits)")?;
         Ok(Fault {
             path: self.path,
             method,
@@ -104,7 +178,7 @@ impl FaultSpec {
             retry_after: self.retry_after,
             delay,
             drop,
-            times: self.times.max(1),
+            times,
             body: self.body,
         })
     }

@@ -102,7 +102,7 @@ impl Drop for CoreClient {
 #[pymethods]
 impl CoreClient {
     #[new]
-    #[pyo3(signature = (api_key, base_url, events_url, timeout = 30.0, max_retries = 2, default_headers = None, allow_insecure = false, backoff_base = 0.5, ca_bundle = None, proxy = None))]
+    #[pyo3(signature = (api_key, base_url, events_url, timeout = 30.0, max_retries = 2, default_headers = None, allow_insecure = false, backoff_base = 0.5, ca_bundle = None, proxy = None, max_connections = Some(100)))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -116,6 +116,7 @@ impl CoreClient {
         backoff_base: f64,
         ca_bundle: Option<std::path::PathBuf>,
         proxy: Option<String>,
+        max_connections: Option<i64>,
     ) -> PyResult<Self> {
         let bad =
             |field: &str, m: &str| to_pyerr(py, Error::validation(field, m), |f| f.to_string());
@@ -134,7 +135,14 @@ impl CoreClient {
                 "backoff_base must be a number of seconds from 0 to 3600",
             ));
         }
-        let mut config = Config::new(api_key, base_url, events_url);
+        if max_connections.is_some_and(|n| !(1..=65_536).contains(&n)) {
+            return Err(bad(
+                "max_connections",
+                "max_connections must be between 1 and 65536, or None for no bound",
+            ));
+        }
+        let mut config = Config::new(api_key, base_url, events_url)
+            .with_max_connections(max_connections.map(|n| n as usize));
         config.timeout = Duration::from_secs_f64(timeout);
         config.max_retries = max_retries as u32;
         config.allow_insecure = allow_insecure;
@@ -176,6 +184,24 @@ impl CoreClient {
     #[getter]
     fn max_retries(&self) -> u32 {
         self.config.max_retries
+    }
+
+    #[getter]
+    fn max_connections(&self) -> Option<usize> {
+        self.config.max_connections
+    }
+
+    /// Closes the client's idle connections: at once on this thread and the I/O threads,
+    /// at their next call on other threads that made blocking calls. Calls still running
+    /// finish on their connections.
+    fn close(&self) {
+        self.config
+            .closed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        local::prune_now();
+        if let Some(threads) = super::runtime::started() {
+            threads.on_each(local::prune);
+        }
     }
 
     fn __repr__(&self) -> String {

@@ -97,6 +97,18 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
     if let Ok(d) = obj.call_method0("to_dict") {
         return to_json(&d, path);
     }
+    // A Decimal (Django's DecimalField, a price) as the number it is.
+    if obj.get_type().name().is_ok_and(|n| n == "Decimal")
+        && obj.get_type().module().is_ok_and(|m| m == "decimal")
+    {
+        let f: f64 = obj
+            .call_method0("__float__")
+            .and_then(|f| f.extract())
+            .unwrap_or(f64::NAN);
+        return serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .ok_or_else(|| Error::validation(path, format!("{path} must be a finite number")));
+    }
     // numpy's bool (no __index__, and no subclass of bool)
     if obj
         .get_type()
@@ -458,6 +470,7 @@ fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> Py
             kwargs.set_item("body", pythonize(py, &a.body)?)?;
             kwargs.set_item("code", a.code)?;
             kwargs.set_item("details", pythonize(py, &a.details)?)?;
+            kwargs.set_item("outcome_unknown", a.outcome_unknown)?;
             let class = match a.status {
                 401 => "AuthenticationError",
                 400 => "BadRequestError",

@@ -11,6 +11,7 @@
 //! per request), and rebuilt in a process forked from one that had it.
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use tokio::runtime::Runtime;
@@ -21,7 +22,8 @@ struct Local {
     /// The process generation it was made in ([`super::fork`]).
     generation: u64,
     /// Transports first: they are dropped before the runtime their connections ran on.
-    transports: Vec<(Weak<Config>, Arc<Transport>)>,
+    /// With each client's `closed` flag, read without upgrading the weak reference.
+    transports: Vec<(Weak<Config>, Arc<AtomicBool>, Arc<Transport>)>,
     rt: Option<Arc<Runtime>>,
 }
 
@@ -52,11 +54,12 @@ fn with_local<R>(f: impl FnOnce(&mut Local) -> Result<R, Error>) -> Result<R, Er
     })
 }
 
-/// Drops the transports of clients that no longer exist (their idle connections close).
+/// Drops the transports of clients that no longer exist or were closed (their idle
+/// connections close; a call still running keeps its transport until it ends).
 fn prune_in(local: &mut Local) {
     local
         .transports
-        .retain(|(owner, _)| owner.strong_count() > 0);
+        .retain(|(owner, closed, _)| owner.strong_count() > 0 && !closed.load(Ordering::Relaxed));
 }
 
 fn transport_in(local: &mut Local, client: &Arc<Config>) -> Result<Arc<Transport>, Error> {
@@ -64,13 +67,15 @@ fn transport_in(local: &mut Local, client: &Arc<Config>) -> Result<Arc<Transport
     let found = local
         .transports
         .iter()
-        .find(|(owner, _)| std::ptr::eq(owner.as_ptr(), Arc::as_ptr(client)))
-        .map(|(_, t)| t.clone());
+        .find(|(owner, _, _)| std::ptr::eq(owner.as_ptr(), Arc::as_ptr(client)))
+        .map(|(_, _, t)| t.clone());
     match found {
         Some(t) => Ok(t),
         None => {
             let t = Arc::new(Transport::new(client)?);
-            local.transports.push((Arc::downgrade(client), t.clone()));
+            local
+                .transports
+                .push((Arc::downgrade(client), client.closed.clone(), t.clone()));
             Ok(t)
         }
     }
@@ -107,4 +112,25 @@ pub fn prune() {
         prune_in(local);
         Ok(())
     });
+}
+
+/// [`prune`], then lets this thread's runtime run the closed pools' connection tasks, so
+/// their sockets close now rather than at the thread's next call. Not from inside a
+/// runtime (a progress callback of a call on this thread), where the next turn does it.
+pub fn prune_now() {
+    let rt = with_local(|local| {
+        prune_in(local);
+        Ok(local.rt.clone())
+    })
+    .ok()
+    .flatten();
+    if let Some(rt) = rt {
+        if tokio::runtime::Handle::try_current().is_err() {
+            rt.block_on(async {
+                for _ in 0..4 {
+                    tokio::task::yield_now().await;
+                }
+            });
+        }
+    }
 }

@@ -13,15 +13,23 @@ fn same_name(s: &str) -> String {
     s.to_string()
 }
 
-/// `Name(field=value, ...)` from the model's dict.
-fn repr_of(py: Python<'_>, name: &str, dict: &Bound<'_, PyAny>) -> PyResult<String> {
+/// `Name(field=value, ..., extra={...})`, as the model would be built: nested models by
+/// their own repr, fields the spec does not list under `extra`.
+fn repr_of(name: &str, model: &Bound<'_, PyAny>, dict: &Bound<'_, PyAny>) -> PyResult<String> {
     let mut parts = Vec::new();
+    let extra = PyDict::new(model.py());
     if let Ok(d) = dict.cast::<PyDict>() {
         for (k, v) in d.iter() {
-            parts.push(format!("{}={}", k.str()?, v.repr()?));
+            let key = k.str()?;
+            match model.getattr(&key) {
+                Ok(attr) => parts.push(format!("{key}={}", attr.repr()?)),
+                Err(_) => extra.set_item(k, v)?,
+            }
         }
     }
-    let _ = py;
+    if !extra.is_empty() {
+        parts.push(format!("extra={}", extra.repr()?));
+    }
     Ok(format!("{name}({})", parts.join(", ")))
 }
 
@@ -201,8 +209,8 @@ macro_rules! py_models {
                 Ok(pythonize(py, self)?)
             }
 
-            fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-                repr_of(py, stringify!($ty), &pythonize(py, self)?)
+            fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+                repr_of(stringify!($ty), slf.as_any(), &pythonize(slf.py(), slf.get())?)
             }
 
             fn __reduce__<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
@@ -298,19 +306,19 @@ impl Page {
         self.data.bind(py).as_any().try_iter().map(|i| i.into_any())
     }
 
-    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
-        let list = self.data.bind(py);
-        let i = if index < 0 {
-            index + list.len() as isize
-        } else {
-            index
-        };
-        if i < 0 || i as usize >= list.len() {
-            return Err(pyo3::exceptions::PyIndexError::new_err(
-                "page index out of range",
-            ));
-        }
-        list.get_item(i as usize)
+    /// An item, or a list of them for a slice (as the list `data` would give).
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.data.bind(py).as_any().get_item(key).map_err(|e| {
+            if e.is_instance_of::<pyo3::exceptions::PyIndexError>(py) {
+                pyo3::exceptions::PyIndexError::new_err("page index out of range")
+            } else {
+                e
+            }
+        })
     }
 
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
