@@ -807,7 +807,7 @@ pub fn broadcast(n: &NewNotification) -> Check {
         (_, Some(v)) if !valid_from(v) => {
             return Err(Violation::new(
                 "valid_from_utc",
-                "The valid_from_utc does not match the format Y-m-d H:i:s.",
+                "The valid_from_utc does not match the format Y-m-d H:i:s (YYYY-MM-DD hh:mm:ss, 24-hour clock).",
             ))
         }
         _ => {}

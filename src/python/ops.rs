@@ -367,7 +367,7 @@ fn without_blanks<'py>(item: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>, Er
         },
     };
     let nan = |v: &Bound<'_, PyAny>| v.cast::<PyFloat>().is_ok_and(|f| f.value().is_nan());
-    if !d.values().iter().any(|v| nan(&v)) {
+    if !d.iter().any(|(_, v)| nan(&v)) {
         return Ok(d.clone().into_any());
     }
     let out = PyDict::new(item.py());
