@@ -997,7 +997,7 @@ pub fn event(body: &Map<String, Value>) -> Vec<Violation> {
     let mut identified = false;
     for key in ["profile_id", "device_token_hash"] {
         match body.get(key) {
-            None | Some(Value::Null) => {}
+            None => {}
             Some(Value::String(s)) if s.is_empty() => out.push(Violation::new(
                 key,
                 format!("\"{key}\" is not allowed to be empty"),
@@ -1017,7 +1017,7 @@ pub fn event(body: &Map<String, Value>) -> Vec<Violation> {
         ));
     }
     match body.get("data") {
-        None | Some(Value::Null) => {}
+        None => {}
         Some(Value::Object(data)) => {
             for (k, v) in data {
                 if !valid_data_key(k) {

@@ -147,6 +147,8 @@ INVALID = [
     ("subscriber_hash as str", broadcast(subscriber_hash="abc"), "subscriber_hash"),
     ("include_segments as str", broadcast(include_segments="12"), "include_segments"),
     ("from_date", broadcast(from_date="yesterday"), "from_date"),
+    ("from_date blank", broadcast(from_date=" "), "from_date"),
+    ("to_date blank", broadcast(to_date=""), "to_date"),
     ("empty targeting list", broadcast(subscriber_hash=[]), "subscriber_hash"),
     # an attribute filter without rules would select everyone
     ("attributes []", broadcast(attributes=[]), "attributes"),

@@ -113,6 +113,14 @@ def _broadcast(
         fields["valid_from_utc"] = valid_from_utc
     if expiry is not None:
         fields["notification_expiry"] = expiry
+    for name in ("from_date", "to_date"):
+        value = extra.get(name)
+        if isinstance(value, str) and not value.strip():
+            # Sent blank, the filter would be lifted: everyone.
+            raise ValidationError(
+                f"{name} is blank, which would send to everyone: pass None for no filter",
+                field=name,
+            )
     for name, values in lists.items():
         as_strs = _strs(name, values)
         if as_strs is not None:

@@ -261,6 +261,9 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     .ok_or("kinds must name 500, 503, 429, delay, drop_before, drop_after")?,
                 Some(_) => return Err("kinds must be a list".into()),
             };
+            if kinds.is_empty() {
+                return Err("kinds must name at least one kind of fault".into());
+            }
             let delay = args.get("delay").and_then(Value::as_f64).unwrap_or(2.0);
             if !(delay.is_finite() && (0.0..=3600.0).contains(&delay)) {
                 return Err("delay must be a number of seconds from 0 to 3600".into());
@@ -269,8 +272,20 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                 .get("seed")
                 .and_then(Value::as_u64)
                 .unwrap_or_else(|| fastrand::u64(..));
+            let path = str_arg(&args, "path")?.unwrap_or_else(|| "/".into());
+            // A prefix: it must lead to a route, or no fault would ever fire.
+            if !crate::emulator::faults::can_match(
+                &format!("{}*", path.trim_end_matches('*')),
+                None,
+            ) {
+                return Err(format!(
+                    "no route of the service starts with {path:?}, so no fault would ever fire; \
+                     the routes are {}",
+                    crate::emulator::faults::route_list()
+                ));
+            }
             emu.lock().chaos = Some(Chaos {
-                path: str_arg(&args, "path")?.unwrap_or_else(|| "/".into()),
+                path,
                 rate,
                 kinds,
                 delay: std::time::Duration::from_secs_f64(delay),
@@ -357,6 +372,28 @@ fn random_hash() -> String {
 }
 
 fn add_subscriber(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<Value, String> {
+    const KEYS: [&str; 14] = [
+        "api_key",
+        "subscriber_hash",
+        "profile_id",
+        "country",
+        "state",
+        "city",
+        "device",
+        "device_type",
+        "browser",
+        "platform",
+        "attributes",
+        "subscribed_at",
+        "online",
+        "segments",
+    ];
+    if let Some(k) = args.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "{k} is not a field of a subscriber: add_subscriber takes {}",
+            KEYS[1..].join(", ")
+        ));
+    }
     let attributes = match args.get("attributes") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
@@ -467,6 +504,12 @@ fn create_trigger(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
     let mut notifications = t.notifications;
     for (i, n) in notifications.iter_mut().enumerate() {
         let prefix = format!("notifications[{i}].");
+        // A misspelt key (`schedule_option`) would be kept aside and its meaning lost.
+        if let Some(k) = n.extra.0.keys().next() {
+            return Err(format!(
+                "{prefix}{k} is not a field of a campaign notification"
+            ));
+        }
         if n.title.is_empty() || n.message.is_empty() || n.url.is_empty() {
             return Err(format!("{prefix}title, message and url are required"));
         }

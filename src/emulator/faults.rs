@@ -69,25 +69,25 @@ fn one() -> i64 {
 /// to match: a typo (`/notifications`, a trailing `/`, a query string) would arm a fault that
 /// never fires, and a test of the caller's error handling would pass without testing it.
 /// `tests/test_emulator_admin.py` checks every route the clients use is here.
-pub const ROUTES: [&str; 13] = [
-    "/apiv1/triggers",
-    "/apiv1/triggers/{trigger_id}",
-    "/apiv1/drips",
-    "/apiv1/drips/{drip_id}",
-    "/apiv1/segments",
-    "/apiv1/segments/addSegmentWithHash",
-    "/apiv1/segments/delete",
-    "/apiv1/profile",
-    "/apiv1/analytics/summary",
-    "/apiv1/subscribers/analytics/summary",
-    "/apiv1/products",
-    "/apiv1/notifications",
-    "/api/v1/events",
+pub const ROUTES: [(&str, &[&str]); 13] = [
+    ("/apiv1/triggers", &["GET"]),
+    ("/apiv1/triggers/{trigger_id}", &["GET"]),
+    ("/apiv1/drips", &["GET", "POST"]),
+    ("/apiv1/drips/{drip_id}", &["GET"]),
+    ("/apiv1/segments", &["GET"]),
+    ("/apiv1/segments/addSegmentWithHash", &["POST"]),
+    ("/apiv1/segments/delete", &["POST"]),
+    ("/apiv1/profile", &["POST"]),
+    ("/apiv1/analytics/summary", &["GET"]),
+    ("/apiv1/subscribers/analytics/summary", &["GET"]),
+    ("/apiv1/products", &["POST"]),
+    ("/apiv1/notifications", &["POST"]),
+    ("/api/v1/events", &["POST"]),
 ];
 
 /// Whether a fault's `path` (exact, or a prefix ending in `*`) can match a request to one
-/// of the [`ROUTES`].
-fn can_match(path: &str) -> bool {
+/// of the [`ROUTES`], with `method` when one is given.
+pub fn can_match(path: &str, method: Option<&Method>) -> bool {
     let segment_fits = |given: &str, pattern: &str, partial: bool| {
         (pattern.starts_with('{') && !given.is_empty())
             || pattern == given
@@ -96,7 +96,10 @@ fn can_match(path: &str) -> bool {
     if path.contains(['{', '}']) {
         return false; // a placeholder never equals a request's path: give the id
     }
-    ROUTES.iter().any(|route| {
+    ROUTES.iter().any(|(route, methods)| {
+        if method.is_some_and(|m| !methods.contains(&m.as_str())) {
+            return false;
+        }
         let pattern: Vec<&str> = route.split('/').collect();
         match path.strip_suffix('*') {
             None => {
@@ -159,13 +162,28 @@ impl FaultSpec {
                 self.path
             ));
         }
-        if !can_match(&self.path) {
+        if !can_match(&self.path, None) {
             return Err(format!(
                 "no route of the service serves {:?}, so the fault would never fire; the \
                  routes are {} (a {{...}} segment is any id; end a path with * for a prefix)",
                 self.path,
-                ROUTES.join(", ")
+                route_list()
             ));
+        }
+        if let Some(m) = method.as_ref().filter(|m| !can_match(&self.path, Some(m))) {
+            return Err(format!(
+                "no route under {:?} takes {m}, so the fault would never fire; the routes \
+                 are {}",
+                self.path,
+                route_list()
+            ));
+        }
+        if status.is_some() && drop.is_some() {
+            return Err(
+                "a fault answers with a status or drops the connection, not both (a delay \
+                 may come with either)"
+                    .into(),
+            );
         }
         let times = u32::try_from(self.times)
             .ok()
@@ -182,6 +200,15 @@ impl FaultSpec {
             body: self.body,
         })
     }
+}
+
+/// The routes with their methods, for messages.
+pub fn route_list() -> String {
+    ROUTES
+        .iter()
+        .map(|(r, m)| format!("{} {r}", m.join("/")))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Random faults on a share of requests, for soak tests: each request under `path` (a

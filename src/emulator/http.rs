@@ -205,9 +205,7 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         if let Some(status) = f.status {
             let mut resp = match &f.body {
                 Some(body) => (status, axum::Json(body.clone())).into_response(),
-                None => {
-                    ApiError::plain(iface, status, fault_message(iface, status)).into_response()
-                }
+                None => fault_error(iface, parts.uri.path(), status).into_response(),
             };
             if let Some(ra) = f.retry_after {
                 if let Ok(v) = HeaderValue::from_str(&ra.to_string()) {
@@ -232,6 +230,25 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         return hang_up(kill).await;
     }
     resp
+}
+
+/// An injected error status in the shape the route's real errors have (section 7): a 401 as
+/// the interface's refused key, a campaign endpoint's 4xx with its `error` object.
+fn fault_error(iface: Interface, path: &str, status: StatusCode) -> ApiError {
+    let campaign = path.starts_with("/apiv1/triggers") || path.starts_with("/apiv1/drips");
+    match (iface, status.as_u16()) {
+        (Interface::Main, 401) => ApiError::Unauthorized,
+        (Interface::Events, 401) => ApiError::Events {
+            status,
+            code: 401000,
+            message: "API key not found or incorrect".into(),
+            details: Vec::new(),
+        },
+        (Interface::Main, 400..=499) if campaign && status.as_u16() != 429 => {
+            ApiError::Campaign(status, fault_message(iface, status).into())
+        }
+        _ => ApiError::plain(iface, status, fault_message(iface, status)),
+    }
 }
 
 /// What an injected error status says: the spec's words where it has them (section 7).
@@ -343,6 +360,10 @@ pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
                         let items: Vec<String> = items.iter().map(scalar_text).collect();
                         w.list(k, &items);
                     }
+                    // A targeting parameter sent as null would be no filter: everyone.
+                    Value::Null if is_targeting(k) => {
+                        return Err(format!("The {k} field must not be null."));
+                    }
                     Value::Null => {}
                     other => {
                         w.field(k, &scalar_text(other));
@@ -355,6 +376,21 @@ pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
             "Unsupported Content-Type {other}: send application/x-www-form-urlencoded"
         )),
     }
+}
+
+/// The broadcast parameters (4.13) that narrow who receives it: a blank or null one would
+/// lift its filter. (The exclusions only ever narrow.)
+pub fn is_targeting(key: &str) -> bool {
+    key.starts_with("include_")
+        || matches!(
+            key,
+            "profile_id"
+                | "subscriber_hash"
+                | "attributes"
+                | "Attributes"
+                | "from_date"
+                | "to_date"
+        )
 }
 
 fn scalar_text(v: &Value) -> String {

@@ -322,13 +322,15 @@ impl Emu {
     }
 }
 
-/// Every spelling of each key (of at least 4 characters: shorter ones would blank out
-/// unrelated text) that a path, query, header or body can carry: as is, JSON-escaped, and
+/// Every spelling of each key (of at least 8 characters: a shorter one, such as a test's
+/// `k1` or `sale`, is no secret and would blank out the words of titles and events that
+/// contain it; key headers are redacted whatever their length) that a path, query, header
+/// or body can carry: as is, JSON-escaped, and
 /// percent-encoded (`%20` or `+` for a space, upper- or lowercase hex). Longest first, so a
 /// spelling is replaced before any shorter one inside it.
 fn key_spellings<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for key in keys.filter(|k| k.chars().count() >= 4) {
+    for key in keys.filter(|k| k.chars().count() >= 8) {
         let json = serde_json::to_string(key).unwrap_or_default();
         let json = json.trim_matches('"').to_string();
         let mut upper = String::new();

@@ -162,6 +162,15 @@ impl NewNotification {
     /// Reads a form body of 4.13. Only decoding errors are reported here (a number that is
     /// not one, malformed attributes); the spec's limits are `validate::broadcast`'s.
     pub fn from_form(form: &Form) -> Result<NewNotification, Violation> {
+        // A filter sent blank would be read as no filter (everyone): refused.
+        for key in ["attributes", "Attributes", "from_date", "to_date"] {
+            if form.get(key).is_some() && form.text(key).is_none() {
+                return Err(Violation::new(
+                    key.to_ascii_lowercase(),
+                    format!("The {key} field must not be empty."),
+                ));
+            }
+        }
         let mut n = NewNotification {
             notification_title: form.get("notification_title").map(str::to_string),
             notification_message: form.get("notification_message").map(str::to_string),

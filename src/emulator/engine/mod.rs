@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 use self::schedule::{local_to_utc, next_due};
 use self::targeting::{audience_match, broadcast_selects};
 use super::state::{iso, Counters, Site};
-use crate::model::{Action, NotificationType};
+use crate::model::{Action, NotificationType, UtmParams};
 use crate::validate::{
     BROADCAST_EXPIRY_MAX_MINUTES, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, VALID_FROM_FORMAT,
 };
@@ -384,14 +384,17 @@ pub fn on_audience_change(
                 source: Source::Drip,
                 source_id: drip_id,
                 notification_id: n.id,
-                content: Content {
-                    title: n.title.clone(),
-                    message: n.message.clone(),
-                    url: n.url.clone(),
-                    image_url: Some(n.image_url.clone()),
-                    big_image_url: Some(n.big_image_url.clone()),
-                    actions: n.actions.clone(),
-                },
+                content: tagged(
+                    Content {
+                        title: n.title.clone(),
+                        message: n.message.clone(),
+                        url: n.url.clone(),
+                        image_url: Some(n.image_url.clone()),
+                        big_image_url: Some(n.big_image_url.clone()),
+                        actions: n.actions.clone(),
+                    },
+                    drip.utm_params.as_ref(),
+                ),
                 expiry_seconds: n.expiry,
                 run: 0,
             });
@@ -421,6 +424,52 @@ pub fn personalize(text: &str, data: &Map<String, Value>) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// `url` with the campaign's UTM parameters (2.5: "added to the URLs of the campaign
+/// notifications"), replacing any of the same name it already has. A URL that does not
+/// parse (a tag filled with something odd) is left as it is.
+pub fn with_utm(url: &str, utm: Option<&UtmParams>) -> String {
+    let Some(utm) = utm else {
+        return url.to_string();
+    };
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        return url.to_string();
+    };
+    let pairs = [
+        ("utm_source", Some(&utm.utm_source)),
+        ("utm_medium", Some(&utm.utm_medium)),
+        ("utm_campaign", Some(&utm.utm_campaign)),
+        ("utm_term", utm.utm_term.as_ref()),
+        ("utm_content", utm.utm_content.as_ref()),
+    ];
+    let set: Vec<(&str, &String)> = pairs
+        .into_iter()
+        .filter_map(|(k, v)| v.filter(|v| !v.is_empty()).map(|v| (k, v)))
+        .collect();
+    if set.is_empty() {
+        return url.to_string();
+    }
+    let kept: Vec<(String, String)> = parsed
+        .query_pairs()
+        .filter(|(k, _)| !set.iter().any(|(name, _)| k == name))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    parsed
+        .query_pairs_mut()
+        .clear()
+        .extend_pairs(kept)
+        .extend_pairs(set);
+    parsed.into()
+}
+
+/// A campaign notification's content with its UTM parameters in its URLs.
+fn tagged(mut c: Content, utm: Option<&UtmParams>) -> Content {
+    c.url = with_utm(&c.url, utm);
+    for a in &mut c.actions {
+        a.url = with_utm(&a.url, utm);
+    }
+    c
 }
 
 fn personalized(n: &crate::model::TriggeredNotification, data: &Map<String, Value>) -> Content {
@@ -476,7 +525,7 @@ fn start_run(
                 source: Source::Trigger,
                 source_id: trigger_id,
                 notification_id: n.id,
-                content: personalized(n, data),
+                content: tagged(personalized(n, data), t.utm_params.as_ref()),
                 expiry_seconds: n.expiry,
                 run,
             });
@@ -664,7 +713,7 @@ fn ser_opt_time<S: serde::Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result
 /// A UTC offset like `+05:30`, `-08:00`, `Z` or `UTC`.
 pub fn parse_offset(s: &str) -> Option<FixedOffset> {
     let s = s.trim();
-    if s.eq_ignore_ascii_case("z") || s.eq_ignore_ascii_case("utc") || s.is_empty() {
+    if s.eq_ignore_ascii_case("z") || s.eq_ignore_ascii_case("utc") {
         return FixedOffset::east_opt(0);
     }
     let s = s.strip_prefix("UTC").unwrap_or(s);
@@ -674,8 +723,16 @@ pub fn parse_offset(s: &str) -> Option<FixedOffset> {
         _ => return None,
     };
     let (h, m) = rest.split_once(':').unwrap_or((rest, "0"));
-    let secs = h.parse::<i32>().ok()? * 3600 + m.parse::<i32>().ok()? * 60;
-    FixedOffset::east_opt(sign * secs)
+    let digits = |t: &str| !t.is_empty() && t.len() <= 2 && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(h) || !digits(m) {
+        return None;
+    }
+    // Real offsets run from -12:00 to +14:00, minutes below 60.
+    let (h, m) = (h.parse::<i32>().ok()?, m.parse::<i32>().ok()?);
+    if h > 14 || m >= 60 {
+        return None;
+    }
+    FixedOffset::east_opt(sign * (h * 3600 + m * 60))
 }
 
 #[cfg(test)]
@@ -821,5 +878,10 @@ mod tests {
         assert_eq!(parse_offset("-08:00"), FixedOffset::east_opt(-28800));
         assert_eq!(parse_offset("UTC"), FixedOffset::east_opt(0));
         assert_eq!(parse_offset("nope"), None);
+        // nothing out of range wraps into another offset, and blank is no offset
+        for bad in ["+05:60", "+05:99", "+15:00", "", " ", "+5:3x", "+123"] {
+            assert_eq!(parse_offset(bad), None, "{bad:?}");
+        }
+        assert_eq!(parse_offset("+14:00"), FixedOffset::east_opt(50400));
     }
 }

@@ -177,6 +177,12 @@ pub fn parse_new_drip(mut obj: serde_json::Map<String, Value>) -> Result<NewDrip
         }
     }
     validate::drip_json_types(&obj)?;
+    // An empty list of who to include is no filter: everyone. Refused, as for broadcasts.
+    if let Some(key) = obj.get("send_to").and_then(validate::empty_include) {
+        return Err(format!(
+            "The send_to.{key} field must not be an empty array."
+        ));
+    }
     let mut drip: NewDrip =
         serde_json::from_value(Value::Object(obj)).map_err(|e| format!("Invalid body: {e}"))?;
     drip.utm_params = utm;
