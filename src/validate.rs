@@ -638,11 +638,21 @@ pub fn drip(d: &NewDrip) -> Check {
                 "url must be a valid http or https URL",
             ));
         }
-        if n.require_interaction != 0 && n.require_interaction != 1 {
-            return Err(Violation::new(
-                format!("{prefix}require_interaction"),
-                "require_interaction must be 0 or 1",
-            ));
+        match n.require_interaction {
+            Some(0 | 1) => {}
+            None => {
+                return Err(Violation::new(
+                    format!("{prefix}require_interaction"),
+                    "require_interaction is required: 1 keeps the notification until the \
+                     subscriber acts, 0 lets it close by itself",
+                ))
+            }
+            Some(_) => {
+                return Err(Violation::new(
+                    format!("{prefix}require_interaction"),
+                    "require_interaction must be 0 or 1",
+                ))
+            }
         }
         campaign_expiry(&format!("{prefix}expiry"), n.expiry)?;
         schedule(&prefix, i, &n.schedule_options, true)?;

@@ -159,6 +159,11 @@ INVALID = [
     ("notifications as dict", call("drips.create", "W", new_drip_notification()), "notifications"),
     ("drip title", drip(new_drip_notification(title="")), "notifications[0].title"),
     ("drip no image_url", drip(no_image()), "notifications[0].image_url"),
+    (
+        "drip no require_interaction",
+        drip({k: v for k, v in new_drip_notification().items() if k != "require_interaction"}),
+        "notifications[0].require_interaction",
+    ),
     ("drip expiry 2419201", drip(new_drip_notification(expiry=2419201)), "notifications[0].expiry"),
     ("drip 3 actions", drip(new_drip_notification(actions=ACTIONS)), "notifications[0].actions"),
     (

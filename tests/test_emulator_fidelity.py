@@ -118,6 +118,17 @@ def test_a_drip_audience_with_an_empty_include_list_is_refused(emu, api):
     assert api.create_drip(send_to={"exclude_segments": []}).status_code == 200
 
 
+def test_a_drip_notification_without_require_interaction_is_refused(emu, api):
+    # Required by 2.8, and 0 and 1 mean opposite things: no default stands in for it.
+    n = drip_notification()
+    del n["require_interaction"]
+    message = assert_campaign_error(api.create_drip(notifications=[n]))
+    assert "require_interaction" in message
+    assert (
+        api.create_drip(notifications=[drip_notification(require_interaction=0)]).status_code == 200
+    )
+
+
 # ---- the events interface refuses null (Joi schema) ------------------------------------------
 
 

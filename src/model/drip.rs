@@ -136,7 +136,7 @@ impl DripNotification {
             url: n.url,
             image_url: n.image_url,
             big_image_url: n.big_image_url,
-            require_interaction: n.require_interaction,
+            require_interaction: n.require_interaction.unwrap_or_default(),
             expiry: n.expiry,
             schedule_options: n.schedule_options,
             actions: n.actions,
@@ -163,8 +163,14 @@ pub struct NewDripNotification {
     pub image_url: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub big_image_url: String,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub require_interaction: i64,
+    /// Required (2.8): 0 or 1, with no default to fall back on (a forgotten one must not
+    /// quietly become a notification that closes itself).
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_int",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub require_interaction: Option<i64>,
     #[serde(default, deserialize_with = "lenient::int")]
     pub expiry: i64,
     #[serde(default)]
