@@ -4,6 +4,7 @@ any client would send it, and the emulator's own admin surface."""
 
 from __future__ import annotations
 
+import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -221,3 +222,33 @@ def test_a_short_key_does_not_blank_the_words_it_appears_in():
         assert "notification_title=Flash+sale" in entry["body"]
         assert entry["headers"]["api-key"] == "[redacted]"
         api.http.close()
+
+
+# ---- the clock: a time of day a test can rely on ---------------------------------------------
+
+
+def test_travel_to_puts_the_clock_at_a_time_of_day_in_the_sites_zone(emu, api):
+    # "Sent at 10:00 site time" must not depend on when the test runs.
+    emu.set_timezone("+08:00")
+    zone = dt.timezone(dt.timedelta(hours=8))
+    tomorrow = emu.now.astimezone(zone).date() + dt.timedelta(days=1)
+    nine = dt.datetime.combine(tomorrow, dt.time(9, 0), zone)
+    assert emu.travel_to(nine) == nine
+    later = drip_notification(
+        title="At ten",
+        schedule_options={"type": "after", "value": 0, "unit": "days", "at": "10:00:00"},
+    )
+    assert api.create_drip(notifications=[drip_notification(), later]).status_code == 200
+    emu.add_subscriber("h1")
+    assert [d["title"] for d in emu.deliveries("h1")] == ["Welcome aboard"]
+    emu.advance(30 * 60)
+    assert len(emu.deliveries("h1")) == 1
+    emu.advance(31 * 60)
+    sent = emu.deliveries("h1")
+    assert [d["title"] for d in sent] == ["Welcome aboard", "At ten"]
+    assert sent[1]["sent_at"] == nine + dt.timedelta(hours=1)
+    # the clock never goes back, and a naive time has no instant
+    with pytest.raises(ValueError):
+        emu.travel_to(nine)
+    with pytest.raises(ValueError):
+        emu.travel_to(dt.datetime(2099, 1, 1))

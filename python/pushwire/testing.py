@@ -348,6 +348,17 @@ class Emulator:
             raise ValueError("seconds must be a finite number")
         return _parse_time(self._call("advance", seconds=seconds)["now"])
 
+    def travel_to(self, when: _dt.datetime) -> _dt.datetime:
+        """Moves the emulator's clock forward to ``when`` (an aware datetime); returns the new
+        time. A test of what happens at a time of day, in the site's zone, then runs the same
+        whenever it runs. The clock never goes back."""
+        if when.utcoffset() is None:
+            raise ValueError(
+                "when must be an aware datetime (a naive one has no instant: give its tzinfo)"
+            )
+        iso_time = when.astimezone(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
+        return _parse_time(self._call("travel_to", time=iso_time)["now"])
+
     def reset(self) -> None:
         """Back to a fresh state: only the default site, no data, no faults, clock at wall time."""
         self._call("reset")
