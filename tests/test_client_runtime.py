@@ -75,6 +75,38 @@ def test_a_forked_child_can_use_the_parents_client(emu):
     assert asyncio.run(aclient.drips.list()).total == 2
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_has_every_connection_slot_free(emu):
+    # The parent's calls in flight at the fork hold slots; in the child they do not exist,
+    # so their slots must not stay taken (every call of the child would wait for them).
+    import threading
+
+    emu.inject_fault("/apiv1/segments", delay=2.0, times=2)
+    client = emu.client(max_connections=2, timeout=5.0, max_retries=0)
+    calls = [threading.Thread(target=client.segments.list) for _ in range(2)]
+    for c in calls:
+        c.start()
+    deadline = time.monotonic() + 3
+    while len(api_requests(emu, "/apiv1/segments")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    pid = os.fork()
+    if pid == 0:  # the child: never return into pytest
+        code = 1
+        try:
+            signal.alarm(15)
+            started = time.monotonic()
+            if client.drips.list().total == 0 and time.monotonic() - started < 1.5:
+                code = 0
+        except BaseException:
+            code = 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    for c in calls:
+        c.join()
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
 FORK_STRESS_SCRIPT = """
 import asyncio, os, signal, sys, threading, pushwire
 

@@ -12,7 +12,7 @@
 //! |                                    | `Retry-After` (refused unprocessed); else the      |
 //! |                                    | error says whether the outcome is unknown          |
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -105,6 +105,62 @@ impl Call {
     }
 }
 
+/// A client's connection slots, per process: a forked child starts with every slot free,
+/// since the parent's calls in flight, which held some, do not exist there (they would be
+/// held for ever, and the child's calls wait for them). Read without a lock, as a lock a
+/// fork could catch held would hang the child.
+pub struct Slots {
+    n: usize,
+    /// The process id the semaphore is for, and the semaphore.
+    current: AtomicPtr<(u32, Arc<tokio::sync::Semaphore>)>,
+}
+
+impl Slots {
+    pub fn new(n: usize) -> Slots {
+        let first = Box::new((std::process::id(), Arc::new(tokio::sync::Semaphore::new(n))));
+        Slots {
+            n,
+            current: AtomicPtr::new(Box::into_raw(first)),
+        }
+    }
+
+    /// This process's semaphore (looked up when a transport is made, not per request).
+    pub fn get(&self) -> Arc<tokio::sync::Semaphore> {
+        let pid = std::process::id();
+        loop {
+            let seen = self.current.load(Ordering::Acquire);
+            // SAFETY: `current` always points at a live value: the first is freed only on
+            // drop, and a replaced one is never freed.
+            let (owner, slots) = unsafe { &*seen };
+            if *owner == pid {
+                return slots.clone();
+            }
+            let fresh = Box::into_raw(Box::new((
+                pid,
+                Arc::new(tokio::sync::Semaphore::new(self.n)),
+            )));
+            match self
+                .current
+                .compare_exchange(seen, fresh, Ordering::AcqRel, Ordering::Acquire)
+            {
+                // The parent's semaphore is leaked, not freed: another thread of this
+                // process may be reading it right now. Once per client per fork.
+                // SAFETY: `fresh` was just made here and is now `current`.
+                Ok(_) => return unsafe { &*fresh }.1.clone(),
+                // SAFETY: `fresh` never became `current`, so nothing else has seen it.
+                Err(_) => drop(unsafe { Box::from_raw(fresh) }),
+            }
+        }
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        // SAFETY: the last owner: nothing reads `current` any more.
+        drop(unsafe { Box::from_raw(*self.current.get_mut()) });
+    }
+}
+
 /// How a client is set up. Its `Debug` never shows the key.
 #[derive(Clone)]
 pub struct Config {
@@ -135,7 +191,7 @@ pub struct Config {
     /// (each is one connection): a call beyond it waits for a slot, within its `timeout`.
     /// Without it, a `gather` of thousands of calls opens thousands of sockets and runs out
     /// of file descriptors. `None` is no bound. Set with [`Config::with_max_connections`].
-    pub slots: Option<Arc<tokio::sync::Semaphore>>,
+    pub slots: Option<Arc<Slots>>,
     pub max_connections: Option<usize>,
     /// Set by `close`: the pools made from this configuration are dropped at each thread's
     /// next look-up (their idle connections close).
@@ -158,7 +214,7 @@ impl Config {
     /// Bounds the requests in flight at once (see `slots`); `None` for no bound.
     pub fn with_max_connections(mut self, n: Option<usize>) -> Config {
         self.max_connections = n;
-        self.slots = n.map(|n| Arc::new(tokio::sync::Semaphore::new(n)));
+        self.slots = n.map(|n| Arc::new(Slots::new(n)));
         self
     }
 
@@ -388,7 +444,7 @@ impl Transport {
             max_retries: cfg.max_retries,
             backoff_base: cfg.backoff_base,
             backoff_max: cfg.backoff_max,
-            slots: cfg.slots.clone(),
+            slots: cfg.slots.as_ref().map(|s| s.get()),
             max_connections: cfg.max_connections.unwrap_or(0),
         })
     }
@@ -789,7 +845,13 @@ mod tests {
         let mut cfg = Config::new("k", "http://127.0.0.1:9", "").with_max_connections(Some(1));
         cfg.timeout = Duration::from_millis(100);
         // Every slot taken, as by a call in flight.
-        let busy = cfg.slots.clone().expect("slots").acquire_owned().await;
+        let busy = cfg
+            .slots
+            .as_ref()
+            .expect("slots")
+            .get()
+            .acquire_owned()
+            .await;
         let t = Transport::new(&cfg).expect("transport");
         let started = Instant::now();
         let err = t.send_raw(&Call::get("/segments")).await.unwrap_err();
