@@ -196,6 +196,23 @@ def test_a_failing_progress_callback_is_logged_and_the_call_goes_on(
     ]
 
 
+def test_a_batch_above_max_connections_keeps_every_event_within_its_timeout(
+    kind: str, emu: Emulator
+) -> None:
+    # concurrency=8 on a client of 2 connections: capped to 2, so no event waits for a slot
+    # on its own deadline (and times out, perhaps after it was sent).
+    emu.inject_fault("/api/v1/events", delay=0.3, times=8)
+    drv = make_driver(kind, emu, max_connections=2, timeout=1.0, max_retries=0)
+    try:
+        events = [{"event_name": "view", "profile_id": f"p{i}"} for i in range(8)]
+        started = time.monotonic()
+        assert drv(drv.client.events.track_many, events, concurrency=8) == [None] * 8
+        assert time.monotonic() - started >= 1.1  # 4 rounds of 2
+        assert len(emu.events()) == 8
+    finally:
+        drv.close()
+
+
 def test_add_subscribers_bulk_reports_the_failed_chunk(drv: Driver, emu: Emulator) -> None:
     segment = emu.create_segment("everyone")
     hashes = [emu.add_subscriber(f"h{i:04}") for i in range(1100)]

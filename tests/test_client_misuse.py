@@ -485,6 +485,7 @@ def test_a_result_repr_builds_the_same_result(drv: Driver, emu):
         drv(drv.client.drips.get, drip_id),
         drv(drv.client.triggers.get, trigger_id),
         Segment.from_dict({"segment_id": "5", "segment_name": "x", "color": "red"}),
+        pushwire.Meta.from_dict({"total": 3, "page": 1, "perPage": 10, "lastPage": 1}),
     ):
         text = repr(result)
         assert eval(text, names) == result, text
@@ -512,6 +513,10 @@ def test_decimals_are_sent_as_numbers(drv: Driver, emu):
             drv.client.events.track, "order", profile_id="p", data={"total": decimal.Decimal("NaN")}
         )
     assert info.value.field == "data.total"
+    # a whole Decimal where an integer goes
+    emu.add_subscriber()
+    drv(drv.client.notifications.create, **BROADCAST, expiry=decimal.Decimal("60"))
+    assert emu.notifications()[0]["request"]["notification_expiry"] == 60
 
 
 def test_the_emulator_clock_advances_by_a_timedelta(emu):
@@ -543,6 +548,11 @@ def test_mypy_catches_a_typo_in_a_model_keyword(tmp_path):
             s = SendTo(include_segments=[12, "13"], exclude_countries=["FR"])
             p = Product(product_id="a", price=9.5)
             n = NewDripNotification(title="t", actions=[a, {"label": "x", "url": "u"}])
+            # what the runtime takes: numpy numbers, Decimals
+            import decimal, numpy
+            Product(product_id="b", price=decimal.Decimal("19.99"))
+            SendTo(include_segments=[numpy.int64(3)])
+            NewDripNotification(expiry=numpy.int64(60), require_interaction=1)
             """
         )
     )

@@ -107,6 +107,33 @@ def test_a_forked_child_has_every_connection_slot_free(emu):
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
 
 
+def test_a_backoff_wait_holds_no_connection_slot(emu):
+    # A call waiting to retry after a 429 has no request in flight: another call of a
+    # one-connection client goes meanwhile, rather than waiting for the retry.
+    import threading
+
+    client = emu.client(max_connections=1, timeout=10.0)
+    emu.inject_fault("/apiv1/segments", status=429, retry_after=2)
+    waited: list[float] = []
+
+    def retrying() -> None:
+        started = time.monotonic()
+        client.segments.list()
+        waited.append(time.monotonic() - started)
+
+    first = threading.Thread(target=retrying)
+    first.start()
+    deadline = time.monotonic() + 3
+    while not api_requests(emu, "/apiv1/segments") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    started = time.monotonic()
+    assert client.triggers.list().total == 0
+    other = time.monotonic() - started
+    first.join()
+    assert waited[0] >= 1.9, waited  # it did wait out the Retry-After
+    assert other < 1.0, other
+
+
 FORK_STRESS_SCRIPT = """
 import asyncio, os, signal, sys, threading, pushwire
 

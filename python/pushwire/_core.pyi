@@ -2,7 +2,18 @@
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Generic, Optional, TypeVar, Union, final, overload
+from typing import (
+    Any,
+    ClassVar,
+    Generic,
+    Optional,
+    SupportsFloat,
+    SupportsIndex,
+    TypeVar,
+    Union,
+    final,
+    overload,
+)
 
 from typing_extensions import Self
 
@@ -136,7 +147,7 @@ class ScheduleOptions:
         cls,
         *,
         type: str = ...,
-        value: Optional[int] = ...,
+        value: Optional[SupportsIndex] = ...,
         unit: Optional[str] = ...,
         at: Optional[str] = ...,
     ) -> Self: ...
@@ -447,8 +458,8 @@ class NewDripNotification:
         url: str = ...,
         image_url: str = ...,
         big_image_url: str = ...,
-        require_interaction: int = ...,
-        expiry: int = ...,
+        require_interaction: SupportsIndex = ...,
+        expiry: SupportsIndex = ...,
         schedule_options: Union[ScheduleOptions, Mapping[str, Any]] = ...,
         actions: Sequence[Union[Action, Mapping[str, Any]]] = ...,
     ) -> Self: ...
@@ -482,8 +493,8 @@ class SendTo:
     def __new__(
         cls,
         *,
-        include_segments: Sequence[Union[int, str]] = ...,
-        exclude_segments: Sequence[Union[int, str]] = ...,
+        include_segments: Sequence[Union[str, SupportsIndex]] = ...,
+        exclude_segments: Sequence[Union[str, SupportsIndex]] = ...,
         include_countries: Sequence[str] = ...,
         exclude_countries: Sequence[str] = ...,
         include_states: Sequence[str] = ...,
@@ -565,7 +576,7 @@ class Product:
         cls,
         *,
         product_id: str,
-        price: float,
+        price: SupportsFloat,
         availability: Optional[str] = ...,
         variant_id: Optional[str] = ...,
     ) -> Self: ...

@@ -28,7 +28,7 @@ pub async fn track_many(
                 Err(err) => Err(err),
             }
         })
-        .buffered(concurrency.max(1))
+        .buffered(t.in_flight(concurrency))
         .collect()
         .await
 }
@@ -49,7 +49,7 @@ pub async fn track_share(
     });
     stream::iter(pulls)
         .map(|i| async move { (i, events::track_checked(t, &events[i]).await) })
-        .buffer_unordered(concurrency.max(1))
+        .buffer_unordered(t.in_flight(concurrency))
         .collect()
         .await
 }
@@ -124,7 +124,7 @@ pub async fn membership(
                 outcome,
             }
         })
-        .buffered(concurrency.max(1))
+        .buffered(t.in_flight(concurrency))
         .collect()
         .await
 }

@@ -449,6 +449,16 @@ impl Transport {
         })
     }
 
+    /// How many requests of a batch asked to run `concurrency` at once may be in flight:
+    /// never more than the client's connection slots, so that no item of the batch waits
+    /// for a slot on its own deadline (and times out, perhaps after being sent).
+    pub fn in_flight(&self, concurrency: usize) -> usize {
+        match self.max_connections {
+            0 => concurrency.max(1),
+            n => concurrency.clamp(1, n),
+        }
+    }
+
     /// Sends `call` (with retries) and decodes a successful answer into `R`.
     pub async fn send<R: DeserializeOwned + Envelope>(&self, call: &Call) -> Result<R> {
         let bytes = self.send_raw(call).await?;
@@ -464,8 +474,9 @@ impl Transport {
         }
         let started = Instant::now();
         let deadline = started.checked_add(self.timeout).unwrap_or(started);
-        // One slot for the whole call, retries included: it uses one connection at a time.
-        let _slot = match &self.slots {
+        // One slot for the call's requests, one at a time; let go during a backoff wait,
+        // when no request is in flight.
+        let mut slot = match &self.slots {
             None => None,
             Some(slots) => {
                 match tokio::time::timeout_at(deadline.into(), slots.clone().acquire_owned()).await
@@ -565,7 +576,17 @@ impl Transport {
                 self.max_retries,
                 err
             );
+            drop(slot.take());
             tokio::time::sleep(wait).await;
+            if let Some(slots) = &self.slots {
+                match tokio::time::timeout_at(deadline.into(), slots.clone().acquire_owned()).await
+                {
+                    Ok(s) => slot = s.ok(),
+                    // No slot free again before the deadline: as for a wait that would pass
+                    // it, the last error stands.
+                    Err(_) => return Err(err),
+                }
+            }
             retries += 1;
         }
     }

@@ -273,7 +273,10 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                 .get("seed")
                 .and_then(Value::as_u64)
                 .unwrap_or_else(|| fastrand::u64(..));
-            let path = str_arg(&args, "path")?.unwrap_or_else(|| "/".into());
+            // A prefix, with or without a trailing `*`.
+            let path = str_arg(&args, "path")?
+                .map(|p| p.trim_end_matches('*').to_string())
+                .unwrap_or_else(|| "/".into());
             // A prefix: it must lead to a route, or no fault would ever fire.
             if !crate::emulator::faults::can_match(
                 &format!("{}*", path.trim_end_matches('*')),
@@ -312,15 +315,26 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                 .filter(|s| s.is_finite() && (0.0..=3.2e9).contains(s))
                 .ok_or("seconds must be a number from 0 to 3.2e9 (a century)")?;
             let mut st = emu.lock();
-            st.clock_offset += chrono::Duration::milliseconds((secs * 1000.0).round() as i64);
+            let step = chrono::Duration::milliseconds((secs * 1000.0).round() as i64);
+            if chrono::Datelike::year(&(st.now() + step)) > 9000 {
+                return Err("the clock must stay before the year 9000".into());
+            }
+            st.clock_offset += step;
             Ok(json!({"now": iso(st.now())}))
         }
         "travel_to" => {
             // To a given instant (a test of "at 10:00 site time" must not depend on when it
             // runs); forward only, as `advance`: what was delivered stays delivered.
             let to = time_arg(&args, "time")?.ok_or("time is required")?;
+            if chrono::Datelike::year(&to) > 9000 {
+                return Err("time must be before the year 9000".into());
+            }
             let mut st = emu.lock();
             let now = st.now();
+            // `now` as read back is to the millisecond: travelling to it is staying.
+            if to < now && now - to < chrono::Duration::seconds(1) {
+                return Ok(json!({"now": iso(now)}));
+            }
             if to < now {
                 return Err(format!(
                     "the clock only moves forward: {} is before the emulator's now, {}",

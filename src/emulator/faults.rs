@@ -97,7 +97,11 @@ pub fn can_match(path: &str, method: Option<&Method>) -> bool {
         return false; // a placeholder never equals a request's path: give the id
     }
     ROUTES.iter().any(|(route, methods)| {
-        if method.is_some_and(|m| !methods.contains(&m.as_str())) {
+        // HEAD is answered wherever GET is.
+        let takes = |m: &Method| {
+            methods.contains(&m.as_str()) || (*m == Method::HEAD && methods.contains(&"GET"))
+        };
+        if method.is_some_and(|m| !takes(m)) {
             return false;
         }
         let pattern: Vec<&str> = route.split('/').collect();

@@ -97,10 +97,20 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
     if let Ok(d) = obj.call_method0("to_dict") {
         return to_json(&d, path);
     }
-    // A Decimal (Django's DecimalField, a price) as the number it is.
+    // A Decimal (Django's DecimalField, a price) as the number it is: a whole one as an
+    // integer (an expiry of Decimal("60")), any other as a float.
     if obj.get_type().name().is_ok_and(|n| n == "Decimal")
         && obj.get_type().module().is_ok_and(|m| m == "decimal")
     {
+        let whole = obj
+            .call_method0("to_integral_value")
+            .and_then(|w| obj.eq(w))
+            .unwrap_or(false);
+        if whole {
+            if let Ok(i) = obj.call_method0("__int__").and_then(|i| i.extract::<i64>()) {
+                return Ok(Value::from(i));
+            }
+        }
         let f: f64 = obj
             .call_method0("__float__")
             .and_then(|f| f.extract())

@@ -18,13 +18,24 @@ fn same_name(s: &str) -> String {
 fn repr_of(name: &str, model: &Bound<'_, PyAny>, dict: &Bound<'_, PyAny>) -> PyResult<String> {
     let mut parts = Vec::new();
     let extra = PyDict::new(model.py());
+    // The unlisted fields are those in `extra` (for the models that have one); every other
+    // key is shown under the name the constructor reads (`perPage` of `Meta` included),
+    // nested models by their own repr.
+    let unlisted = model.getattr("extra").ok();
     if let Ok(d) = dict.cast::<PyDict>() {
         for (k, v) in d.iter() {
             let key = k.str()?;
-            match model.getattr(&key) {
-                Ok(attr) => parts.push(format!("{key}={}", attr.repr()?)),
-                Err(_) => extra.set_item(k, v)?,
+            if let Some(u) = &unlisted {
+                if u.contains(&k)? {
+                    extra.set_item(k, v)?;
+                    continue;
+                }
             }
+            let shown = match model.getattr(&key) {
+                Ok(attr) if !attr.is_callable() => attr,
+                _ => v,
+            };
+            parts.push(format!("{key}={}", shown.repr()?));
         }
     }
     if !extra.is_empty() {

@@ -55,6 +55,8 @@ pub async fn track_many(
     concurrency: usize,
 ) -> Vec<Result<()>> {
     let total = items.len();
+    // Within the client's connection slots, before it is split between the threads.
+    let concurrency = mine.in_flight(concurrency);
     let mut outcomes: Vec<Option<Result<()>>> = Vec::with_capacity(total);
     // Events that failed validation keep their error; the others are sent.
     let mut positions = Vec::new();

@@ -427,13 +427,11 @@ pub fn personalize(text: &str, data: &Map<String, Value>) -> String {
 }
 
 /// `url` with the campaign's UTM parameters (2.5: "added to the URLs of the campaign
-/// notifications"), replacing any of the same name it already has. A URL that does not
-/// parse (a tag filled with something odd) is left as it is.
+/// notifications"), replacing any of the same name it already has. The rest of the URL is
+/// kept byte for byte (its other parameters, their encoding, its fragment): only the query's
+/// text gains the pairs, form-encoded.
 pub fn with_utm(url: &str, utm: Option<&UtmParams>) -> String {
     let Some(utm) = utm else {
-        return url.to_string();
-    };
-    let Ok(mut parsed) = url::Url::parse(url) else {
         return url.to_string();
     };
     let pairs = [
@@ -447,20 +445,33 @@ pub fn with_utm(url: &str, utm: Option<&UtmParams>) -> String {
         .into_iter()
         .filter_map(|(k, v)| v.filter(|v| !v.is_empty()).map(|v| (k, v)))
         .collect();
-    if set.is_empty() {
+    if set.is_empty() || url.trim().is_empty() {
         return url.to_string();
     }
-    let kept: Vec<(String, String)> = parsed
-        .query_pairs()
-        .filter(|(k, _)| !set.iter().any(|(name, _)| k == name))
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+    let (base, fragment) = match url.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (url, None),
+    };
+    let (path, query) = base.split_once('?').unwrap_or((base, ""));
+    let mut parts: Vec<String> = query
+        .split('&')
+        .filter(|seg| !seg.is_empty())
+        .filter(|seg| {
+            let key = seg.split('=').next().unwrap_or("");
+            !set.iter().any(|(k, _)| key == *k)
+        })
+        .map(str::to_string)
         .collect();
-    parsed
-        .query_pairs_mut()
-        .clear()
-        .extend_pairs(kept)
-        .extend_pairs(set);
-    parsed.into()
+    for (k, v) in set {
+        let v: String = form_urlencoded::byte_serialize(v.as_bytes()).collect();
+        parts.push(format!("{k}={v}"));
+    }
+    let mut out = format!("{path}?{}", parts.join("&"));
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(f);
+    }
+    out
 }
 
 /// A campaign notification's content with its UTM parameters in its URLs.
