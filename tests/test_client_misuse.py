@@ -115,6 +115,10 @@ def test_input_models_refuse_values_they_would_change():
         (lambda: Action(label=2**64 - 1, url="https://shop.example/"), "label"),
         (lambda: Segment(segment_id=2**64 - 1), "segment_id"),
         (lambda: Product.from_dict("sku-1"), "Product"),
+        (lambda: NewDripNotification(expiry=decimal.Decimal("1e30")), "expiry"),
+        (lambda: NewDripNotification(expiry=1e30), "expiry"),
+        # refused at once, never built as a million-digit integer
+        (lambda: Product(product_id="a", price=decimal.Decimal("1e1000000")), "price"),
     ]:
         with pytest.raises(ValidationError) as info:
             build()
@@ -253,10 +257,15 @@ def test_utm_parameters_are_sent_as_written(drv: Driver, emu):
 
 
 def test_numpy_scalars_are_sent_as_their_json_values(drv: Driver, emu):
-    data = {"vip": numpy.bool_(True), "visits": numpy.int64(3), "spent": numpy.float64(9.5)}
+    data = {
+        "vip": numpy.bool_(True),
+        "visits": numpy.int64(3),
+        "spent": numpy.float64(9.5),
+        "ratio": numpy.float32(0.5),
+    }
     drv(drv.client.events.track, "checkout", profile_id="alice", data=data)
     (event,) = emu.events()
-    assert event["data"] == {"vip": True, "visits": 3, "spent": 9.5}
+    assert event["data"] == {"vip": True, "visits": 3, "spent": 9.5, "ratio": 0.5}
     assert type(event["data"]["vip"]) is bool
 
 

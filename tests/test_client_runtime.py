@@ -134,6 +134,45 @@ def test_a_backoff_wait_holds_no_connection_slot(emu):
     assert other < 1.0, other
 
 
+def test_a_retry_starved_of_a_slot_is_a_timeout(emu):
+    # Waiting to retry, a call lets go of its slot; if others keep every slot until its
+    # deadline, it ran out of time: a timeout, not the 429 it had before its wait.
+    import threading
+
+    client = emu.client(max_connections=1, timeout=3.0)
+    emu.inject_fault("/apiv1/segments", status=429, retry_after=1)
+    emu.inject_fault("/apiv1/triggers", delay=1.0, times=4)
+    errors: list[BaseException] = []
+
+    def retrying() -> None:
+        try:
+            client.segments.list()
+        except pushwire.PushwireError as e:
+            errors.append(e)
+
+    first = threading.Thread(target=retrying)
+    first.start()
+    deadline = time.monotonic() + 3
+    while not api_requests(emu, "/apiv1/segments") and time.monotonic() < deadline:
+        time.sleep(0.005)
+    others = [threading.Thread(target=retrying_quietly, args=(client,)) for _ in range(4)]
+    for t in others:
+        t.start()
+    first.join()
+    for t in others:
+        t.join()
+    (err,) = errors
+    assert type(err) is pushwire.APITimeoutError, repr(err)
+    assert "stayed busy" in str(err) and err.outcome_unknown is False
+
+
+def retrying_quietly(client: pushwire.Client) -> None:
+    try:
+        client.triggers.list()
+    except pushwire.PushwireError:
+        pass
+
+
 FORK_STRESS_SCRIPT = """
 import asyncio, os, signal, sys, threading, pushwire
 

@@ -65,6 +65,16 @@ def test_a_triggers_utm_parameters_are_in_the_urls_it_delivers(emu, api):
     assert d["title"] == "Hi Al, you left something"
 
 
+def test_utm_parameters_replace_an_encoded_key_and_ignore_surrounding_spaces(emu, api):
+    n = drip_notification(url="  https://shop.example/p?utm%5Fsource=old&a=1 ")
+    assert api.create_drip(notifications=[n], utm_params=UTM).status_code == 200
+    emu.add_subscriber("h1")
+    (d,) = emu.deliveries("h1")
+    assert (
+        d["url"] == "https://shop.example/p?a=1&utm_source=push&utm_medium=web&utm_campaign=welcome"
+    )
+
+
 def test_a_campaign_without_utm_parameters_keeps_its_urls(emu, api):
     api.create_drip(notifications=[drip_notification(url="https://shop.example/p?a=1")])
     emu.add_subscriber("h1")

@@ -45,6 +45,20 @@ pub struct ApiFailure {
 }
 
 impl Error {
+    /// Whether the service may have acted on the request that ended in this error.
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            Error::Connection {
+                outcome_unknown, ..
+            }
+            | Error::Timeout {
+                outcome_unknown, ..
+            } => *outcome_unknown,
+            Error::Api(a) => a.outcome_unknown,
+            Error::Validation(_) | Error::Config(_) => false,
+        }
+    }
+
     pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Error {
         Error::Validation(Violation::new(field, message))
     }

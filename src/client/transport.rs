@@ -582,9 +582,22 @@ impl Transport {
                 match tokio::time::timeout_at(deadline.into(), slots.clone().acquire_owned()).await
                 {
                     Ok(s) => slot = s.ok(),
-                    // No slot free again before the deadline: as for a wait that would pass
-                    // it, the last error stands.
-                    Err(_) => return Err(err),
+                    // No slot free again before the deadline: the call ran out of time
+                    // waiting, which the last attempt's error would not say.
+                    Err(_) => {
+                        return Err(Error::Timeout {
+                            message: format!(
+                                "{} {} did not finish within the timeout of {:.1} s: after {err}, \
+                                 all max_connections={} connections of the client stayed busy \
+                                 until then",
+                                call.method,
+                                call.shown_path(),
+                                self.timeout.as_secs_f64(),
+                                self.max_connections
+                            ),
+                            outcome_unknown: err.outcome_unknown(),
+                        })
+                    }
                 }
             }
             retries += 1;

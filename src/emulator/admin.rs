@@ -316,7 +316,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                 .ok_or("seconds must be a number from 0 to 3.2e9 (a century)")?;
             let mut st = emu.lock();
             let step = chrono::Duration::milliseconds((secs * 1000.0).round() as i64);
-            if chrono::Datelike::year(&(st.now() + step)) > 9000 {
+            if chrono::Datelike::year(&(st.now() + step)) >= 9000 {
                 return Err("the clock must stay before the year 9000".into());
             }
             st.clock_offset += step;
@@ -326,7 +326,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             // To a given instant (a test of "at 10:00 site time" must not depend on when it
             // runs); forward only, as `advance`: what was delivered stays delivered.
             let to = time_arg(&args, "time")?.ok_or("time is required")?;
-            if chrono::Datelike::year(&to) > 9000 {
+            if chrono::Datelike::year(&to) >= 9000 {
                 return Err("time must be before the year 9000".into());
             }
             let mut st = emu.lock();

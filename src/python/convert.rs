@@ -102,22 +102,37 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
     if obj.get_type().name().is_ok_and(|n| n == "Decimal")
         && obj.get_type().module().is_ok_and(|m| m == "decimal")
     {
-        let whole = obj
-            .call_method0("to_integral_value")
-            .and_then(|w| obj.eq(w))
-            .unwrap_or(false);
+        // Only within 19 digits: `int()` of Decimal("1e1000000") would build a million-digit
+        // integer with the GIL held. Past them, the float path says what is wrong.
+        let small = obj
+            .call_method0("adjusted")
+            .and_then(|e| e.extract::<i64>())
+            .is_ok_and(|e| e <= 18);
+        let whole = small
+            && obj
+                .call_method0("to_integral_value")
+                .and_then(|w| obj.eq(w))
+                .unwrap_or(false);
         if whole {
             if let Ok(i) = obj.call_method0("__int__").and_then(|i| i.extract::<i64>()) {
                 return Ok(Value::from(i));
             }
         }
-        let f: f64 = obj
-            .call_method0("__float__")
-            .and_then(|f| f.extract())
-            .unwrap_or(f64::NAN);
-        return serde_json::Number::from_f64(f)
-            .map(Value::Number)
-            .ok_or_else(|| Error::validation(path, format!("{path} must be a finite number")));
+        return as_float(obj, path);
+    }
+    // numpy's floats that are no Python float (float32, float16)
+    if obj
+        .get_type()
+        .module()
+        .is_ok_and(|m| m.to_string().starts_with("numpy"))
+        && !obj.hasattr("__index__").unwrap_or(true)
+        && obj.hasattr("__float__").unwrap_or(false)
+        && !obj
+            .get_type()
+            .name()
+            .is_ok_and(|n| n == "bool_" || n == "bool")
+    {
+        return as_float(obj, path);
     }
     // numpy's bool (no __index__, and no subclass of bool)
     if obj
@@ -146,6 +161,17 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         path,
         format!("{path}: {type_name} is not a JSON value, a model or a dict"),
     ))
+}
+
+/// A number that is no Python float (a Decimal, numpy's float32) as a JSON float.
+fn as_float(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
+    let f: f64 = obj
+        .call_method0("__float__")
+        .and_then(|f| f.extract())
+        .unwrap_or(f64::NAN);
+    serde_json::Number::from_f64(f)
+        .map(Value::Number)
+        .ok_or_else(|| Error::validation(path, format!("{path} must be a finite number")))
 }
 
 /// A model from a model object or a plain dict (or any mix of both in nested fields). A key
@@ -209,12 +235,17 @@ pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, S
         )),
         (Value::Number(n), Value::Number(m)) if n.is_f64() && !m.is_f64() => {
             let f = n.as_f64().unwrap_or_default();
-            (f.fract() != 0.0).then(|| {
-                (
+            if f.fract() != 0.0 {
+                Some((
                     path.to_string(),
                     format!("{path} must be an integer, not {f}"),
-                )
-            })
+                ))
+            } else if f.abs() >= 9.2e18 {
+                // 1e30 would be read as the largest integer
+                Some((path.to_string(), format!("{path} is out of range")))
+            } else {
+                None
+            }
         }
         // An integer the readers could not hold as it is (past i64: capped, or made a
         // float's text).

@@ -445,7 +445,8 @@ pub fn with_utm(url: &str, utm: Option<&UtmParams>) -> String {
         .into_iter()
         .filter_map(|(k, v)| v.filter(|v| !v.is_empty()).map(|v| (k, v)))
         .collect();
-    if set.is_empty() || url.trim().is_empty() {
+    let url = url.trim();
+    if set.is_empty() || url.is_empty() {
         return url.to_string();
     }
     let (base, fragment) = match url.split_once('#') {
@@ -457,7 +458,11 @@ pub fn with_utm(url: &str, utm: Option<&UtmParams>) -> String {
         .split('&')
         .filter(|seg| !seg.is_empty())
         .filter(|seg| {
-            let key = seg.split('=').next().unwrap_or("");
+            // The key as a query parser reads it (`utm%5Fsource` is `utm_source`).
+            let key = form_urlencoded::parse(seg.as_bytes())
+                .next()
+                .map(|(k, _)| k.into_owned())
+                .unwrap_or_default();
             !set.iter().any(|(k, _)| key == *k)
         })
         .map(str::to_string)
