@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from typing import Callable
 
 import pytest
 from client_support import BROADCAST, FAST, api_requests, new_drip_notification
@@ -48,21 +49,14 @@ def run_script(code: str, *args: str, timeout: float = 20) -> subprocess.Complet
 # -- fork ---------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_a_forked_child_can_use_the_parents_client(emu):
-    client = emu.client(**FAST)
-    aclient = emu.async_client(**FAST)
-    client.drips.create("before fork", [new_drip_notification()])
-    asyncio.run(aclient.drips.list())
+def assert_passes_in_a_forked_child(check: Callable[[], bool]) -> None:
+    """Runs `check` in a forked child (which never returns into pytest); it must be true."""
     pid = os.fork()
-    if pid == 0:  # the child: never return into pytest
+    if pid == 0:
         code = 1
         try:
             signal.alarm(15)  # a hung child must not hang the suite
-            page = client.drips.list()
-            drip_id = client.drips.create("in child", [new_drip_notification()])
-            apage = asyncio.run(aclient.drips.list())
-            if page.total == 1 and drip_id > 0 and apage.total == 2:
+            if check():
                 code = 0
         except BaseException:
             code = 2
@@ -70,6 +64,22 @@ def test_a_forked_child_can_use_the_parents_client(emu):
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_can_use_the_parents_client(emu):
+    client = emu.client(**FAST)
+    aclient = emu.async_client(**FAST)
+    client.drips.create("before fork", [new_drip_notification()])
+    asyncio.run(aclient.drips.list())
+
+    def in_child() -> bool:
+        page = client.drips.list()
+        drip_id = client.drips.create("in child", [new_drip_notification()])
+        apage = asyncio.run(aclient.drips.list())
+        return page.total == 1 and drip_id > 0 and apage.total == 2
+
+    assert_passes_in_a_forked_child(in_child)
     # and the parent's client still works after the fork
     assert client.drips.list().total == 2
     assert asyncio.run(aclient.drips.list()).total == 2
@@ -89,22 +99,16 @@ def test_a_forked_child_has_every_connection_slot_free(emu):
     deadline = time.monotonic() + 3
     while len(api_requests(emu, "/apiv1/segments")) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
-    pid = os.fork()
-    if pid == 0:  # the child: never return into pytest
-        code = 1
-        try:
-            signal.alarm(15)
-            started = time.monotonic()
-            if client.drips.list().total == 0 and time.monotonic() - started < 1.5:
-                code = 0
-        except BaseException:
-            code = 2
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    for c in calls:
-        c.join()
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+    def in_child() -> bool:
+        started = time.monotonic()
+        return client.drips.list().total == 0 and time.monotonic() - started < 1.5
+
+    try:
+        assert_passes_in_a_forked_child(in_child)
+    finally:
+        for c in calls:
+            c.join()
 
 
 def test_a_backoff_wait_holds_no_connection_slot(emu):

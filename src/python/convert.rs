@@ -180,7 +180,11 @@ pub fn model<T: DeserializeOwned + serde::Serialize>(
     obj: &Bound<'_, PyAny>,
     path: &str,
 ) -> Result<T, Error> {
-    let v = to_json(obj, path)?;
+    model_of(to_json(obj, path)?, path)
+}
+
+/// [`model`] from the JSON already made of the Python value.
+pub fn model_of<T: DeserializeOwned + serde::Serialize>(v: Value, path: &str) -> Result<T, Error> {
     let m: T = from_json(v.clone(), path)?;
     let kept = serde_json::to_value(&m).unwrap_or_default();
     if let Some((field, message)) = lossy_field(&v, &kept, path) {

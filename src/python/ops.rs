@@ -12,7 +12,7 @@ use pyo3::types::{
 use pythonize::pythonize;
 use serde_json::{Map, Value};
 
-use super::convert::{date_text, model, to_json, to_pyerr};
+use super::convert::{date_text, model, model_of, to_json, to_pyerr};
 use super::models::Page;
 use crate::client::{
     analytics, bulk, drips, events, notifications, products, segments, triggers, AnalyticsRange,
@@ -409,14 +409,15 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             let send_to: Option<SendTo> = if a(2).is_none() {
                 None
             } else {
-                if let Some(key) = crate::validate::empty_include(&to_json(&a(2), "send_to")?) {
+                let given = to_json(&a(2), "send_to")?;
+                if let Some(key) = crate::validate::empty_include(&given) {
                     let field = format!("send_to.{key}");
                     return Err(Error::validation(
                         field.clone(),
                         format!("{field} is empty, which would send to everyone: leave it out for no filter"),
                     ));
                 }
-                Some(model(&a(2), "send_to")?)
+                Some(model_of(given, "send_to")?)
             };
             let utm_params = if a(3).is_none() {
                 None
