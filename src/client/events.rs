@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::transport::{Body, Call, Envelope, Idempotency, Iface, Transport};
+use super::transport::{Body, Call, Envelope, Idempotency, Iface, Transport, EVENTS_PATH};
 use super::{Error, Result};
 use crate::validate;
 
@@ -44,7 +44,7 @@ pub fn check(body: &Map<String, Value>) -> Result<()> {
 /// The encoded call of one event; `check` it first.
 pub fn call(body: &Map<String, Value>) -> Call {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
-    Call::post("/events", Body::Json(bytes.into()), Idempotency::Unsafe).on(Iface::Events)
+    Call::post(EVENTS_PATH, Body::Json(bytes.into()), Idempotency::Unsafe).on(Iface::Events)
 }
 
 /// Records an event. Not retried once sent: it may start a triggered campaign.
