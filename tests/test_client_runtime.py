@@ -521,6 +521,57 @@ def test_ctrl_c_interrupts_a_blocking_call(emu):
     assert elapsed < 1.0, elapsed
 
 
+class _Interrupted(Exception):
+    pass
+
+
+def _interrupt_after(seconds: float) -> None:
+    """Raises in the main thread after `seconds`, as Ctrl-C's KeyboardInterrupt does (its own
+    class, so a real Ctrl-C still stops the test run)."""
+
+    def raise_it(*_: object) -> None:
+        raise _Interrupted
+
+    signal.signal(signal.SIGALRM, raise_it)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+@pytest.fixture
+def alarm():
+    previous = signal.getsignal(signal.SIGALRM)
+    yield _interrupt_after
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_an_interrupted_blocking_write_does_not_happen_later(emu, alarm):
+    # The user interrupts a slow broadcast and carries on (no further call on the thread):
+    # the request is cancelled, so the service never sends it, and sending it again
+    # afterwards makes one broadcast, not two.
+    client = emu.client(**FAST)
+    emu.inject_fault("/apiv1/notifications", delay=1.0, times=1)
+    alarm(0.3)
+    with pytest.raises(_Interrupted):
+        client.notifications.create(**BROADCAST)
+    time.sleep(1.5)
+    assert emu.notifications() == []
+    client.notifications.create(**BROADCAST)
+    assert len(emu.notifications()) == 1
+
+
+def test_an_interrupted_batch_sends_nothing_more(emu, alarm):
+    # Every event is held up by the service; interrupted, none of them is stored later,
+    # neither the calling thread's nor those the I/O threads were sending.
+    client = emu.client(**FAST)
+    events = [{"event_name": "view", "profile_id": f"p{i}"} for i in range(64)]
+    emu.inject_fault("/api/v1/events", delay=1.0, times=len(events))
+    alarm(0.3)
+    with pytest.raises(_Interrupted):
+        client.events.track_many(events, concurrency=8)
+    time.sleep(1.5)
+    assert emu.events() == []
+
+
 # -- asyncio cancellation -------------------------------------------------------------------
 
 

@@ -276,6 +276,10 @@ impl CoreClient {
                 }
             })
         });
+        if !matches!(outcome, Ok(Ok(_))) {
+            // The call was interrupted or failed: close what it left in flight now.
+            py.detach(|| local::settle(&rt));
+        }
         match outcome? {
             Ok(out) => out.into_py(py),
             Err(e) => Err(to_pyerr(py, e, rename)),

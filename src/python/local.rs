@@ -125,12 +125,22 @@ pub fn prune_now() {
     .ok()
     .flatten();
     if let Some(rt) = rt {
-        if tokio::runtime::Handle::try_current().is_err() {
-            rt.block_on(async {
-                for _ in 0..4 {
-                    tokio::task::yield_now().await;
-                }
-            });
-        }
+        settle(&rt);
+    }
+}
+
+/// Lets this thread's runtime run the tasks that are ready on it: the connection tasks of
+/// closed pools, or of requests a call gave up (Ctrl-C, a timeout), which close their
+/// sockets when polled. Left alone until the thread's next call, a socket would stay open
+/// and the service would finish the abandoned request: a write the user interrupted would
+/// still happen. Not from inside a runtime (a progress callback of a call on this thread),
+/// where the next turn does it.
+pub fn settle(rt: &Runtime) {
+    if tokio::runtime::Handle::try_current().is_err() {
+        rt.block_on(async {
+            for _ in 0..4 {
+                tokio::task::yield_now().await;
+            }
+        });
     }
 }
