@@ -260,9 +260,9 @@ def test_profiles_bulk_adds_then_removes(drv: Driver, emu: Emulator) -> None:
 def test_bulk_rejects_bad_input_before_sending(drv: Driver, emu: Emulator) -> None:
     segment = emu.create_segment("s")
     for bad, field in [
-        ("h1", "subscriber_hashes"),
-        ([], "subscriber_hashes"),
-        (["a", ""], "subscriber_hashes"),
+        ("h1", "hashes"),
+        ([], "hashes"),
+        (["a", ""], "hashes"),
     ]:
         with pytest.raises(ValidationError) as e:
             drv(drv.client.segments.add_subscribers_bulk, segment, bad)
@@ -270,7 +270,19 @@ def test_bulk_rejects_bad_input_before_sending(drv: Driver, emu: Emulator) -> No
     with pytest.raises(ValidationError) as e:
         drv(drv.client.segments.add_subscribers_bulk, 0, ["h"])
     assert e.value.field == "segment_id"
+    for progress in ("yes", 5):
+        with pytest.raises(ValidationError) as e:
+            drv(drv.client.segments.add_subscribers_bulk, segment, ["h"], progress=progress)
+        assert e.value.field == "progress"
     assert api_requests(emu) == []
+
+
+def test_the_hashes_keyword_is_designs(drv: Driver, emu: Emulator) -> None:
+    # DESIGN.md names the argument `hashes`; callers pass it by keyword.
+    segment = emu.create_segment("s")
+    hashes = [emu.add_subscriber(f"h{i}") for i in range(3)]
+    result = drv(drv.client.segments.add_subscribers_bulk, segment, hashes=hashes)
+    assert result.ok and members(emu, segment) == set(hashes)
 
 
 def test_progress_true_draws_a_bar(emu: Emulator, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
-from pushwire.errors import PushwireError
+from pushwire.errors import PushwireError, ValidationError
 
 Progress = Union[bool, Callable[[int, int], Any], None]
 
@@ -96,4 +96,10 @@ def progress_callback(progress: Progress, label: str) -> Optional[Callable[[int,
         return ProgressBar(label)
     if progress is None or progress is False:
         return None
+    if not callable(progress):
+        # Caught here, not on every chunk as a failing callback would be.
+        raise ValidationError(
+            f"progress must be a callable(done, total), True or None, not {type(progress).__name__}",
+            field="progress",
+        )
     return progress

@@ -404,7 +404,7 @@ class Segments(_Sync):
     def add_subscribers_bulk(
         self,
         segment_id: Union[int, str],
-        subscriber_hashes: Sequence[str],
+        hashes: Sequence[str],
         *,
         concurrency: int = 8,
         progress: Progress = None,
@@ -412,7 +412,7 @@ class Segments(_Sync):
         """Adds any number of subscribers: chunks of 500 (the spec's limit), ``concurrency``
         in flight, each retried on its own. ``progress`` is a ``callable(done, total)`` or
         ``True`` for a bar on stderr. Every chunk's outcome is in the result."""
-        hashes = _items("subscriber_hashes", subscriber_hashes)
+        hashes = _items("hashes", hashes)
         raw = self._call(
             "segments.add_subscribers_bulk",
             segment_id,
@@ -844,12 +844,12 @@ class AsyncSegments(_Async):
     async def add_subscribers_bulk(
         self,
         segment_id: Union[int, str],
-        subscriber_hashes: Sequence[str],
+        hashes: Sequence[str],
         *,
         concurrency: int = 8,
         progress: Progress = None,
     ) -> BulkResult:
-        hashes = _items("subscriber_hashes", subscriber_hashes)
+        hashes = _items("hashes", hashes)
         raw = await self._call(
             "segments.add_subscribers_bulk",
             segment_id,

@@ -519,7 +519,7 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
                 "segments.add_subscribers_bulk" => {
                     let id = id_text(&a(0), "segment_id")?;
                     crate::validate::segment_id(&id)?;
-                    (BulkKind::AddHashes, id, "subscriber_hashes")
+                    (BulkKind::AddHashes, id, "hashes")
                 }
                 "segments.add_profiles_bulk" => (
                     BulkKind::AddProfiles,
