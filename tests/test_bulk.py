@@ -285,6 +285,41 @@ def test_the_hashes_keyword_is_designs(drv: Driver, emu: Emulator) -> None:
     assert result.ok and members(emu, segment) == set(hashes)
 
 
+class _Stop(BaseException):
+    """What a Ctrl-C (or a SIGTERM handler's SystemExit) looks like when it lands in a
+    progress callback: not an Exception."""
+
+
+def test_ctrl_c_in_a_progress_callback_stops_a_blocking_bulk_call(
+    emu: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A failing callback (an Exception) is logged and the call goes on; an interrupt raised
+    # in it stops the call and reaches the caller, with the chunks not yet sent unsent.
+    segment = emu.create_segment("s")
+    hashes = [f"h{i}" for i in range(5000)]
+    calls: list[int] = []
+
+    def interrupted(done: int, total: int) -> None:
+        calls.append(done)
+        raise _Stop
+
+    client = emu.client()
+    with pytest.raises(_Stop):
+        client.segments.add_subscribers_bulk(segment, hashes, concurrency=1, progress=interrupted)
+    assert calls == [500]
+    assert len(api_requests(emu)) < 10  # the call stopped: not all ten chunks went out
+
+    def failing(done: int, total: int) -> None:
+        raise ValueError("the progress store is down")
+
+    with caplog.at_level(logging.WARNING, logger="pushwire"):
+        result = client.segments.add_subscribers_bulk(segment, hashes, progress=failing)
+    assert result.ok and len(result.chunks) == 10
+    assert "progress callback failed" in caplog.text
+    # The next call starts clear.
+    assert client.segments.add_subscribers_bulk(segment, hashes[:10]).ok
+
+
 def test_progress_true_draws_a_bar(emu: Emulator, capsys: pytest.CaptureFixture[str]) -> None:
     segment = emu.create_segment("s")
     hashes = [emu.add_subscriber(f"h{i}") for i in range(600)]

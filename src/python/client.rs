@@ -55,6 +55,12 @@ fn signal_tick() -> &'static tokio::sync::Notify {
     })
 }
 
+/// The outcome of a blocking call a progress callback stopped, until the callback's own
+/// exception (`ops::take_stop`) takes its place.
+fn stopped() -> Error {
+    Error::Config("the call was stopped by its progress callback".into())
+}
+
 thread_local! {
     /// Whether this thread is inside a blocking call (runtimes do not nest).
     static IN_CALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -256,6 +262,8 @@ impl CoreClient {
                                 spin::record(true);
                                 return Ok(out);
                             }
+                            // Stops the call: its exception replaces this below.
+                            _ = ops::stop_requested() => return Ok(Err(stopped())),
                             _ = tokio::task::yield_now() => {}
                         }
                         if std::time::Instant::now() >= spin.deadline {
@@ -268,14 +276,23 @@ impl CoreClient {
                     tokio::select! {
                         biased;
                         out = &mut fut => return Ok(out),
+                        _ = ops::stop_requested() => return Ok(Err(stopped())),
                         _ = tick.notified() => {
                             // Returning drops `fut`: the request is cancelled.
-                            Python::attach(|py| py.check_signals())?;
+                            Python::attach(|py| match ops::take_stop() {
+                                Some(e) => Err(e),
+                                None => py.check_signals(),
+                            })?;
                         }
                     }
                 }
             })
         });
+        // A progress callback's KeyboardInterrupt that came after the last tick.
+        let outcome = match ops::take_stop() {
+            Some(e) => Err(e),
+            None => outcome,
+        };
         if !matches!(outcome, Ok(Ok(_))) {
             // The call was interrupted or failed: close what it left in flight now.
             py.detach(|| local::settle(&rt));

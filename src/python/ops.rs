@@ -380,6 +380,31 @@ fn without_blanks<'py>(item: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>, Er
     Ok(out.into_any())
 }
 
+thread_local! {
+    /// An exception that is not an `Exception` (KeyboardInterrupt, SystemExit) raised by a
+    /// blocking call's progress callback on this thread: the call stops and raises it.
+    static STOP: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The exception a progress callback of this thread's blocking call raised to stop it, if
+/// any (taken: the next call starts clear).
+pub fn take_stop() -> Option<PyErr> {
+    STOP.with(|s| s.borrow_mut().take())
+}
+
+/// Ready once a progress callback of this thread's blocking call has asked it to stop.
+/// Registers no waker: a call polls it right after the call's own future, whose poll is
+/// where the callback ran.
+pub fn stop_requested() -> impl std::future::Future<Output = ()> {
+    std::future::poll_fn(|_| {
+        if STOP.with(|s| s.borrow().is_some()) {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+}
+
 /// Reads the arguments of `op`, in the order the Python wrappers pass them.
 pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
     let a = |i| arg(args, i);
@@ -646,6 +671,21 @@ pub async fn run(t: &Transport, op: Op) -> Result<Output, Error> {
                     }
                 })
             };
+            // In place, on the thread of a blocking call: a failing callback is logged and
+            // the call goes on, but Ctrl-C (or a SystemExit) raised in it, where Python runs
+            // signal handlers, stops the call (see `take_stop`).
+            let call_in_place = move |cb: &Py<PyAny>, done: usize| {
+                if STOP.with(|s| s.borrow().is_some()) {
+                    return;
+                }
+                Python::attach(|py| match cb.call1(py, (done, total)) {
+                    Ok(_) => {}
+                    Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                        log::warn!(target: "pushwire", "progress callback failed: {e}");
+                    }
+                    Err(e) => STOP.with(|s| *s.borrow_mut() = Some(e)),
+                })
+            };
             match progress {
                 Some(cb) if offload_progress => {
                     // In order, from one blocking-pool thread; the call ends after its last
@@ -678,7 +718,7 @@ pub async fn run(t: &Transport, op: Op) -> Result<Output, Error> {
                     Output::Chunks(out)
                 }
                 Some(cb) => {
-                    let report = |done: usize| call(&cb, done);
+                    let report = |done: usize| call_in_place(&cb, done);
                     Output::Chunks(
                         bulk::membership(t, membership, &items, concurrency, report).await,
                     )
