@@ -597,7 +597,8 @@ def test_cancelling_an_awaited_call_is_prompt_and_the_client_still_works(emu):
         assert task.cancelled()
 
         # the Rust tasks were aborted, and the client carries on
-        bridge = _bridges[asyncio.get_running_loop()]
+        bridge = _bridges[asyncio.get_running_loop()]()
+        assert bridge is not None
         assert bridge.completions.pending == 0 and bridge.futures == {}
         emu.clear_faults()
         page = await client.drips.list()
@@ -606,6 +607,57 @@ def test_cancelling_an_awaited_call_is_prompt_and_the_client_still_works(emu):
         assert results == [[]] * 20
 
     asyncio.run(asyncio.wait_for(main(), 15))
+
+
+def _open_pipes() -> int:
+    pipes = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            pipes += os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+        except FileNotFoundError:  # the listing's own descriptor, closed since
+            pass
+    return pipes
+
+
+def test_a_loop_closed_with_calls_in_flight_is_freed(emu):
+    # A worker that makes a loop per job and closes it with a call still in flight (a
+    # background task, asyncio.wait with a timeout) must not keep the loop, its tasks and
+    # its pipe for ever: they would pile up to EMFILE.
+    import gc
+    import weakref
+
+    client = emu.async_client(**FAST)
+    emu.inject_fault("/apiv1/segments", delay=0.3, times=10)
+    gc.collect()
+    pipes = _open_pipes()
+    loops = []
+    for _ in range(10):
+        loop = asyncio.new_event_loop()
+
+        async def job() -> None:
+            loop.create_task(client.segments.list())  # still in flight when the job ends
+            await asyncio.sleep(0.02)
+
+        loop.run_until_complete(job())
+        loop.close()
+        loops.append(weakref.ref(loop))
+        del loop, job
+    time.sleep(0.5)  # every request has finished
+    gc.collect()
+    assert [r for r in loops if r() is not None] == []
+    assert _open_pipes() <= pipes
+    # and the client goes on, on a new loop
+    assert asyncio.run(client.segments.list()) == []
+
+
+def test_an_async_call_outside_asyncio_says_what_it_needs(emu):
+    # Under trio (or any runner that is not asyncio) no asyncio loop is running: the error
+    # says AsyncClient needs one and what to use instead.
+    coro = emu.async_client().segments.list()
+    with pytest.raises(RuntimeError, match="runs on asyncio.*trio.to_thread.run_sync"):
+        coro.send(None)
+    coro.close()
+    assert api_requests(emu) == []
 
 
 # -- models -------------------------------------------------------------------------------

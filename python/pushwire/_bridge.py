@@ -57,34 +57,51 @@ class _LoopBridge:
             pass
 
 
-_bridges: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopBridge] = (
+# Each loop's bridge, weakly on both sides: the loop itself keeps its bridge alive (through
+# the reader it watches), and the bridge's pending futures keep the loop alive. Held strongly
+# here, a bridge would keep a loop closed with calls in flight, its tasks and its pipe alive
+# for ever; held weakly, they are one cycle the garbage collector frees.
+_bridges: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.ref[_LoopBridge]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-# The last loop seen (weakly) and its bridge: one loop is the common case.
-_last: tuple[Callable[[], Optional[asyncio.AbstractEventLoop]], Optional[_LoopBridge]] = (
-    lambda: None,
-    None,
-)
+def _none() -> None:
+    return None
+
+
+# The last loop seen and its bridge (both weakly): one loop is the common case.
+_last: tuple[
+    Callable[[], Optional[asyncio.AbstractEventLoop]], Callable[[], Optional[_LoopBridge]]
+] = (_none, _none)
 
 
 def _bridge_for(loop: asyncio.AbstractEventLoop) -> _LoopBridge:
     global _last
     last_loop, last_bridge = _last
-    if last_bridge is not None and last_loop() is loop:
-        return last_bridge
-    bridge = _bridges.get(loop)
+    if last_loop() is loop:
+        bridge = last_bridge()
+        if bridge is not None:
+            return bridge
+    known = _bridges.get(loop)
+    bridge = known() if known is not None else None
     if bridge is None:
         bridge = _LoopBridge(loop)
-        _bridges[loop] = bridge
-    _last = (weakref.ref(loop), bridge)
+        _bridges[loop] = weakref.ref(bridge)
+    _last = (weakref.ref(loop), weakref.ref(bridge))
     return bridge
 
 
 async def submit(core: CoreClient, op: str, *args: Any) -> Any:
     """Runs ``op`` on the Rust runtime and awaits its result; cancelling aborts the request."""
-    loop = asyncio.get_running_loop()
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(
+            "pushwire.AsyncClient runs on asyncio (uvloop and anyio's asyncio backend "
+            "included), and no asyncio loop is running here: under trio, call the blocking "
+            "pushwire.Client through trio.to_thread.run_sync"
+        ) from None
     bridge = _bridge_for(loop)
     call_id = core.submit(op, bridge.completions, *args)
     fut: asyncio.Future[Any] = loop.create_future()
