@@ -249,6 +249,43 @@ def test_a_read_answered_without_its_data_is_an_error_not_an_empty_result(drv: D
     assert drv(drv.client.triggers.get, trigger_id).campaign_name == "Cart"
 
 
+@pytest.mark.parametrize("body", [{"success": True}, {"success": True, "data": None}])
+def test_a_list_answered_without_its_list_is_an_error_not_an_empty_list(drv: Driver, emu, body):
+    # A gateway's 200 with some other body must not read as "no campaigns" or "no segments".
+    # (the segment list's list is `segments`: neither body has it)
+    emu.create_segment("vip")
+    reads = [
+        ("/apiv1/triggers", drv.client.triggers.list, ()),
+        ("/apiv1/drips", drv.client.drips.list, ()),
+        ("/apiv1/segments", drv.client.segments.list, ()),
+        ("/apiv1/analytics/summary", drv.client.analytics.summary, ("2026-01-01", "2026-01-02")),
+        ("/apiv1/subscribers/analytics/summary", drv.client.analytics.subscribers, ()),
+    ]
+    for path, read, args in reads:
+        emu.inject_fault(path, status=200, body=body)
+        err = raises(drv, APIError, read, *args)
+        assert err.status_code == 200 and "unexpected shape" in err.message, path
+    # the real answers still decode, empty lists included
+    assert [s.segment_name for s in drv(drv.client.segments.list)] == ["vip"]
+    assert drv(drv.client.triggers.list).data == []
+
+
+def test_an_item_missing_its_id_reads_as_0_rather_than_failing_the_list(drv: Driver, emu):
+    # As every other field a response leaves out: one short item does not cost the rest.
+    answer = {
+        "success": True,
+        "data": [{"trigger_id": 7, "campaign_name": "A"}, {"campaign_name": "B"}],
+        "meta": {"total": 2},
+    }
+    emu.inject_fault("/apiv1/triggers", status=200, body=answer)
+    page = drv(drv.client.triggers.list)
+    assert [(c.trigger_id, c.campaign_name) for c in page.data] == [(7, "A"), (0, "B")]
+    emu.inject_fault(
+        "/apiv1/segments", status=200, body={"success": True, "segments": [{"segment_name": "x"}]}
+    )
+    assert [(s.segment_id, s.segment_name) for s in drv(drv.client.segments.list)] == [("", "x")]
+
+
 def test_a_create_answered_without_a_usable_id_returns_0_and_warns(drv: Driver, emu, caplog):
     # The broadcast was accepted: raising would invite a retry, and a retry a second send.
     emu.add_subscriber()

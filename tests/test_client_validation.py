@@ -74,7 +74,7 @@ INVALID = [
     (
         "bulk hashes as dict",
         call("segments.add_subscribers_bulk", 1, {"h1": "x"}),
-        "subscriber_hashes",
+        "hashes",
     ),
     (
         "bulk profile ids as dict",

@@ -8,8 +8,8 @@ use crate::envelope;
 use crate::model::SummaryRow;
 use crate::validate;
 
-envelope!(Summary { data: Vec<SummaryRow> });
-envelope!(Distribution { data: Map<String, Value> });
+envelope!(Summary { data: Vec<SummaryRow>; });
+envelope!(Distribution { data: Map<String, Value>; });
 
 pub async fn summary(
     t: &Transport,

@@ -7,7 +7,7 @@ use crate::model::{Drip, Meta, NewDrip};
 use crate::validate;
 
 envelope!(Created { drip_id: Option<serde_json::Value> });
-envelope!(List { data: Vec<Drip>, meta: Meta });
+envelope!(List { data: Vec<Drip>; meta: Meta });
 
 /// Creates a drip; its id. Not retried once sent: a second create is a second drip.
 pub async fn create(t: &Transport, drip: &NewDrip) -> Result<i64> {

@@ -11,7 +11,7 @@ use crate::form::FormWriter;
 use crate::model::Segment;
 use crate::validate;
 
-envelope!(List { segments: Vec<Segment>, count: Option<Value> });
+envelope!(List { segments: Vec<Segment>; count: Option<Value> });
 
 pub async fn list(
     t: &Transport,

@@ -844,9 +844,25 @@ fn refusal(mut failure: ApiFailure) -> ApiFailure {
     failure
 }
 
-/// Declares an answer type: `success`/`message` plus the given fields, each defaulted.
+/// Declares an answer type: `success`/`message` plus the given fields, each defaulted; the
+/// fields before a `;` are required (a list read's list: a 2xx without it is an unexpected
+/// shape, never an empty result standing in for the real one).
 #[macro_export]
 macro_rules! envelope {
+    ($name:ident { $($req:ident : $rty:ty),+ ; $($field:ident : $ty:ty),* $(,)? }) => {
+        #[derive(serde::Deserialize, Debug)]
+        pub struct $name {
+            #[serde(default)]
+            pub success: Option<bool>,
+            $(pub $req: $rty,)+
+            $(#[serde(default)] pub $field: $ty,)*
+        }
+        impl $crate::client::transport::Envelope for $name {
+            fn success(&self) -> Option<bool> {
+                self.success
+            }
+        }
+    };
     ($name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
         #[derive(serde::Deserialize, Debug, Default)]
         pub struct $name {

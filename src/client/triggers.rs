@@ -5,7 +5,7 @@ use super::{list_call, path_id, AnalyticsRange, Page, Result};
 use crate::envelope;
 use crate::model::{Meta, TriggeredCampaign};
 
-envelope!(List { data: Vec<TriggeredCampaign>, meta: Meta });
+envelope!(List { data: Vec<TriggeredCampaign>; meta: Meta });
 
 pub async fn get(
     t: &Transport,

@@ -13,7 +13,7 @@ use super::lenient;
 )]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Segment {
-    #[serde(deserialize_with = "lenient::string")]
+    #[serde(default, deserialize_with = "lenient::string")]
     pub segment_id: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub segment_name: String,
@@ -45,7 +45,7 @@ pub struct Product {
 )]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct SummaryRow {
-    #[serde(deserialize_with = "lenient::string")]
+    #[serde(default, deserialize_with = "lenient::string")]
     pub date: String,
     #[serde(default, deserialize_with = "lenient::int")]
     pub subscriber_count: i64,

@@ -13,7 +13,7 @@ use super::lenient;
 )]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct TriggeredCampaign {
-    #[serde(deserialize_with = "lenient::int")]
+    #[serde(default, deserialize_with = "lenient::int")]
     pub trigger_id: i64,
     #[serde(default, deserialize_with = "lenient::string")]
     pub campaign_name: String,
