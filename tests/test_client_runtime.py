@@ -635,7 +635,8 @@ def test_a_loop_closed_with_calls_in_flight_is_freed(emu):
         loop = asyncio.new_event_loop()
 
         async def job() -> None:
-            loop.create_task(client.segments.list())  # still in flight when the job ends
+            # still in flight when the job ends
+            asyncio.get_running_loop().create_task(client.segments.list())
             await asyncio.sleep(0.02)
 
         loop.run_until_complete(job())

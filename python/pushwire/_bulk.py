@@ -99,7 +99,8 @@ def progress_callback(progress: Progress, label: str) -> Optional[Callable[[int,
     if not callable(progress):
         # Caught here, not on every chunk as a failing callback would be.
         raise ValidationError(
-            f"progress must be a callable(done, total), True or None, not {type(progress).__name__}",
+            "progress must be a callable(done, total), True or None, "
+            f"not {type(progress).__name__}",
             field="progress",
         )
     return progress
