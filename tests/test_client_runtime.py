@@ -759,6 +759,13 @@ def test_the_key_never_shows_in_reprs_or_errors(emu):
     drip_id = client.drips.create("W", [new_drip_notification()])
     texts += [repr(client.drips.get(drip_id)), repr(client.drips.list())]
     texts += [repr(client.segments.list()), repr(client.segments.delete(seg))]
+    # a service that echoes the key in its error text (body, message, a key of the body)
+    echo = {"success": False, "message": f"key {SECRET} is rate limited", SECRET: [SECRET]}
+    emu.inject_fault("/apiv1/segments/delete", status=429, body=echo, times=10)
+    with pytest.raises(pushwire.RateLimitError) as limited:
+        pushwire.Client(api_key=SECRET, base_url=emu.base_url, max_retries=1).segments.delete(1)
+    assert limited.value.message == "key [redacted] is rate limited"
+    texts += [repr(limited.value.body), repr(limited.value.args), repr(pickle.dumps(limited.value))]
     for make in (
         lambda: client.triggers.get(tid),
         lambda: pushwire.Client(api_key=SECRET, base_url="http://127.0.0.1:1", **FAST).drips.list(),
@@ -794,6 +801,10 @@ with Emulator(api_key=secret) as emu:
     client = emu.client(backoff_base=0, timeout=5)
     emu.inject_fault("/apiv1/drips", status=503, times=1)
     client.drips.list()
+    # a service echoing the key in an error it is retried after (the retry line quotes it)
+    echo = {"success": False, "message": f"key {secret} is busy"}
+    emu.inject_fault("/apiv1/segments", status=503, times=1, body=echo)
+    client.segments.list()
     try:
         client.segments.delete(77)
     except Exception:
@@ -814,6 +825,7 @@ def test_debug_logs_show_calls_and_retries_but_never_the_key():
     pushwire_msgs = [r["msg"] for r in records if r["name"].startswith("pushwire")]
     assert any("GET" in m and "/drips" in m and "503" in m for m in pushwire_msgs), pushwire_msgs
     assert any("retrying" in m and "/drips" in m for m in pushwire_msgs), pushwire_msgs
+    assert any("retrying" in m and "key [redacted] is busy" in m for m in pushwire_msgs)
     assert any("GET" in m and "/drips" in m and "200" in m for m in pushwire_msgs), pushwire_msgs
     assert any("POST" in m and "/segments/delete" in m and "400" in m for m in pushwire_msgs)
     assert any("POST" in m and "/notifications" in m for m in pushwire_msgs)

@@ -44,6 +44,40 @@ pub struct ApiFailure {
     pub outcome_unknown: bool,
 }
 
+/// What stands in for the API key in a service's error text.
+pub const REDACTED: &str = "[redacted]";
+
+/// `value` with every string in it (keys of objects included) rid of `secret`.
+fn redact_value(value: &mut Value, secret: &str) {
+    match value {
+        Value::String(s) if s.contains(secret) => *s = s.replace(secret, REDACTED),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(v, secret)),
+        Value::Object(map) if map.keys().any(|k| k.contains(secret)) => {
+            let taken = std::mem::take(map);
+            for (k, mut v) in taken {
+                redact_value(&mut v, secret);
+                map.insert(k.replace(secret, REDACTED), v);
+            }
+        }
+        Value::Object(map) => map.values_mut().for_each(|v| redact_value(v, secret)),
+        _ => {}
+    }
+}
+
+impl ApiFailure {
+    /// Blanks `secret` (the API key) wherever the service echoed it: an error's message,
+    /// body and details reach logs, tracebacks and error trackers.
+    pub fn redact(&mut self, secret: &str) {
+        if self.message.contains(secret) {
+            self.message = self.message.replace(secret, REDACTED);
+        }
+        redact_value(&mut self.body, secret);
+        self.details
+            .iter_mut()
+            .for_each(|v| redact_value(v, secret));
+    }
+}
+
 impl Error {
     /// Whether the service may have acted on the request that ended in this error.
     pub fn outcome_unknown(&self) -> bool {

@@ -331,6 +331,9 @@ pub struct Transport {
     backoff_max: Duration,
     slots: Option<Arc<tokio::sync::Semaphore>>,
     max_connections: usize,
+    /// The API key, to blank where an error answer echoes it; `None` for a key shorter than
+    /// 8 characters, which is no secret (a test's `k1`) and would blank ordinary words.
+    secret: Option<String>,
 }
 
 /// Checks a root URL and strips what users paste along with it (`/apiv1`, a trailing `/`).
@@ -464,6 +467,7 @@ impl Transport {
             backoff_max: cfg.backoff_max,
             slots: cfg.slots.as_ref().map(|s| s.get()),
             max_connections: cfg.max_connections.unwrap_or(0),
+            secret: Some(cfg.api_key.trim().to_string()).filter(|k| k.chars().count() >= 8),
         })
     }
 
@@ -480,7 +484,18 @@ impl Transport {
     /// Sends `call` (with retries) and decodes a successful answer into `R`.
     pub async fn send<R: DeserializeOwned + Envelope>(&self, call: &Call) -> Result<R> {
         let bytes = self.send_raw(call).await?;
-        decode::<R>(call.iface, &bytes)
+        decode::<R>(call.iface, &bytes).map_err(|e| self.redacted(e))
+    }
+
+    /// `err` with the API key blanked wherever the service's answer echoed it.
+    fn redacted(&self, err: Error) -> Error {
+        match (err, &self.secret) {
+            (Error::Api(mut failure), Some(secret)) => {
+                failure.redact(secret);
+                Error::Api(failure)
+            }
+            (err, _) => err,
+        }
     }
 
     /// Sends `call` with retries; the body of the first successful answer.
@@ -530,6 +545,9 @@ impl Transport {
                 }
                 Ok((status, headers, body)) => {
                     let mut failure = api_failure(call.iface, status, &headers, &body);
+                    if let Some(secret) = &self.secret {
+                        failure.redact(secret);
+                    }
                     // A server or gateway failure may come after the service acted on a
                     // write; any other refusal is an answer.
                     failure.outcome_unknown =
