@@ -119,6 +119,13 @@ def test_input_models_refuse_values_they_would_change():
         (lambda: NewDripNotification(expiry=1e30), "expiry"),
         # refused at once, never built as a million-digit integer
         (lambda: Product(product_id="a", price=decimal.Decimal("1e1000000")), "price"),
+        # a number or None where text goes, as a dict of the same is refused
+        (lambda: NewDripNotification(title=5), "title"),
+        (lambda: NewDripNotification(title=5.5), "title"),
+        (lambda: Action(label=5, url="https://shop.example/"), "label"),
+        (lambda: Action(label=None, url="https://shop.example/"), "label"),
+        (lambda: UtmParams(utm_source=5, utm_medium="m", utm_campaign="c"), "utm_source"),
+        (lambda: ScheduleOptions(type=5), "type"),
     ]:
         with pytest.raises(ValidationError) as info:
             build()
@@ -127,6 +134,9 @@ def test_input_models_refuse_values_they_would_change():
     assert NewDripNotification(expiry=3600.0).expiry == 3600
     assert ScheduleOptions.from_dict({"type": "rightaway", "value": "", "at": ""}).value is None
     assert SendTo(exclude_segments=[]) == SendTo()
+    # ids may come as numbers, and optional text as None
+    assert SendTo(include_segments=[12]).include_segments == ["12"]
+    assert Action(label="Go", url="https://shop.example/", image_url=None).image_url is None
 
 
 def test_from_dict_of_a_result_keeps_fields_the_service_adds():

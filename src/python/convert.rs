@@ -251,6 +251,20 @@ pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, S
                 None
             }
         }
+        // A number where text goes: only ids may be given as numbers (`include_segments=
+        // [12]`, a numeric `product_id`); a title of 5 is a slip the text would hide.
+        (Value::Number(n), Value::String(_)) if !takes_ids(path) => Some((
+            path.to_string(),
+            format!(
+                "{path} must be a string, not {}",
+                if n.is_f64() { "a float" } else { "an int" }
+            ),
+        )),
+        // None where text is required (an optional text is None in the model too).
+        (Value::Null, Value::String(_)) => Some((
+            path.to_string(),
+            format!("{path} must be a string, not None"),
+        )),
         // An integer the readers could not hold as it is (past i64: capped, or made a
         // float's text).
         (Value::Number(n), Value::Number(m)) if !n.is_f64() && !m.is_f64() && n != m => {
@@ -271,6 +285,16 @@ pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, S
         }
         _ => None,
     }
+}
+
+/// Whether the text field at `path` holds ids, which callers may give as numbers: its name
+/// (list indices aside) ends in `_id`, `_ids`, `segments` or `_hash`.
+fn takes_ids(path: &str) -> bool {
+    let name = path.rsplit('.').next().unwrap_or(path);
+    let name = name.split('[').next().unwrap_or(name);
+    ["_id", "_ids", "segments", "_hash", "_hashes"]
+        .iter()
+        .any(|end| name.ends_with(end))
 }
 
 /// The first key of `given` (with a value: null and empty ones are defaults) that the
