@@ -479,6 +479,30 @@ def test_blocking_calls_to_a_slow_service_stop_spinning(emu):
     assert spinning < without + 0.1, (spinning, without)
 
 
+def test_threads_waiting_on_a_slow_service_stay_asleep(emu):
+    # Only the main thread runs Python's signal handlers, so only its blocked calls wake to
+    # check them: 20 worker threads waiting on a slow answer do not wake (and take the GIL)
+    # 20 times a second each.
+    import resource
+    import threading
+
+    client = emu.client(timeout=10)
+    emu.inject_fault("/apiv1/drips", delay=1.5, times=20)
+    threads = [threading.Thread(target=client.drips.list) for _ in range(20)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 10
+    while len(api_requests(emu, "/apiv1/drips")) < 20:
+        assert time.monotonic() < deadline, "the requests never arrived"
+        time.sleep(0.01)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+    time.sleep(0.5)
+    wakes = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - before
+    for t in threads:
+        t.join()
+    assert wakes < 50, wakes  # 200 and more when each blocked call woke every 50 ms
+
+
 # -- Ctrl-C -------------------------------------------------------------------------------
 
 CTRL_C_SCRIPT = """
