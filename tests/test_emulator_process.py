@@ -102,3 +102,21 @@ def test_an_emulator_process_never_outlives_the_process_that_started_it(ending: 
         for leftover in (pid, *forked):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(leftover, signal.SIGKILL)
+
+
+def test_an_emulator_that_never_starts_fails_within_startup_timeout(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A child that hangs before printing its URLs (a wedged interpreter, a stuck import)
+    # must not block the test suite that started it for ever.
+    hung = tmp_path / "python"
+    hung.write_text("#!/bin/sh\nexec sleep 29.3171\n")
+    hung.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(hung))
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="did not start within startup_timeout=0.5 s"):
+        EmulatorProcess(startup_timeout=0.5)
+    assert time.monotonic() - started < 5
+    # and the hung child was stopped
+    out = subprocess.run(["pgrep", "-f", "sleep 29.3171"], capture_output=True, text=True).stdout
+    assert out.strip() == ""

@@ -14,6 +14,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 import weakref
@@ -425,15 +426,32 @@ class EmulatorProcess:
         self._stop = weakref.finalize(self, _stop_process, self.process)
         _started.add(self)
         urls: dict[str, str] = {}
-        assert self.process.stdout is not None
-        while len(urls) < 2:
-            line = self.process.stdout.readline()
-            if not line:
-                self.process.wait(startup_timeout)
-                raise RuntimeError(f"the emulator exited with {self.process.returncode}")
-            name, _, value = line.strip().partition("=")
-            if name in ("PUSHWIRE_BASE_URL", "PUSHWIRE_EVENTS_URL"):
-                urls[name] = value
+        stdout = self.process.stdout
+        assert stdout is not None
+        read = threading.Event()
+
+        def read_urls() -> None:
+            # In a thread: a pipe's readline cannot be given a deadline.
+            try:
+                while len(urls) < 2:
+                    line = stdout.readline()
+                    if not line:
+                        return
+                    name, _, value = line.strip().partition("=")
+                    if name in ("PUSHWIRE_BASE_URL", "PUSHWIRE_EVENTS_URL"):
+                        urls[name] = value
+            finally:
+                read.set()
+
+        threading.Thread(target=read_urls, name="pushwire-emulator-start", daemon=True).start()
+        if not read.wait(startup_timeout):
+            self._stop()
+            raise RuntimeError(
+                f"the emulator did not start within startup_timeout={startup_timeout} s"
+            )
+        if len(urls) < 2:
+            self.process.wait(startup_timeout)
+            raise RuntimeError(f"the emulator exited with {self.process.returncode}")
         self.base_url = urls["PUSHWIRE_BASE_URL"]
         self.events_url = urls["PUSHWIRE_EVENTS_URL"]
 
