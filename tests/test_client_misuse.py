@@ -589,3 +589,36 @@ def test_mypy_catches_a_typo_in_a_model_keyword(tmp_path):
         ["bad.py", "6"],
     ]
     assert '"lable"' in errors[0] and '"include_segments"' in errors[1] and '"price"' in errors[2]
+
+
+def test_help_documents_every_call_of_both_clients():
+    # help(client.drips) is where a notebook user looks first; the async twins included.
+    import inspect
+
+    import pushwire._client as surface
+
+    for client in (pushwire.Client, pushwire.AsyncClient):
+        doc = inspect.getdoc(client) or ""
+        for namespace in ("triggers", "drips", "segments", "analytics", "notifications", "events"):
+            assert f"``{namespace}``" in doc, (client, namespace)
+    undocumented = [
+        f"{name}.{method}"
+        for name, cls in vars(surface).items()
+        if isinstance(cls, type)
+        and name.lstrip("Async")
+        in {"Triggers", "Drips", "Segments", "Analytics", "Products", "Notifications", "Events"}
+        for method, fn in vars(cls).items()
+        if callable(fn) and not method.startswith("_") and not fn.__doc__
+    ]
+    assert undocumented == []
+
+
+def test_meta_is_built_from_its_attribute_names_or_the_specs():
+    from pushwire import Meta
+
+    by_attribute = Meta(total=3, page=1, per_page=2, last_page=2)
+    assert by_attribute == Meta(total=3, page=1, perPage=2, lastPage=2)
+    assert (by_attribute.per_page, by_attribute.last_page) == (2, 2)
+    assert Meta.from_dict(by_attribute.to_dict()) == by_attribute
+    with pytest.raises(ValidationError):
+        Meta(per_pages=2)

@@ -278,6 +278,9 @@ class Triggers(_Sync):
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> TriggeredCampaign:
+        """One campaign with its notifications, and their analytics over the given dates
+        (the service's default range without them). ``BadRequestError`` if it does not
+        exist (the service answers 400)."""
         out: TriggeredCampaign = self._call(
             "triggers.get", trigger_id, analytics_start_at, analytics_end_at
         )
@@ -291,6 +294,8 @@ class Triggers(_Sync):
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> Page[TriggeredCampaign]:
+        """One page of campaigns, newest first (``limit`` 1 to 500), with ``total`` and
+        ``last_page``; :meth:`iter` walks them all."""
         out: Page[TriggeredCampaign] = self._call(
             "triggers.list", page, limit, analytics_start_at, analytics_end_at
         )
@@ -325,8 +330,10 @@ class Drips(_Sync):
         send_to: Union[SendTo, Mapping[str, Any], None] = None,
         utm_params: Union[UtmParams, Mapping[str, Any], None] = None,
     ) -> int:
-        """Creates a drip; its ``drip_id``. Never retried once sent (it would make two).
-        The id is 0 (with a warning) if the service accepted the drip but sent no usable id."""
+        """Creates a drip; its ``drip_id``. Retried only when the service refused it
+        unprocessed (429, or 503 with ``Retry-After``), never once it may have been received
+        (it would make two). The id is 0 (with a warning) if the service accepted the drip but
+        sent no usable id."""
         out: int = self._call("drips.create", campaign_name, notifications, send_to, utm_params)
         return out
 
@@ -337,6 +344,8 @@ class Drips(_Sync):
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> Drip:
+        """One drip with its notifications and their analytics. ``BadRequestError`` if it
+        does not exist (the service answers 400)."""
         out: Drip = self._call("drips.get", drip_id, analytics_start_at, analytics_end_at)
         return out
 
@@ -348,6 +357,8 @@ class Drips(_Sync):
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> Page[Drip]:
+        """One page of drips, newest first (``limit`` 1 to 500); :meth:`iter` walks them
+        all."""
         out: Page[Drip] = self._call(
             "drips.list", page, limit, analytics_start_at, analytics_end_at
         )
@@ -382,6 +393,8 @@ class Segments(_Sync):
         offset: Optional[int] = None,
         segment_type: Optional[str] = None,
     ) -> list[Segment]:
+        """The site's segments (one with ``segment_id``), ``offset``/``limit`` to page;
+        ``segment_type="all"`` includes those built on geography, device and browser."""
         out: list[Segment] = self._call("segments.list", segment_id, limit, offset, segment_type)
         return out
 
@@ -396,9 +409,11 @@ class Segments(_Sync):
         return out
 
     def add_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
+        """Adds the subscribers with these profile ids to the segment named; idempotent."""
         self._call("segments.add_profiles", segment_name, profile_ids)
 
     def remove_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
+        """Removes the subscribers with these profile ids from the segment named."""
         self._call("segments.remove_profiles", segment_name, profile_ids)
 
     def add_subscribers_bulk(
@@ -482,7 +497,9 @@ class Products(_Sync):
     """Product updates (spec 4.12)."""
 
     def update(self, products: Sequence[Union[Product, Mapping[str, Any]]]) -> None:
-        """Sends the latest price and availability. Never retried once sent."""
+        """Sends the latest price and availability. Retried only when the service refused
+        it unprocessed (429, or 503 with ``Retry-After``), never once it may have been
+        received."""
         self._call("products.update", products)
 
 
@@ -568,7 +585,9 @@ class Events(_Sync):
         data: Optional[Mapping[str, Any]] = None,
     ) -> None:
         """Records an event for a subscriber (``profile_id`` wins over ``device_token_hash``).
-        Never retried once sent: it may start a triggered campaign."""
+        Retried only when the service refused it unprocessed (429, or 503 with
+        ``Retry-After``), never once it may have been received: it may start a triggered
+        campaign."""
         self._call("events.track", event_name, profile_id, device_token_hash, data)
 
     def track_many(
@@ -631,13 +650,37 @@ def _walk(fetch: Callable[[int], Page[T]]) -> Iterator[T]:
         page += 1
 
 
-class Client(_Base):
-    """The blocking client. Thread-safe; share one per process (it pools connections).
+_CLIENT_DOC = """
+
+    The API is grouped as the spec groups it: ``triggers`` (triggered campaigns), ``drips``,
+    ``segments``, ``analytics``, ``products``, ``notifications`` (broadcasts) and ``events``.
 
     ``api_key``, ``base_url`` (root, without ``/apiv1``) and ``events_url`` (root, without
-    ``/api/v1``) default to ``PUSHWIRE_API_KEY``, ``PUSHWIRE_BASE_URL`` and
-    ``PUSHWIRE_EVENTS_URL``. ``timeout`` bounds a whole call, retries included.
+    ``/api/v1``; needed only to track events) default to ``PUSHWIRE_API_KEY``,
+    ``PUSHWIRE_BASE_URL`` and ``PUSHWIRE_EVENTS_URL``.
+
+    - ``timeout``: seconds for a whole call, retries and waits for a free connection
+      included (``None``: a day).
+    - ``max_retries`` (0 to 20): retries of a failed call, only where a retry cannot act
+      twice (a write is not retried once it may have been received), after
+      ``backoff_base * 2**n`` seconds with jitter, or the service's ``Retry-After``.
+    - ``default_headers``: sent with every request (never the key: that is ``api_key``).
+    - ``allow_insecure``: allow plain http to a host that is not loopback.
+    - ``ca_bundle``: a PEM file of certificates to trust besides the platform's (a
+      corporate CA); certificates are always verified.
+    - ``proxy``: a proxy URL for every request (without it, ``HTTPS_PROXY``,
+      ``HTTP_PROXY`` and ``NO_PROXY`` apply as for curl).
+    - ``max_connections``: requests in flight at once (``None``: no bound).
+
+    Bad settings raise at once. A closed client refuses new calls with ``PushwireError``.
     """
+
+
+class Client(_Base):
+    __doc__ = (
+        "The blocking client. Thread-safe; share one per process (it pools connections)."
+        + _CLIENT_DOC
+    )
 
     def __init__(
         self,
@@ -1016,7 +1059,11 @@ async def _awalk(fetch: Callable[[int], Any]) -> AsyncIterator[Any]:
 
 
 class AsyncClient(_Base):
-    """The asyncio client: the same surface as :class:`Client`, every call awaited."""
+    __doc__ = (
+        "The asyncio client: the same surface as :class:`Client`, every call awaited. It runs "
+        "on asyncio (uvloop and anyio's asyncio backend included), on any number of loops."
+        + _CLIENT_DOC
+    )
 
     def __init__(
         self,
@@ -1069,3 +1116,24 @@ class AsyncClient(_Base):
         tb: Optional[TracebackType],
     ) -> None:
         await self.aclose()
+
+
+def _share_docs() -> None:
+    """An async method without a docstring has its blocking twin's: they do the same."""
+    pairs = [
+        (Triggers, AsyncTriggers),
+        (Drips, AsyncDrips),
+        (Segments, AsyncSegments),
+        (Analytics, AsyncAnalytics),
+        (Products, AsyncProducts),
+        (Notifications, AsyncNotifications),
+        (Events, AsyncEvents),
+    ]
+    for blocking, awaited in pairs:
+        for name, method in vars(awaited).items():
+            twin = getattr(blocking, name, None)
+            if callable(method) and not method.__doc__ and twin is not None:
+                method.__doc__ = twin.__doc__
+
+
+_share_docs()

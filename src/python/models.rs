@@ -107,6 +107,19 @@ where
             }
         }
     }
+    if name == "Meta" {
+        // Its attributes are `per_page` and `last_page`; the spec's (and `to_dict()`'s)
+        // keys `perPage` and `lastPage`. Either builds it.
+        if let Some(obj) = given.as_object_mut() {
+            for (attr, key) in [("per_page", "perPage"), ("last_page", "lastPage")] {
+                if obj.contains_key(attr) && !obj.contains_key(key) {
+                    if let Some(v) = obj.remove(attr) {
+                        obj.insert(key.to_string(), v);
+                    }
+                }
+            }
+        }
+    }
     let audience = match name {
         "SendTo" => Some((&given, "")),
         "NewDrip" => given.get("send_to").map(|a| (a, "send_to.")),
