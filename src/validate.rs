@@ -308,7 +308,7 @@ pub fn subscriber_dimensions(types: Option<&str>) -> Check<Vec<String>> {
             return Err(Violation::new(
                 "type",
                 format!(
-                    "type must be a comma-separated list of: {}",
+                    "type lists {t:?}, which is not one of: {}",
                     SUBSCRIBER_DIMENSIONS.join(", ")
                 ),
             ));

@@ -21,6 +21,7 @@ from client_support import BROADCAST, FAST, Driver, api_requests, make_driver, n
 import pushwire
 from pushwire import (
     Action,
+    APIError,
     AsyncClient,
     Client,
     Drip,
@@ -349,7 +350,55 @@ def test_error_messages_use_the_python_names(drv: Driver, emu):
     with pytest.raises(ValidationError) as info:
         drv(c.notifications.create, **BROADCAST, actions=[{"label": "a", "url": "nope"}])
     assert str(info.value) == "The actions[0].url format is invalid."
+    # a list where a model goes, a DataFrame or None where events go, a dimension misspelt
+    for call, field, message in [
+        (
+            lambda: drv(c.drips.create, "W", [new_drip_notification()], send_to=[1]),
+            "send_to",
+            "send_to must be a dict (or its model), not a list",
+        ),
+        (
+            lambda: drv(c.events.track_many, None),
+            "events",
+            "events must be a list of dicts, not NoneType",
+        ),
+        (
+            lambda: drv(c.events.track_many, pandas.DataFrame([{"event_name": "e"}])),
+            "events",
+            "events must be a list of dicts, not a DataFrame: pass df.to_dict('records') "
+            "(pandas) or df.to_dicts() (polars)",
+        ),
+        (
+            lambda: drv(c.analytics.subscribers, types=["countries"]),
+            "types",
+            'types lists "countries", which is not one of: country, state, city, device, '
+            "device_type, platform",
+        ),
+    ]:
+        with pytest.raises(ValidationError) as info:
+            call()
+        assert (info.value.field, str(info.value)) == (field, message)
     assert emu.requests() == []
+
+
+def test_unexpected_answers_are_described_in_plain_words(drv: Driver, emu):
+    # A proxy's page with a 200, and the events interface's error_code without a message.
+    emu.inject_fault("/apiv1/segments", status=200, body="<html>Welcome to the portal</html>")
+    with pytest.raises(APIError) as info:
+        drv(drv.client.segments.list)
+    assert "not JSON (a proxy's or gateway's page?)" in info.value.message
+    assert "Welcome to the portal" in info.value.message
+    emu.inject_fault("/api/v1/events", status=200, body={"error_code": 5})
+    with pytest.raises(APIError) as info:
+        drv(drv.client.events.track, "e", profile_id="p")
+    assert info.value.message == "the service answered error_code 5, without a message"
+
+
+def test_the_emulators_admin_refusals_name_the_argument(emu):
+    with pytest.raises(ValueError, match=r'^status must be an integer, not string "500"$'):
+        emu.inject_fault("/apiv1/segments", status="500")
+    with pytest.raises(ValueError, match="^rules is required$"):
+        emu.create_trigger(campaign_name="Cart")
 
 
 @pytest.mark.parametrize("cls", [Client, AsyncClient])
@@ -359,10 +408,20 @@ def test_client_settings_of_the_wrong_type_name_the_setting(cls, emu):
         ({"backoff_base": None}, "backoff_base"),
         ({"max_retries": 2.0}, "max_retries"),
         ({"max_retries": True}, "max_retries"),
+        ({"api_key": 123}, "api_key"),
+        ({"api_key": ""}, "api_key"),
+        ({"base_url": "example.com"}, "base_url"),
+        ({"events_url": 8901}, "events_url"),
+        ({"default_headers": {"X-Trace": 1}}, "default_headers"),
+        ({"default_headers": {"Api-Key": "other"}}, "default_headers"),
+        ({"proxy": "not a url"}, "proxy"),
+        ({"ca_bundle": "/nonexistent/ca.pem"}, "ca_bundle"),
     ]:
+        settings = {"api_key": "k", "base_url": emu.base_url, "events_url": emu.events_url}
         with pytest.raises(ValidationError) as info:
-            cls(api_key="k", base_url=emu.base_url, events_url=emu.events_url, **kwargs)
-        assert info.value.field == field
+            cls(**{**settings, **kwargs})
+        assert info.value.field == field, str(info.value)
+        assert "builder error" not in str(info.value)
 
 
 @pytest.mark.parametrize("cls", [Client, AsyncClient])

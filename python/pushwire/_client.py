@@ -142,15 +142,56 @@ def _broadcast(
 def _settings(
     api_key: Optional[str], base_url: Optional[str], events_url: Optional[str]
 ) -> tuple[str, str, str]:
+    for name, value in (("api_key", api_key), ("base_url", base_url), ("events_url", events_url)):
+        if value is not None and not isinstance(value, str):
+            raise ValidationError(
+                f"{name} must be a string, not {type(value).__name__}", field=name
+            )
     api_key = api_key if api_key is not None else os.environ.get("PUSHWIRE_API_KEY")
     base_url = base_url if base_url is not None else os.environ.get("PUSHWIRE_BASE_URL")
     if events_url is None:
         events_url = os.environ.get("PUSHWIRE_EVENTS_URL", "")
     if not api_key:
-        raise PushwireError("no API key: pass api_key= or set PUSHWIRE_API_KEY")
+        raise ValidationError("no API key: pass api_key= or set PUSHWIRE_API_KEY", field="api_key")
     if not base_url:
-        raise PushwireError("no base URL: pass base_url= or set PUSHWIRE_BASE_URL")
+        raise ValidationError(
+            "no base URL: pass base_url= or set PUSHWIRE_BASE_URL", field="base_url"
+        )
     return api_key, base_url, events_url
+
+
+def _headers(headers: Optional[Mapping[str, str]]) -> Optional[dict[str, str]]:
+    if not headers:
+        return None
+    if not isinstance(headers, Mapping):
+        raise ValidationError(
+            f"default_headers must be a dict, not {type(headers).__name__}",
+            field="default_headers",
+        )
+    for name, value in headers.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise ValidationError(
+                f"default_headers must map strings to strings: {name!r}: {value!r}",
+                field="default_headers",
+            )
+    return dict(headers)
+
+
+# The settings whose refusal by the core names them first ("proxy is not a valid ...").
+_SETTINGS = ("api_key", "base_url", "events_url", "default_headers", "ca_bundle", "proxy")
+
+
+def _core_client(*args: Any) -> CoreClient:
+    """The core, whose refusal of a setting is a ValidationError naming it."""
+    try:
+        return CoreClient(*args)
+    except ValidationError:
+        raise
+    except PushwireError as e:
+        name = str(e).split(" ", 1)[0].rstrip(":")
+        if name in _SETTINGS:
+            raise ValidationError(str(e), field=name) from None
+        raise
 
 
 # What `timeout=None` stands for: the longest timeout the core takes (a day), as near to "no
@@ -207,13 +248,13 @@ class _Base:
         seconds = _LONGEST_TIMEOUT if timeout is None else _seconds("timeout", timeout)
         backoff = _seconds("backoff_base", backoff_base)
         retries = _count("max_retries", max_retries)
-        self._core = CoreClient(
+        self._core = _core_client(
             key,
             base,
             events,
             seconds,
             retries,
-            dict(default_headers) if default_headers else None,
+            _headers(default_headers),
             allow_insecure,
             backoff,
             ca_bundle,
@@ -612,8 +653,17 @@ def _items(name: str, values: Sequence[str]) -> list[str]:
 
 
 def _events(events: Iterable[Mapping[str, Any]]) -> list[Any]:
-    if isinstance(events, (str, bytes, Mapping)):
-        raise ValidationError("events must be a list of dicts", field="events")
+    if hasattr(events, "columns"):
+        # A DataFrame iterates over its column names.
+        raise ValidationError(
+            "events must be a list of dicts, not a DataFrame: pass df.to_dict('records') "
+            "(pandas) or df.to_dicts() (polars)",
+            field="events",
+        )
+    if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Iterable):
+        raise ValidationError(
+            f"events must be a list of dicts, not {type(events).__name__}", field="events"
+        )
     return list(events)
 
 

@@ -442,8 +442,13 @@ impl Transport {
         // set them in `tls_config`.
         let mut builder = reqwest::Client::builder().tls_backend_preconfigured(tls);
         if let Some(proxy) = &cfg.proxy {
-            let p = reqwest::Proxy::all(proxy.as_str())
-                .map_err(|e| Error::Config(format!("proxy is not a valid proxy URL: {e}")))?;
+            // Parsed here first: reqwest's own refusal says only "builder error".
+            let p = Url::parse(proxy.trim())
+                .map_err(|e| e.to_string())
+                .and_then(|url| reqwest::Proxy::all(url.as_str()).map_err(|e| e.to_string()))
+                .map_err(|e| {
+                    Error::Config(format!("proxy is not a valid proxy URL ({e}): {proxy:?}"))
+                })?;
             builder = builder.proxy(p);
         }
         let http = builder
@@ -841,13 +846,20 @@ pub fn decode<R: DeserializeOwned + Envelope>(iface: Iface, body: &[u8]) -> Resu
                     Err(e) if e.path().to_string() != "." => format!(" (at `{}`)", e.path()),
                     _ => String::new(),
                 };
-                failure.message = format!(
-                    "the {} interface answered with an unexpected shape{at}: {e}",
-                    match iface {
-                        Iface::Main => "main",
-                        Iface::Events => "event-tracking",
-                    }
-                );
+                let interface = match iface {
+                    Iface::Main => "main",
+                    Iface::Events => "event-tracking",
+                };
+                failure.message = match &failure.body {
+                    // Not JSON at all: a proxy's or gateway's page, most likely.
+                    Value::String(text) => format!(
+                        "the {interface} interface answered with an unexpected shape: a body that is not JSON (a proxy's or gateway's page?): {:?}",
+                        text.chars().take(200).collect::<String>()
+                    ),
+                    _ => format!(
+                        "the {interface} interface answered with an unexpected shape{at}: {e}"
+                    ),
+                };
             }
             Err(Error::Api(Box::new(failure)))
         }
@@ -857,7 +869,13 @@ pub fn decode<R: DeserializeOwned + Envelope>(iface: Iface, body: &[u8]) -> Resu
 /// A `success: false` answer's failure, with a message even when the service sent none.
 fn refusal(mut failure: ApiFailure) -> ApiFailure {
     if failure.message.is_empty() {
-        failure.message = "the service answered success: false, without a message".into();
+        failure.message = match failure.body.get("error_code") {
+            // The event-tracking interface says it with a code, and has no `success`.
+            Some(code) if failure.body.get("success").is_none() => {
+                format!("the service answered error_code {code}, without a message")
+            }
+            _ => "the service answered success: false, without a message".into(),
+        };
     }
     failure
 }

@@ -235,8 +235,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             json!(s.products.values().collect::<Vec<_>>())
         })),
         "inject_fault" => {
-            let spec: FaultSpec =
-                serde_json::from_value(Value::Object(args)).map_err(|e| e.to_string())?;
+            let spec: FaultSpec = read_args(args)?;
             let fault = spec.into_fault()?;
             emu.lock().faults.push(fault);
             Ok(json!({}))
@@ -502,6 +501,45 @@ struct NewTrigger {
     api_key: Option<String>,
 }
 
+/// An admin operation's arguments as `T`; a refusal names the argument in plain words
+/// (serde's own reads `invalid type: string "500", expected u16`).
+fn read_args<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, String> {
+    serde_path_to_error::deserialize(Value::Object(args)).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.inner().to_string();
+        if let Some(name) = inner
+            .strip_prefix("missing field `")
+            .and_then(|r| r.split('`').next())
+        {
+            return match field.as_str() {
+                "." => format!("{name} is required"),
+                at => format!("{at}.{name} is required"),
+            };
+        }
+        let plain = inner
+            .strip_prefix("invalid type: ")
+            .and_then(|r| r.split_once(", expected "))
+            .map(|(got, want)| {
+                let want = match want {
+                    "u8" | "u16" | "u32" | "u64" | "usize" | "i32" | "i64" | "an integer" => {
+                        "an integer"
+                    }
+                    "f32" | "f64" => "a number",
+                    "a sequence" => "a list",
+                    w if w == "a map" || w.starts_with("struct ") => "a dict",
+                    w => w,
+                };
+                format!("must be {want}, not {got}")
+            });
+        match (field.as_str(), plain) {
+            (".", Some(p)) => format!("the arguments {p}"),
+            (".", None) => inner,
+            (at, Some(p)) => format!("{at} {p}"),
+            (at, None) => format!("{at}: {inner}"),
+        }
+    })
+}
+
 fn default_type() -> String {
     "trigger".into()
 }
@@ -513,7 +551,7 @@ fn default_limit() -> i64 {
 }
 
 fn create_trigger(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<Value, String> {
-    let t: NewTrigger = serde_json::from_value(Value::Object(args)).map_err(|e| e.to_string())?;
+    let t: NewTrigger = read_args(args)?;
     let _ = t.api_key;
     const TYPES: [&str; 5] = ["generic", "browse", "trigger", "price_drop", "inventory"];
     const STATUSES: [&str; 4] = ["draft", "active", "pause", "deleted"];

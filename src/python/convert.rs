@@ -185,7 +185,21 @@ pub fn model<T: DeserializeOwned + serde::Serialize>(
 
 /// [`model`] from the JSON already made of the Python value.
 pub fn model_of<T: DeserializeOwned + serde::Serialize>(v: Value, path: &str) -> Result<T, Error> {
-    let m: T = from_json(v.clone(), path)?;
+    let m: T = match from_json(v.clone(), path) {
+        Ok(m) => m,
+        // A list where a model goes (`send_to=[12]`) is read as its fields in order, and the
+        // error would be about its first item; an empty dict reading as `T` tells a model.
+        Err(_)
+            if v.is_array() && serde_json::from_value::<T>(Value::Object(Map::new())).is_ok() =>
+        {
+            let name = if path.is_empty() { "the value" } else { path };
+            return Err(Error::validation(
+                path,
+                format!("{name} must be a dict (or its model), not a list"),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
     let kept = serde_json::to_value(&m).unwrap_or_default();
     if let Some((field, message)) = lossy_field(&v, &kept, path) {
         return Err(Error::validation(field, message));
