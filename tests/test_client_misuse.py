@@ -369,6 +369,12 @@ def test_error_messages_use_the_python_names(drv: Driver, emu):
             "(pandas) or df.to_dicts() (polars)",
         ),
         (
+            lambda: drv(c.notifications.create, **BROADCAST, valid_from_utc=dt.date(2030, 1, 2)),
+            "valid_from_utc",
+            "valid_from_utc is a time, not a day: pass a datetime (site-local, naive) or a "
+            "'YYYY-MM-DD hh:mm:ss' string",
+        ),
+        (
             lambda: drv(c.analytics.subscribers, types=["countries"]),
             "types",
             'types lists "countries", which is not one of: country, state, city, device, '

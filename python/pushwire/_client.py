@@ -99,6 +99,12 @@ def _broadcast(
         "notification_url": url,
         "notification_type": type,
     }
+    if isinstance(valid_from_utc, _dt.date) and not isinstance(valid_from_utc, _dt.datetime):
+        raise ValidationError(
+            "valid_from_utc is a time, not a day: pass a datetime (site-local, naive) or a "
+            "'YYYY-MM-DD hh:mm:ss' string",
+            field="valid_from_utc",
+        )
     if isinstance(valid_from_utc, _dt.datetime):
         if valid_from_utc.utcoffset() is not None:
             # The service reads valid_from_utc in the site's time zone (spec 4.13), which the
