@@ -127,6 +127,30 @@ def test_a_shared_batch_keeps_concurrency_as_the_bound_on_requests_in_flight(
     assert elapsed >= 1.9, elapsed
 
 
+def test_a_large_blocking_batch_starts_sending_while_later_events_are_converted(
+    emu: Emulator,
+) -> None:
+    # The I/O threads send the first events while the calling thread still converts the
+    # rest: a batch of 100,000 rows does not wait for the last row before the first goes.
+    client = emu.client(max_retries=0)
+    stored_when_last_converted: list[int] = []
+
+    class Row:  # a row-like object (as a pandas Series), read through to_dict()
+        def __init__(self, i: int) -> None:
+            self.i = i
+
+        def to_dict(self) -> dict[str, object]:
+            if self.i == 999:
+                time.sleep(0.3)  # a slow row, converted last
+                stored_when_last_converted.append(len(emu.events()))
+            return {"event_name": "viewed", "profile_id": f"p{self.i}"}
+
+    results = client.events.track_many([Row(i) for i in range(1000)], concurrency=8)
+    assert results == [None] * 1000
+    assert len(emu.events()) == 1000
+    assert stored_when_last_converted[0] > 0
+
+
 def test_track_many_rejects_bad_arguments_before_sending(drv: Driver, emu: Emulator) -> None:
     with pytest.raises(ValidationError) as e:
         drv(drv.client.events.track_many, {"event_name": "e", "profile_id": "p"})

@@ -33,22 +33,75 @@ pub async fn track_many(
         .await
 }
 
-/// One worker's share of a batch spread over threads: takes the next event not yet taken
-/// from `next` until none is left, `concurrency` in flight, and returns each outcome with its
-/// event's index. Workers pulling from one counter balance themselves: a faster thread
-/// simply takes more.
+/// A batch's events on their way from the thread that converts them to the threads that
+/// send them, each with its index in the batch: sending starts with the first events while
+/// the rest are still being converted.
+#[derive(Default)]
+pub struct Feed {
+    queue: std::sync::Mutex<std::collections::VecDeque<(usize, Map<String, Value>)>>,
+    closed: std::sync::atomic::AtomicBool,
+    ready: tokio::sync::Notify,
+}
+
+impl Feed {
+    fn queue(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::VecDeque<(usize, Map<String, Value>)>> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds events to be sent.
+    pub fn push(&self, events: impl IntoIterator<Item = (usize, Map<String, Value>)>) {
+        self.queue().extend(events);
+        self.ready.notify_waiters();
+    }
+
+    /// No more events will come: takers stop once the queue is empty.
+    pub fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.ready.notify_waiters();
+    }
+
+    /// The next event, waiting for one while the feed is open; `None` once it is closed and
+    /// empty.
+    pub async fn next(&self) -> Option<(usize, Map<String, Value>)> {
+        loop {
+            // The common case, with events waiting: no listener to register and drop.
+            if let Some(event) = self.queue().pop_front() {
+                return Some(event);
+            }
+            // Listening before looking again: a push or close between the two wakes us.
+            let ready = self.ready.notified();
+            tokio::pin!(ready);
+            ready.as_mut().enable();
+            if let Some(event) = self.queue().pop_front() {
+                return Some(event);
+            }
+            if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                return self.queue().pop_front();
+            }
+            ready.await;
+        }
+    }
+}
+
+/// One worker's share of a batch spread over threads: takes the next event from `feed`
+/// until it is closed and empty, `concurrency` in flight, and returns each outcome with its
+/// event's index. Workers taking from one feed balance themselves: a faster thread simply
+/// takes more.
 pub async fn track_share(
     t: &Transport,
-    events: &[Map<String, Value>],
-    next: &std::sync::atomic::AtomicUsize,
+    feed: std::sync::Arc<Feed>,
     concurrency: usize,
 ) -> Vec<(usize, Result<()>)> {
-    let pulls = std::iter::from_fn(|| {
-        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        (i < events.len()).then_some(i)
+    // The feed owned by the stream (a borrowed one makes the future's lifetime
+    // higher-ranked, which a spawned task cannot carry).
+    let taken = stream::unfold(feed, |feed| async move {
+        let event = feed.next().await;
+        event.map(|event| (event, feed))
     });
-    stream::iter(pulls)
-        .map(|i| async move { (i, events::track_checked(t, &events[i]).await) })
+    taken
+        .map(|(i, body)| async move { (i, events::track_checked(t, &body).await) })
         .buffer_unordered(t.in_flight(concurrency))
         .collect()
         .await
@@ -127,4 +180,39 @@ pub async fn membership(
         .buffered(t.in_flight(concurrency))
         .collect()
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(i: usize) -> (usize, Map<String, Value>) {
+        let mut body = Map::new();
+        body.insert("event_name".into(), Value::String(format!("e{i}")));
+        (i, body)
+    }
+
+    #[tokio::test]
+    async fn a_feed_hands_over_every_event_once_then_ends_when_closed() {
+        let feed = std::sync::Arc::new(Feed::default());
+        // A taker waiting on an empty feed is woken by a later push, and by the close.
+        let taker = {
+            let feed = feed.clone();
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                while let Some((i, _)) = feed.next().await {
+                    seen.push(i);
+                }
+                seen
+            })
+        };
+        tokio::task::yield_now().await;
+        feed.push((0..3).map(event));
+        tokio::task::yield_now().await;
+        feed.push((3..5).map(event));
+        feed.close();
+        assert_eq!(taker.await.unwrap(), vec![0, 1, 2, 3, 4]);
+        // Closed and empty: nothing more, at once.
+        assert!(feed.next().await.is_none());
+    }
 }

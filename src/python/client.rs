@@ -81,6 +81,12 @@ fn handles_signals(py: Python<'_>) -> bool {
     main
 }
 
+/// What a blocking call does: an operation, or a batch already under way.
+enum Work {
+    Op(Op),
+    Spread(spread::Batch),
+}
+
 /// The outcome of a blocking call a progress callback stopped, until the callback's own
 /// exception (`ops::take_stop`) takes its place.
 fn stopped() -> Error {
@@ -256,25 +262,36 @@ impl CoreClient {
             );
             return Err(to_pyerr(py, e, rename));
         };
-        let parsed = ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?;
         let (rt, transport) =
             local::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
+        let work = if op == "events.track_many" {
+            let (items, concurrency) =
+                ops::track_many_args(args).map_err(|e| to_pyerr(py, e, rename))?;
+            // Decided here, with the GIL held (see `spread::worth_it`).
+            if spread::worth_it(items.len(), concurrency) {
+                // The I/O threads send the first events while this thread converts the rest.
+                let mut batch =
+                    spread::Batch::start(&transport, &self.config, items.len(), concurrency);
+                for item in items.iter() {
+                    batch.add(ops::event(&item));
+                }
+                Work::Spread(batch)
+            } else {
+                let events = items.iter().map(|item| ops::event(&item)).collect();
+                Work::Op(Op::TrackMany(events, concurrency))
+            }
+        } else {
+            Work::Op(ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?)
+        };
         // Only a thread that handles signals wakes to check them.
         let tick = handles_signals(py).then(signal_tick);
-        let client = &self.config;
-        // Decided here, with the GIL held (see `spread::worth_it`).
-        let spread =
-            matches!(&parsed, Op::TrackMany(items, c) if spread::worth_it(items.len(), *c));
-        let may_spin = parsed.is_single_request();
+        let may_spin = matches!(&work, Work::Op(op) if op.is_single_request());
         let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
             rt.block_on(async {
                 let fut = async {
-                    match parsed {
-                        Op::TrackMany(items, concurrency) if spread => {
-                            let out = spread::track_many(&transport, client, items, concurrency);
-                            Ok(Output::Batch(out.await))
-                        }
-                        other => ops::run(&transport, other).await,
+                    match work {
+                        Work::Spread(batch) => Ok(Output::Batch(batch.finish(&transport).await)),
+                        Work::Op(op) => ops::run(&transport, op).await,
                     }
                 };
                 tokio::pin!(fut);

@@ -405,6 +405,34 @@ pub fn stop_requested() -> impl std::future::Future<Output = ()> {
     })
 }
 
+/// The events of `events.track_many` (the Python wrapper passes them as a list) and its
+/// concurrency.
+pub fn track_many_args<'py>(
+    args: &Bound<'py, PyTuple>,
+) -> Result<(Bound<'py, PyList>, usize), Error> {
+    let concurrency = concurrency(&arg(args, 1))?;
+    let items = arg(args, 0)
+        .cast_into::<PyList>()
+        .map_err(|_| Error::validation("events", "events must be a list of dicts"))?;
+    Ok((items, concurrency))
+}
+
+/// One event of a batch, as sent, or why it is not sent. Never raises: a batch may have
+/// started sending the events before it.
+pub fn event(item: &Bound<'_, PyAny>) -> Result<Map<String, Value>, Error> {
+    match to_json(&without_blanks(item)?, "") {
+        Ok(Value::Object(mut body)) => {
+            // A None is an absent field, as for `track()`: the service's schema refuses
+            // `null` ("must be a string"), and a row of a dataframe has None where a column
+            // does not apply.
+            body.retain(|_, v| !v.is_null());
+            events::check(&body).map(|_| body)
+        }
+        Ok(_) => Err(Error::validation("events", "each event must be a dict")),
+        Err(e) => Err(e),
+    }
+}
+
 /// Reads the arguments of `op`, in the order the Python wrappers pass them.
 pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
     let a = |i| arg(args, i);
@@ -508,32 +536,10 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             Op::Notify(Box::new(n))
         }
         "events.track_many" => {
-            let concurrency = concurrency(&a(1))?;
-            let items = a(0);
-            if items.is_instance_of::<PyDict>() || items.is_instance_of::<PyString>() {
-                return Err(Error::validation(
-                    "events",
-                    "events must be a list of dicts",
-                ));
-            }
-            let iter = items
-                .try_iter()
-                .map_err(|_| Error::validation("events", "events must be a list of dicts"))?;
-            let mut out = Vec::new();
-            for item in iter {
-                let item = item.map_err(|e| Error::validation("events", e.to_string()))?;
-                let item = without_blanks(&item)?;
-                out.push(match to_json(&item, "") {
-                    Ok(Value::Object(mut body)) => {
-                        // A None is an absent field, as for `track()`: the service's schema
-                        // refuses `null` ("must be a string"), and a row of a dataframe has
-                        // None where a column does not apply.
-                        body.retain(|_, v| !v.is_null());
-                        events::check(&body).map(|_| body)
-                    }
-                    Ok(_) => Err(Error::validation("events", "each event must be a dict")),
-                    Err(e) => Err(e),
-                });
+            let (items, concurrency) = track_many_args(args)?;
+            let mut out = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                out.push(event(&item));
             }
             Op::TrackMany(out, concurrency)
         }

@@ -7,8 +7,8 @@
 //! Each thread sends through its own pool for the client (see `local`), so a connection is
 //! only ever driven by one thread.
 
+use std::sync::atomic::AtomicU8;
 use std::sync::atomic::Ordering::SeqCst;
-use std::sync::atomic::{AtomicU8, AtomicUsize};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -46,88 +46,119 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// [`bulk::track_many`] with the work shared between this thread and the I/O threads; the
-/// outcomes come back in input order.
-pub async fn track_many(
-    mine: &Transport,
-    client: &Arc<Config>,
-    items: Vec<Result<Map<String, Value>>>,
-    concurrency: usize,
-) -> Vec<Result<()>> {
-    let total = items.len();
-    // Within the client's connection slots, before it is split between the threads.
-    let concurrency = mine.in_flight(concurrency);
-    let mut outcomes: Vec<Option<Result<()>>> = Vec::with_capacity(total);
-    // Events that failed validation keep their error; the others are sent.
-    let mut positions = Vec::new();
-    let mut bodies = Vec::new();
-    for (i, item) in items.into_iter().enumerate() {
-        match item {
+/// Events handed to the feed at once: a lock and a wake-up per this many, not per event.
+const CHUNK: usize = 32;
+
+/// A blocking [`bulk::track_many`] with the work shared between this thread and the I/O
+/// threads. The I/O threads start sending as soon as it is made, while this thread still
+/// converts the events (holding the GIL) and [`add`](Batch::add)s them; [`finish`]
+/// (Batch::finish) then sends this thread's share and gathers every outcome, in input order.
+pub struct Batch {
+    feed: Arc<bulk::Feed>,
+    others: Vec<(Arc<AtomicU8>, AbortOnDrop<Share>)>,
+    own_share: usize,
+    /// Each event's outcome: those refused before sending have theirs already.
+    outcomes: Vec<Option<Result<()>>>,
+    chunk: Vec<(usize, Map<String, Value>)>,
+}
+
+impl Batch {
+    /// Starts the I/O threads' workers on an empty, open feed. Call it holding the GIL
+    /// (see [`worth_it`]).
+    pub fn start(
+        mine: &Transport,
+        client: &Arc<Config>,
+        total: usize,
+        concurrency: usize,
+    ) -> Batch {
+        // Within the client's connection slots, before it is split between the threads.
+        let concurrency = mine.in_flight(concurrency);
+        let feed = Arc::new(bulk::Feed::default());
+        let workers = (io_threads().len() + 1).min(concurrency);
+        // The slots in flight, split as evenly as they go; this thread takes the remainder.
+        let share = concurrency / workers;
+        let own_share = concurrency - share * (workers - 1);
+        let others = (1..workers)
+            .map(|_| {
+                let state = Arc::new(AtomicU8::new(WAITING));
+                let (feed, client, st) = (feed.clone(), client.clone(), state.clone());
+                let task = io_threads().spawn(async move {
+                    // Claimed by the caller first: it finished the batch without this worker.
+                    if st
+                        .compare_exchange(WAITING, RUNNING, SeqCst, SeqCst)
+                        .is_err()
+                    {
+                        return Vec::new();
+                    }
+                    match local::transport(&client) {
+                        Ok(t) => bulk::track_share(&t, feed, share).await,
+                        // No pool there: this worker takes nothing and the others take all.
+                        Err(_) => Vec::new(),
+                    }
+                });
+                (state, AbortOnDrop(task))
+            })
+            .collect();
+        Batch {
+            feed,
+            others,
+            own_share,
+            outcomes: Vec::with_capacity(total),
+            chunk: Vec::with_capacity(CHUNK),
+        }
+    }
+
+    /// The next event of the batch, in input order: sent if it converted, else its error is
+    /// its outcome.
+    pub fn add(&mut self, event: Result<Map<String, Value>>) {
+        let i = self.outcomes.len();
+        match event {
             Ok(body) => {
-                positions.push(i);
-                bodies.push(body);
-                outcomes.push(None);
+                self.outcomes.push(None);
+                self.chunk.push((i, body));
+                if self.chunk.len() == CHUNK {
+                    self.feed.push(std::mem::take(&mut self.chunk));
+                }
             }
-            Err(e) => outcomes.push(Some(Err(e))),
+            Err(e) => self.outcomes.push(Some(Err(e))),
         }
     }
-    let bodies = Arc::new(bodies);
-    let next = Arc::new(AtomicUsize::new(0));
-    let workers = (io_threads().len() + 1).min(concurrency);
-    // The slots in flight, split as evenly as they go; this thread takes the remainder.
-    let share = concurrency / workers;
-    let own_share = concurrency - share * (workers - 1);
-    let others: Vec<(Arc<AtomicU8>, AbortOnDrop<Share>)> = (1..workers)
-        .map(|_| {
-            let state = Arc::new(AtomicU8::new(WAITING));
-            let (bodies, next, client, st) =
-                (bodies.clone(), next.clone(), client.clone(), state.clone());
-            let task = io_threads().spawn(async move {
-                // Claimed by the caller first: it finished the batch without this worker.
-                if st
-                    .compare_exchange(WAITING, RUNNING, SeqCst, SeqCst)
-                    .is_err()
-                {
-                    return Vec::new();
-                }
-                match local::transport(&client) {
-                    Ok(t) => bulk::track_share(&t, &bodies, &next, share).await,
-                    // No pool there: this worker takes nothing and the others take all.
-                    Err(_) => Vec::new(),
-                }
-            });
-            (state, AbortOnDrop(task))
-        })
-        .collect();
-    let mut done = bulk::track_share(mine, &bodies, &next, own_share).await;
-    // Every event is taken. A worker whose thread never got to it (busy, or blocked) is
-    // called off rather than waited for; one that started holds outcomes to wait for.
-    for (state, mut worker) in others {
-        if state
-            .compare_exchange(WAITING, CALLED_OFF, SeqCst, SeqCst)
-            .is_ok()
-        {
-            continue;
+
+    /// Sends this thread's share once every event is added, and returns every outcome in
+    /// input order.
+    pub async fn finish(mut self, mine: &Transport) -> Vec<Result<()>> {
+        self.feed.push(std::mem::take(&mut self.chunk));
+        self.feed.close();
+        let mut done = bulk::track_share(mine, self.feed.clone(), self.own_share).await;
+        // Every event is taken. A worker whose thread never got to it (busy, or blocked) is
+        // called off rather than waited for; one that started holds outcomes to wait for.
+        for (state, mut worker) in self.others {
+            if state
+                .compare_exchange(WAITING, CALLED_OFF, SeqCst, SeqCst)
+                .is_ok()
+            {
+                continue;
+            }
+            if let Ok(theirs) = (&mut worker.0).await {
+                done.extend(theirs);
+            }
         }
-        if let Ok(theirs) = (&mut worker.0).await {
-            done.extend(theirs);
+        for (i, outcome) in done {
+            self.outcomes[i] = Some(outcome);
         }
-    }
-    for (i, outcome) in done {
-        outcomes[positions[i]] = Some(outcome);
-    }
-    outcomes
-        .into_iter()
-        .map(|o| {
-            // Only a worker that died mid-batch leaves an event without an outcome.
-            o.unwrap_or_else(|| {
-                Err(Error::Connection {
-                    message: "the batch's worker thread stopped before this event's outcome \
-                              was known"
-                        .into(),
-                    outcome_unknown: true,
+        self.outcomes
+            .into_iter()
+            .map(|o| {
+                // Only a worker that died mid-batch leaves an event without an outcome.
+                o.unwrap_or_else(|| {
+                    Err(Error::Connection {
+                        message: "the batch's worker thread stopped before this event's \
+                                  outcome was known"
+                            .into(),
+                        outcome_unknown: true,
+                    })
                 })
             })
-        })
-        .collect()
+            .collect()
+    }
 }
