@@ -375,6 +375,16 @@ def test_error_messages_use_the_python_names(drv: Driver, emu):
             "'YYYY-MM-DD hh:mm:ss' string",
         ),
         (
+            lambda: drv(
+                c.notifications.create,
+                **BROADCAST,
+                actions=Action(label="Go", url="https://shop.example/go"),
+            ),
+            "actions",
+            "actions must be a list of buttons, not Action: pass actions=[Action(...)], even "
+            "for one",
+        ),
+        (
             lambda: drv(c.analytics.subscribers, types=["countries"]),
             "types",
             'types lists "countries", which is not one of: country, state, city, device, '

@@ -139,10 +139,21 @@ def _broadcast(
                     field=name,
                 )
             fields[name] = as_strs
+    actions = extra.get("actions")
+    if actions is not None and (isinstance(actions, (str, Mapping)) or not _is_list(actions)):
+        raise ValidationError(
+            f"actions must be a list of buttons, not {actions.__class__.__name__}: "
+            "pass actions=[Action(...)], even for one",
+            field="actions",
+        )
     for name, value in extra.items():
         if value is not None:
             fields[name] = value
     return fields
+
+
+def _is_list(value: object) -> bool:
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))
 
 
 def _settings(
