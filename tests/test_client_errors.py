@@ -286,6 +286,30 @@ def test_an_item_missing_its_id_reads_as_0_rather_than_failing_the_list(drv: Dri
     assert [(s.segment_id, s.segment_name) for s in drv(drv.client.segments.list)] == [("", "x")]
 
 
+def test_campaign_reads_take_either_utm_shape_and_nulls_as_empty(drv: Driver, emu):
+    # Spec 2.5 shows two shapes of utm_params; a null list or object reads as an absent one,
+    # rather than failing the read (a whole page of a list, for one campaign).
+    trigger = {
+        "trigger_id": 3,
+        "campaign_name": "Cart",
+        "analytics": None,
+        "utm_params": {"enabled": True, "source": "newsletter", "medium": "push", "campaign": "bf"},
+        "notifications": [{"title": "t", "actions": None, "analytics": {"result": None}}],
+    }
+    emu.inject_fault("/apiv1/triggers/3", status=200, body={"success": True, "data": trigger})
+    got = drv(drv.client.triggers.get, 3)
+    assert (got.utm_params.utm_source, got.utm_params.utm_medium) == ("newsletter", "push")
+    assert got.utm_params.utm_campaign == "bf" and got.analytics.views == 0
+    assert got.notifications[0].actions == [] and got.notifications[0].analytics.result == []
+    drip = {"drip_id": 4, "utm_params": {"enabled": False, "source": "x"}, "options": None}
+    emu.inject_fault("/apiv1/drips/4", status=200, body={"success": True, "data": drip})
+    got = drv(drv.client.drips.get, 4)
+    assert got.drip_id == 4 and got.utm_params is None
+    page = {"success": True, "data": [trigger, {**trigger, "trigger_id": 5, "rules": None}]}
+    emu.inject_fault("/apiv1/triggers", status=200, body=page)
+    assert [c.trigger_id for c in drv(drv.client.triggers.list).data] == [3, 5]
+
+
 def test_a_create_answered_without_a_usable_id_returns_0_and_warns(drv: Driver, emu, caplog):
     # The broadcast was accepted: raising would invite a retry, and a retry a second send.
     emu.add_subscriber()

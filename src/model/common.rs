@@ -23,7 +23,11 @@ pub struct Analytics {
     pub unsubscribed: i64,
     #[serde(default, deserialize_with = "lenient::float")]
     pub ctr: f64,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "lenient::or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub result: Vec<GoalResult>,
 }
 
@@ -65,7 +69,34 @@ pub struct GoalResult {
     pub value: f64,
 }
 
-/// Spec 2.5, the read shape (`utm_*` keys).
+/// A campaign's `utm_params` as a response carries it, in either shape of 2.5 (`utm_*`
+/// keys, or the drip sample's `{enabled, source, medium, campaign, term, content}`);
+/// `enabled: false`, `null` or anything but an object is none. Lenient as every read: a
+/// missing value is empty, never a failed read.
+pub fn read_utm<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<UtmParams>, D::Error> {
+    let Some(Value::Object(obj)) = Option::<Value>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if obj.get("enabled") == Some(&Value::Bool(false)) {
+        return Ok(None);
+    }
+    let pick = |long: &str, short: &str| -> Option<String> {
+        match obj.get(long).or_else(|| obj.get(short))? {
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        }
+    };
+    Ok(Some(UtmParams {
+        utm_source: pick("utm_source", "source").unwrap_or_default(),
+        utm_medium: pick("utm_medium", "medium").unwrap_or_default(),
+        utm_campaign: pick("utm_campaign", "campaign").unwrap_or_default(),
+        utm_term: pick("utm_term", "term"),
+        utm_content: pick("utm_content", "content"),
+    }))
+}
+
+/// Spec 2.5, the shape sent (`utm_*` keys); [`read_utm`] reads both.
 #[cfg_attr(
     feature = "python",
     pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")

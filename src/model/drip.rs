@@ -28,14 +28,18 @@ pub struct Drip {
     pub updated_at_utc: String,
     #[serde(default)]
     pub audience: Audience,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub options: DripOptions,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub analytics: Analytics,
     /// Present in the single-campaign response, absent in list items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notifications: Option<Vec<DripNotification>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "super::common::read_utm",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub utm_params: Option<UtmParams>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -114,11 +118,11 @@ pub struct DripNotification {
     pub require_interaction: i64,
     #[serde(default, deserialize_with = "lenient::int")]
     pub expiry: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub schedule_options: ScheduleOptions,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub actions: Vec<Action>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub analytics: Analytics,
     /// Fields the spec does not list, kept as sent.
     #[serde(flatten)]

@@ -157,6 +157,16 @@ pub fn ids<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     Ok(ids.into_iter().map(|Id(s)| s).collect())
 }
 
+/// `T`, or its default for `null`: a response's `null` list or object reads as an absent
+/// one does (empty), rather than failing the whole read, a page of a list included.
+pub fn or_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: serde::Deserialize<'de> + Default,
+{
+    Ok(<Option<T> as serde::Deserialize>::deserialize(d)?.unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;

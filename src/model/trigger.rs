@@ -31,16 +31,20 @@ pub struct TriggeredCampaign {
     pub daily_trigger_limit: i64,
     #[serde(default, deserialize_with = "lenient::int")]
     pub weekly_trigger_limit: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub rules: Rules,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub analytics: Analytics,
     /// Present in the single-campaign response, absent in list items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notifications: Option<Vec<TriggeredNotification>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<TriggerOptions>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "super::common::read_utm",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub utm_params: Option<UtmParams>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -94,11 +98,11 @@ pub struct TriggeredNotification {
     pub expiry: i64,
     #[serde(default, deserialize_with = "lenient::int")]
     pub require_interaction: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub actions: Vec<Action>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub schedule_options: ScheduleOptions,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub analytics: Analytics,
     #[serde(flatten)]
     pub extra: Extra,
