@@ -408,6 +408,7 @@ def test_unexpected_answers_are_described_in_plain_words(drv: Driver, emu):
     with pytest.raises(APIError) as info:
         drv(drv.client.events.track, "e", profile_id="p")
     assert info.value.message == "the service answered error_code 5, without a message"
+    assert info.value.code == 5
 
 
 def test_the_emulators_admin_refusals_name_the_argument(emu):

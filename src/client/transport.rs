@@ -797,10 +797,14 @@ fn failure_from_body(status: u16, body: Value) -> ApiFailure {
         .or_else(|| error.filter(|e| e.is_string()).and_then(|e| text(Some(e))))
         .or_else(|| body.as_str().map(|s| s.chars().take(500).collect()))
         .unwrap_or_default();
-    let code = error.and_then(|e| e.get("code")).and_then(|c| {
-        c.as_i64()
-            .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
-    });
+    // The events interface's `error.code`, or its `error_code` when it sends no object.
+    let code = error
+        .and_then(|e| e.get("code"))
+        .or_else(|| body.get("error_code").filter(|c| *c != &Value::from(0)))
+        .and_then(|c| {
+            c.as_i64()
+                .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
+        });
     let details = error
         .and_then(|e| e.get("details"))
         .and_then(Value::as_array)
