@@ -439,6 +439,11 @@ def test_client_settings_of_the_wrong_type_name_the_setting(cls, emu):
             cls(**{**settings, **kwargs})
         assert info.value.field == field, str(info.value)
         assert "builder error" not in str(info.value)
+    # a proxy without a scheme is http, as curl reads it; a refusal never shows a password
+    cls(api_key="k", base_url=emu.base_url, proxy="127.0.0.1:3128")
+    with pytest.raises(ValidationError) as info:
+        cls(api_key="k", base_url=emu.base_url, proxy="http://alice:s3cr#t@proxy corp:3128")
+    assert info.value.field == "proxy" and "s3cr" not in str(info.value)
 
 
 @pytest.mark.parametrize("cls", [Client, AsyncClient])

@@ -487,7 +487,8 @@ def test_threads_waiting_on_a_slow_service_stay_asleep(emu):
     import threading
 
     client = emu.client(timeout=10)
-    emu.inject_fault("/apiv1/drips", delay=1.5, times=20)
+    # Answered 3 s after each arrives, so that no answer falls in the half second watched.
+    emu.inject_fault("/apiv1/drips", delay=3, times=20)
     threads = [threading.Thread(target=client.drips.list) for _ in range(20)]
     for t in threads:
         t.start()
@@ -594,6 +595,47 @@ def test_an_interrupted_batch_sends_nothing_more(emu, alarm):
         client.events.track_many(events, concurrency=8)
     time.sleep(1.5)
     assert emu.events() == []
+
+
+class _Stop(BaseException):
+    """What Ctrl-C raises where Python code runs: not an Exception."""
+
+
+def test_ctrl_c_while_a_batch_is_converted_stops_it(emu):
+    # A large batch of rows read through their own to_dict() (pandas' iterrows()): Ctrl-C
+    # landing in that code stops the call at once, and the rows not yet sent never are.
+    # Before, the interrupt was taken for a row that is not a dict, and all were sent.
+    client = emu.client(**FAST)
+
+    class Row:
+        def __init__(self, i: int) -> None:
+            self.i = i
+
+        def to_dict(self) -> dict[str, object]:
+            time.sleep(0.001)
+            return {"event_name": "viewed", "profile_id": f"p{self.i}"}
+
+    def interrupt(*_: object) -> None:
+        raise _Stop
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        started = time.monotonic()
+        with pytest.raises(_Stop):
+            client.events.track_many([Row(i) for i in range(2000)], concurrency=8)
+        elapsed = time.monotonic() - started
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert elapsed < 1.5, elapsed  # converting all 2,000 rows takes 2 s and more
+    time.sleep(0.3)
+    stored = len(emu.events())
+    assert stored < 2000
+    time.sleep(0.3)
+    assert len(emu.events()) == stored  # and nothing more goes out afterwards
+    # the next call is not stopped by what stopped this one
+    assert client.events.track_many([{"event_name": "e", "profile_id": "p"}]) == [None]
 
 
 # -- asyncio cancellation -------------------------------------------------------------------
@@ -789,6 +831,14 @@ def test_the_key_never_shows_in_reprs_or_errors(emu):
     with pytest.raises(pushwire.RateLimitError) as limited:
         pushwire.Client(api_key=SECRET, base_url=emu.base_url, max_retries=1).segments.delete(1)
     assert limited.value.message == "key [redacted] is rate limited"
+    # an answer that is not JSON is quoted cut short: the cut must not leave half the key
+    page = "x" * 490 + SECRET + "y" * 100
+    emu.clear_faults()
+    emu.inject_fault("/apiv1/segments/delete", status=502, body=page, times=10)
+    with pytest.raises(pushwire.PushwireError) as cut:
+        pushwire.Client(api_key=SECRET, base_url=emu.base_url, max_retries=0).segments.delete(1)
+    assert isinstance(cut.value, pushwire.ServerError)
+    assert SECRET[:6] not in str(cut.value) and "[redacted]" in repr(cut.value.body)
     texts += [repr(limited.value.body), repr(limited.value.args), repr(pickle.dumps(limited.value))]
     for make in (
         lambda: client.triggers.get(tid),

@@ -389,6 +389,16 @@ fn url_of(root: &Url, path: &str) -> Url {
     url
 }
 
+/// A proxy URL as an error may show it: what stands before its host's `@` blanked (a
+/// password must not reach a log or a traceback).
+fn without_credentials(raw: &str) -> String {
+    let start = raw.find("://").map_or(0, |i| i + 3);
+    match raw[start..].rfind('@') {
+        Some(at) => format!("{}[redacted]{}", &raw[..start], &raw[start + at..]),
+        None => raw.to_string(),
+    }
+}
+
 /// A checked root (`root_url`) with its interface's prefix, as a `Url`.
 fn parsed_root(root: &str) -> Result<Url> {
     Url::parse(root).map_err(|e| Error::Config(format!("{root:?} is not a valid URL: {e}")))
@@ -442,12 +452,22 @@ impl Transport {
         // set them in `tls_config`.
         let mut builder = reqwest::Client::builder().tls_backend_preconfigured(tls);
         if let Some(proxy) = &cfg.proxy {
-            // Parsed here first: reqwest's own refusal says only "builder error".
-            let p = Url::parse(proxy.trim())
+            // Parsed here first: reqwest's own refusal says only "builder error". Without a
+            // scheme (`10.0.0.1:3128`) it is http, as reqwest and curl read it.
+            let raw = proxy.trim();
+            let with_scheme = if raw.contains("://") {
+                raw.to_string()
+            } else {
+                format!("http://{raw}")
+            };
+            let p = Url::parse(&with_scheme)
                 .map_err(|e| e.to_string())
                 .and_then(|url| reqwest::Proxy::all(url.as_str()).map_err(|e| e.to_string()))
                 .map_err(|e| {
-                    Error::Config(format!("proxy is not a valid proxy URL ({e}): {proxy:?}"))
+                    Error::Config(format!(
+                        "proxy is not a valid proxy URL ({e}): {:?}",
+                        without_credentials(raw)
+                    ))
                 })?;
             builder = builder.proxy(p);
         }
@@ -489,7 +509,28 @@ impl Transport {
     /// Sends `call` (with retries) and decodes a successful answer into `R`.
     pub async fn send<R: DeserializeOwned + Envelope>(&self, call: &Call) -> Result<R> {
         let bytes = self.send_raw(call).await?;
-        decode::<R>(call.iface, &bytes).map_err(|e| self.redacted(e))
+        decode::<R>(call.iface, &bytes).map_err(|e| {
+            // Described again from the body without the key: a message quotes an excerpt,
+            // which could cut the key where a whole-key replacement would miss it.
+            let e = match decode::<R>(call.iface, &self.without_secret(&bytes)) {
+                Err(redacted) => redacted,
+                Ok(_) => e,
+            };
+            self.redacted(e)
+        })
+    }
+
+    /// `body` with the API key blanked wherever it appears in it.
+    fn without_secret<'b>(&self, body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
+        let Some(secret) = self.secret.as_deref() else {
+            return std::borrow::Cow::Borrowed(body);
+        };
+        let needle = secret.as_bytes();
+        if !body.windows(needle.len()).any(|w| w == needle) {
+            return std::borrow::Cow::Borrowed(body);
+        }
+        let text = String::from_utf8_lossy(body).replace(secret, crate::client::error::REDACTED);
+        std::borrow::Cow::Owned(text.into_bytes())
     }
 
     /// `err` with the API key blanked wherever the service's answer echoed it.
@@ -549,6 +590,7 @@ impl Transport {
                     return Ok(body);
                 }
                 Ok((status, headers, body)) => {
+                    let body = self.without_secret(&body);
                     let mut failure = api_failure(call.iface, status, &headers, &body);
                     if let Some(secret) = &self.secret {
                         failure.redact(secret);

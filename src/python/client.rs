@@ -2,9 +2,9 @@
 //! `pushwire.AsyncClient`, and `Completions`, the bridge that hands async results to an
 //! asyncio loop.
 //!
-//! Blocking calls run on the caller's thread with the GIL released and wake every 50 ms to
-//! let Python handle signals, so Ctrl-C interrupts a call (and cancels its request) within
-//! about that long.
+//! Blocking calls run on the caller's thread with the GIL released; on the main thread,
+//! where Python runs signal handlers, they wake every 50 ms to let it, so Ctrl-C interrupts
+//! a call (and cancels its request) within about that long.
 //!
 //! Async calls run as tokio tasks. pyo3-async-runtimes' `future_into_py` completes each
 //! future by taking the GIL from a tokio thread, one request at a time, which contends with
@@ -55,30 +55,23 @@ fn signal_tick() -> &'static tokio::sync::Notify {
     })
 }
 
-/// Whether this thread is the one Python runs signal handlers on (the main thread; after a
-/// fork, the thread that forked). Elsewhere `check_signals` does nothing, so a blocked call
-/// need not wake for it: 200 threads waiting on a slow service cost a tenth of a core in
-/// wake-ups and GIL hand-offs otherwise. Asked of `threading` once per thread and process.
-fn handles_signals(py: Python<'_>) -> bool {
-    thread_local! {
-        static SEEN: std::cell::Cell<Option<(u64, bool)>> = const { std::cell::Cell::new(None) };
+/// Whether this thread is the one Python runs signal handlers on: the process's main OS
+/// thread (after a fork, the thread that forked, which Python makes its main thread too).
+/// Elsewhere `check_signals` does nothing, so a blocked call need not wake for it: 200
+/// threads waiting on a slow service cost a tenth of a core in wake-ups and GIL hand-offs
+/// otherwise. Asked of the OS, not of `threading`: no Python code runs (a signal pending
+/// would run its handler there), and under gevent every greenlet of the main thread is on
+/// it. Where the OS cannot say, every thread wakes.
+fn handles_signals() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: both calls only read the calling thread's and process's ids.
+        unsafe { libc::gettid() == libc::getpid() }
     }
-    let generation = fork::current();
-    if let Some((g, main)) = SEEN.with(std::cell::Cell::get) {
-        if g == generation {
-            return main;
-        }
+    #[cfg(not(target_os = "linux"))]
+    {
+        true
     }
-    let main = (|| -> PyResult<bool> {
-        let threading = py.import("threading")?;
-        let me = threading.call_method0("get_ident")?;
-        let main = threading.call_method0("main_thread")?.getattr("ident")?;
-        me.eq(main)
-    })()
-    // When in doubt, wake: a wasted wake-up beats an uninterruptible call.
-    .unwrap_or(true);
-    SEEN.with(|s| s.set(Some((generation, main))));
-    main
 }
 
 /// What a blocking call does: an operation, or a batch already under way.
@@ -272,19 +265,40 @@ impl CoreClient {
                 // The I/O threads send the first events while this thread converts the rest.
                 let mut batch =
                     spread::Batch::start(&transport, &self.config, items.len(), concurrency);
-                for item in items.iter() {
+                let signals = handles_signals();
+                for (i, item) in items.iter().enumerate() {
                     batch.add(ops::event(&item));
+                    // Ctrl-C while converting: returning drops the batch, which calls off
+                    // the I/O threads' workers; the events not sent yet never are.
+                    if let Some(e) = ops::take_stop() {
+                        return Err(e);
+                    }
+                    if signals && i % 256 == 255 {
+                        py.check_signals()?;
+                    }
                 }
                 Work::Spread(batch)
             } else {
                 let events = items.iter().map(|item| ops::event(&item)).collect();
+                if let Some(e) = ops::take_stop() {
+                    return Err(e);
+                }
                 Work::Op(Op::TrackMany(events, concurrency))
             }
         } else {
-            Work::Op(ops::parse(op, args).map_err(|e| to_pyerr(py, e, rename))?)
+            let parsed = ops::parse(op, args);
+            if let Some(e) = ops::take_stop() {
+                return Err(e);
+            }
+            let parsed = parsed;
+            // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
+            if let Some(e) = ops::take_stop() {
+                return Err(e);
+            }
+            Work::Op(parsed.map_err(|e| to_pyerr(py, e, rename))?)
         };
         // Only a thread that handles signals wakes to check them.
-        let tick = handles_signals(py).then(signal_tick);
+        let tick = handles_signals().then(signal_tick);
         let may_spin = matches!(&work, Work::Op(op) if op.is_single_request());
         let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
             rt.block_on(async {

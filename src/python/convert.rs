@@ -94,8 +94,13 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
             .map_err(|e| Error::validation(path, e.to_string()))?;
         return Ok(Value::String(iso));
     }
-    if let Ok(d) = obj.call_method0("to_dict") {
-        return to_json(&d, path);
+    match obj.call_method0("to_dict") {
+        Ok(d) => return to_json(&d, path),
+        // Ctrl-C landed in the object's own code: the call stops, not reads it otherwise.
+        Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(obj.py()) => {
+            return Err(super::ops::stop_with(e));
+        }
+        Err(_) => {}
     }
     // A Decimal (Django's DecimalField, a price) as the number it is: a whole one as an
     // integer (an expiry of Decimal("60")), any other as a float.
@@ -266,7 +271,7 @@ pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, S
             }
         }
         // A number where text goes: only ids may be given as numbers (`include_segments=
-        // [12]`, a numeric `product_id`); a title of 5 is a slip the text would hide.
+        // [12]`); a title of 5 is a slip the text would hide.
         (Value::Number(n), Value::String(_)) if !takes_ids(path) => Some((
             path.to_string(),
             format!(
@@ -477,6 +482,10 @@ fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
 /// The exception of `pushwire.errors` for a core error. `rename` maps a spec parameter
 /// name to the Python argument that carries it.
 pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr {
+    // A Ctrl-C that stopped the conversion (`ops::stop_with`) is what the caller gets.
+    if let Some(stopped) = super::ops::take_stop() {
+        return stopped;
+    }
     match build_exception(py, err, rename) {
         Ok(e) => e,
         Err(e) => e,

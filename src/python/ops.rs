@@ -363,6 +363,10 @@ fn without_blanks<'py>(item: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>, Er
                 as_dict = d;
                 &as_dict
             }
+            // Ctrl-C landed in the row's own code: the call stops (see `take_stop`).
+            Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(item.py()) => {
+                return Err(stop_with(e));
+            }
             _ => return Ok(item.clone()),
         },
     };
@@ -384,6 +388,14 @@ thread_local! {
     /// An exception that is not an `Exception` (KeyboardInterrupt, SystemExit) raised by a
     /// blocking call's progress callback on this thread: the call stops and raises it.
     static STOP: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps `e`, an exception that is not an `Exception` (KeyboardInterrupt, SystemExit) raised
+/// by the caller's own code while converting a call's arguments (a row's `to_dict`), for
+/// the call to raise (`take_stop`); the error returned stands in for it until then.
+pub fn stop_with(e: PyErr) -> Error {
+    STOP.with(|s| *s.borrow_mut() = Some(e));
+    Error::validation("", "interrupted")
 }
 
 /// The exception a progress callback of this thread's blocking call raised to stop it, if
