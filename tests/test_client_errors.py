@@ -342,3 +342,9 @@ def test_a_created_id_sent_as_a_whole_float_is_read(drv: Driver, emu, caplog):
     with caplog.at_level(logging.WARNING, logger="pushwire"):
         assert drv(drv.client.notifications.create, **BROADCAST) == 12
     assert not [r for r in caplog.records if "returning 0" in r.getMessage()]
+
+
+def test_subscriber_counts_sent_as_text_read_as_integers(drv: Driver, emu):
+    body = {"success": True, "data": {"country": {"US": "3", "DE": 2.0, "FR": 1}}}
+    emu.inject_fault("/apiv1/subscribers/analytics/summary", status=200, body=body)
+    assert drv(drv.client.analytics.subscribers) == {"country": {"US": 3, "DE": 2, "FR": 1}}

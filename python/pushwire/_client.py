@@ -541,12 +541,20 @@ class Analytics(_Sync):
         self, start: DateLike, end: DateLike, *, group_by: str = "day"
     ) -> list[dict[str, Any]]:
         """Rows of spec 2.12 as plain dicts (``date`` a ``datetime.date``), ready for
-        ``pandas.DataFrame(rows)`` or ``polars.DataFrame(rows)``."""
+        ``pandas.DataFrame(rows)`` or ``polars.DataFrame(rows)``.
+
+        ``start`` and ``end`` (the spec's ``from`` and ``to``; dates or ``YYYY-MM-DD``
+        strings, an aware datetime taken as its UTC day) span at most 3,660 days;
+        ``group_by`` is ``day``, ``week`` or ``month``."""
         out: list[dict[str, Any]] = self._call("analytics.summary", start, end, group_by)
         return out
 
     def subscribers(self, *, types: Optional[Iterable[str]] = None) -> dict[str, dict[str, int]]:
-        """Active subscribers counted by dimension: ``{"country": {"US": 3, ...}, ...}``."""
+        """Active subscribers counted by dimension: ``{"country": {"US": 3, ...}, ...}``.
+
+        ``types`` (the spec's ``type``) picks dimensions among ``country``, ``state``,
+        ``city``, ``device``, ``device_type`` and ``platform``; without it, all but
+        ``platform``, as spec 2.13 says."""
         out: dict[str, dict[str, int]] = self._call("analytics.subscribers", types)
         return out
 

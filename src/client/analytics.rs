@@ -31,6 +31,22 @@ pub async fn subscribers(t: &Transport, types: Option<&[String]>) -> Result<Map<
     let joined = types.map(|ts| ts.join(","));
     validate::subscriber_dimensions(joined.as_deref())?;
     let call = Call::get("/subscribers/analytics/summary").query("type", joined);
-    let d: Distribution = t.send(&call).await?;
+    let mut d: Distribution = t.send(&call).await?;
+    // Counts as integers, as the other reads are lenient with numbers sent as text.
+    for counts in d.data.values_mut().filter_map(Value::as_object_mut) {
+        for count in counts.values_mut() {
+            let whole = match &*count {
+                Value::String(s) => s.trim().parse::<i64>().ok(),
+                Value::Number(n) if n.is_f64() => n
+                    .as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                    .map(|f| f as i64),
+                _ => None,
+            };
+            if let Some(whole) = whole {
+                *count = Value::from(whole);
+            }
+        }
+    }
     Ok(d.data)
 }
