@@ -305,6 +305,16 @@ def test_campaign_reads_take_either_utm_shape_and_nulls_as_empty(drv: Driver, em
     emu.inject_fault("/apiv1/drips/4", status=200, body={"success": True, "data": drip})
     got = drv(drv.client.drips.get, 4)
     assert got.drip_id == 4 and got.utm_params is None
+    drips = [{"drip_id": 6, "audience": None}, {"drip_id": 7, "audience": {"filter": None}}]
+    emu.inject_fault("/apiv1/drips", status=200, body={"success": True, "data": drips})
+    assert [d.audience.filter.value for d in drv(drv.client.drips.list).data] == [[], []]
+    # the long key given as null falls back to the short one; "false" turns tracking off
+    drip = {"drip_id": 8, "utm_params": {"utm_source": None, "source": "s", "enabled": "true"}}
+    emu.inject_fault("/apiv1/drips/8", status=200, body={"success": True, "data": drip})
+    assert drv(drv.client.drips.get, 8).utm_params.utm_source == "s"
+    drip = {"drip_id": 9, "utm_params": {"enabled": "false", "source": "s"}}
+    emu.inject_fault("/apiv1/drips/9", status=200, body={"success": True, "data": drip})
+    assert drv(drv.client.drips.get, 9).utm_params is None
     page = {"success": True, "data": [trigger, {**trigger, "trigger_id": 5, "rules": None}]}
     emu.inject_fault("/apiv1/triggers", status=200, body=page)
     assert [c.trigger_id for c in drv(drv.client.triggers.list).data] == [3, 5]
@@ -345,6 +355,20 @@ def test_a_created_id_sent_as_a_whole_float_is_read(drv: Driver, emu, caplog):
 
 
 def test_subscriber_counts_sent_as_text_read_as_integers(drv: Driver, emu):
-    body = {"success": True, "data": {"country": {"US": "3", "DE": 2.0, "FR": 1}}}
+    counts = {"US": "3", "DE": 2.0, "FR": 1, "IT": "3.0", "ES": "1e3", "PT": "n/a"}
+    body = {"success": True, "data": {"country": counts}}
     emu.inject_fault("/apiv1/subscribers/analytics/summary", status=200, body=body)
-    assert drv(drv.client.analytics.subscribers) == {"country": {"US": 3, "DE": 2, "FR": 1}}
+    assert drv(drv.client.analytics.subscribers) == {
+        "country": {"US": 3, "DE": 2, "FR": 1, "IT": 3, "ES": 1000, "PT": "n/a"}
+    }
+
+
+def test_error_code_is_the_events_interfaces_code_only(drv: Driver, emu):
+    # A gateway's JSON page on the main interface may carry its own error_code.
+    page = {"error_code": 1020, "message": "Access denied"}
+    emu.inject_fault("/apiv1/segments", status=403, body=page)
+    err = raises(drv, APIError, drv.client.segments.list)
+    assert err.code is None and err.message == "Access denied"
+    emu.inject_fault("/api/v1/events", status=200, body={"error_code": "7"})
+    err = raises(drv, APIError, drv.client.events.track, "e", profile_id="p")
+    assert err.code == 7

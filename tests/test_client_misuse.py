@@ -416,6 +416,15 @@ def test_the_emulators_admin_refusals_name_the_argument(emu):
         emu.inject_fault("/apiv1/segments", status="500")
     with pytest.raises(ValueError, match="^rules is required$"):
         emu.create_trigger(campaign_name="Cart")
+    # a seed says what it means: a null schedule would silently be "rightaway"
+    with pytest.raises(ValueError, match=r"notifications\[0\]\.schedule_options must not be null"):
+        emu.create_trigger(
+            campaign_name="Cart",
+            rules={"start_event_name": "cart"},
+            notifications=[
+                {"title": "t", "message": "m", "url": "https://x.example", "schedule_options": None}
+            ],
+        )
 
 
 @pytest.mark.parametrize("cls", [Client, AsyncClient])
@@ -444,6 +453,9 @@ def test_client_settings_of_the_wrong_type_name_the_setting(cls, emu):
     with pytest.raises(ValidationError) as info:
         cls(api_key="k", base_url=emu.base_url, proxy="http://alice:s3cr#t@proxy corp:3128")
     assert info.value.field == "proxy" and "s3cr" not in str(info.value)
+    with pytest.raises(ValidationError) as info:
+        cls(api_key="k", base_url=emu.base_url, proxy="alice:s3cr@proxy corp:3128/?n=http://x")
+    assert "s3cr" not in str(info.value)
 
 
 @pytest.mark.parametrize("cls", [Client, AsyncClient])

@@ -638,6 +638,41 @@ def test_ctrl_c_while_a_batch_is_converted_stops_it(emu):
     assert client.events.track_many([{"event_name": "e", "profile_id": "p"}]) == [None]
 
 
+def test_ctrl_c_in_a_rows_own_code_is_raised_and_nothing_is_sent(emu):
+    # Deterministically: row 5's to_dict() raises what Ctrl-C raises. Blocking or awaited,
+    # small batch or spread, the call raises it before sending anything, and it does not
+    # linger to surface in a later, unrelated call on the same thread.
+    class Row:
+        def __init__(self, i: int) -> None:
+            self.i = i
+
+        def to_dict(self) -> dict[str, object]:
+            if self.i == 5:
+                raise _Stop
+            return {"event_name": "viewed", "profile_id": f"p{self.i}"}
+
+    client = emu.client(**FAST)
+    for n in (20, 2000):  # in one go, and spread over the I/O threads
+        with pytest.raises(_Stop):
+            client.events.track_many([Row(i) for i in range(n)], concurrency=8)
+
+    async def awaited() -> None:
+        ac = emu.async_client(**FAST)
+        with pytest.raises(_Stop):
+            await ac.events.track_many([Row(i) for i in range(20)])
+        # the loop thread's next calls and errors are their own
+        with pytest.raises(ValidationError):
+            NewDripNotification(title=5)
+        assert await ac.segments.list() == []
+
+    asyncio.run(awaited())
+    time.sleep(0.2)
+    assert emu.events() == []
+    with pytest.raises(ValidationError):
+        NewDripNotification(title=5)
+    assert client.segments.list() == []
+
+
 # -- asyncio cancellation -------------------------------------------------------------------
 
 

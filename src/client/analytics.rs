@@ -35,14 +35,14 @@ pub async fn subscribers(t: &Transport, types: Option<&[String]>) -> Result<Map<
     // Counts as integers, as the other reads are lenient with numbers sent as text.
     for counts in d.data.values_mut().filter_map(Value::as_object_mut) {
         for count in counts.values_mut() {
-            let whole = match &*count {
-                Value::String(s) => s.trim().parse::<i64>().ok(),
-                Value::Number(n) if n.is_f64() => n
-                    .as_f64()
-                    .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
-                    .map(|f| f as i64),
+            let number = match &*count {
+                Value::String(s) => s.trim().parse::<f64>().ok(),
+                Value::Number(n) if n.is_f64() => n.as_f64(),
                 _ => None,
             };
+            let whole = number
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| f as i64);
             if let Some(whole) = whole {
                 *count = Value::from(whole);
             }

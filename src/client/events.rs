@@ -10,7 +10,7 @@ use crate::validate;
 /// `{error_code: 0, data: {}}`; an `error` object means failure whatever the status.
 #[derive(Deserialize, Debug, Default)]
 struct Tracked {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::lenient::opt_int")]
     error_code: Option<i64>,
     #[serde(default)]
     error: Option<Value>,

@@ -392,7 +392,11 @@ fn url_of(root: &Url, path: &str) -> Url {
 /// A proxy URL as an error may show it: what stands before its host's `@` blanked (a
 /// password must not reach a log or a traceback).
 fn without_credentials(raw: &str) -> String {
-    let start = raw.find("://").map_or(0, |i| i + 3);
+    // A scheme's `://` only before any `@` (one later may be in the query or the password).
+    let start = match raw.find("://") {
+        Some(i) if !raw[..i].contains('@') => i + 3,
+        _ => 0,
+    };
     match raw[start..].rfind('@') {
         Some(at) => format!("{}[redacted]{}", &raw[..start], &raw[start + at..]),
         None => raw.to_string(),
@@ -820,8 +824,10 @@ fn api_failure(iface: Iface, status: StatusCode, headers: &HeaderMap, body: &[u8
             .to_string();
     }
     failure.retry_after = retry_after(headers);
-    let _ = iface;
-    failure
+    match iface {
+        Iface::Events => with_events_code(failure),
+        Iface::Main => failure,
+    }
 }
 
 fn failure_from_body(status: u16, body: Value) -> ApiFailure {
@@ -839,14 +845,7 @@ fn failure_from_body(status: u16, body: Value) -> ApiFailure {
         .or_else(|| error.filter(|e| e.is_string()).and_then(|e| text(Some(e))))
         .or_else(|| body.as_str().map(|s| s.chars().take(500).collect()))
         .unwrap_or_default();
-    // The events interface's `error.code`, or its `error_code` when it sends no object.
-    let code = error
-        .and_then(|e| e.get("code"))
-        .or_else(|| body.get("error_code").filter(|c| *c != &Value::from(0)))
-        .and_then(|c| {
-            c.as_i64()
-                .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
-        });
+    let code = error.and_then(|e| e.get("code")).and_then(code_of);
     let details = error
         .and_then(|e| e.get("details"))
         .and_then(Value::as_array)
@@ -863,6 +862,25 @@ fn failure_from_body(status: u16, body: Value) -> ApiFailure {
     }
 }
 
+/// An error code given as a number or as its text.
+fn code_of(c: &Value) -> Option<i64> {
+    c.as_i64()
+        .or_else(|| c.as_str().and_then(|s| s.trim().parse().ok()))
+}
+
+/// The events interface's code of a failure whose `error` object has none: its top-level
+/// `error_code`, when not 0 (the success code).
+fn with_events_code(mut failure: ApiFailure) -> ApiFailure {
+    if failure.code.is_none() {
+        failure.code = failure
+            .body
+            .get("error_code")
+            .and_then(code_of)
+            .filter(|c| *c != 0);
+    }
+    failure
+}
+
 /// The fields every main-interface answer may carry to say it failed.
 pub trait Envelope {
     fn success(&self) -> Option<bool>;
@@ -874,7 +892,11 @@ pub fn decode<R: DeserializeOwned + Envelope>(iface: Iface, body: &[u8]) -> Resu
     match serde_json::from_slice::<R>(body) {
         Ok(r) if r.success() == Some(false) => {
             let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-            Err(Error::Api(Box::new(refusal(failure_from_body(200, v)))))
+            let failure = refusal(failure_from_body(200, v));
+            Err(Error::Api(Box::new(match iface {
+                Iface::Events => with_events_code(failure),
+                Iface::Main => failure,
+            })))
         }
         Ok(r) => Ok(r),
         Err(e) => {

@@ -551,6 +551,20 @@ fn default_limit() -> i64 {
 }
 
 fn create_trigger(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<Value, String> {
+    // The notification model reads a response's `null` as empty; a seed must say what it
+    // means (a `null` schedule would silently be `rightaway`).
+    if let Some(Value::Array(notifications)) = args.get("notifications") {
+        for (i, n) in notifications.iter().enumerate() {
+            if let Some(key) = ["actions", "schedule_options", "analytics"]
+                .into_iter()
+                .find(|k| n.get(*k).is_some_and(Value::is_null))
+            {
+                return Err(format!(
+                    "notifications[{i}].{key} must not be null: leave it out for the default"
+                ));
+            }
+        }
+    }
     let t: NewTrigger = read_args(args)?;
     let _ = t.api_key;
     const TYPES: [&str; 5] = ["generic", "browse", "trigger", "price_drop", "inventory"];

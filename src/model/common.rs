@@ -77,11 +77,18 @@ pub fn read_utm<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<UtmPara
     let Some(Value::Object(obj)) = Option::<Value>::deserialize(d)? else {
         return Ok(None);
     };
-    if obj.get("enabled") == Some(&Value::Bool(false)) {
+    let off = match obj.get("enabled") {
+        Some(Value::Bool(on)) => !on,
+        Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+        Some(Value::String(s)) => matches!(s.trim(), "false" | "0"),
+        _ => false,
+    };
+    if off {
         return Ok(None);
     }
     let pick = |long: &str, short: &str| -> Option<String> {
-        match obj.get(long).or_else(|| obj.get(short))? {
+        let given = |key: &str| obj.get(key).filter(|v| !v.is_null());
+        match given(long).or_else(|| given(short))? {
             Value::String(s) => Some(s.clone()),
             Value::Null => None,
             other => Some(other.to_string()),

@@ -26,7 +26,7 @@ pub struct Drip {
     pub created_at_utc: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub updated_at_utc: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub audience: Audience,
     #[serde(default, deserialize_with = "lenient::or_default")]
     pub options: DripOptions,
@@ -63,7 +63,7 @@ pub struct DripOptions {
 )]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Audience {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub filter: AudienceFilter,
 }
 
@@ -73,7 +73,7 @@ pub struct Audience {
 )]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct AudienceFilter {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::or_default")]
     pub value: Vec<Vec<AudienceRule>>,
 }
 

@@ -287,10 +287,6 @@ impl CoreClient {
             }
         } else {
             let parsed = ops::parse(op, args);
-            if let Some(e) = ops::take_stop() {
-                return Err(e);
-            }
-            let parsed = parsed;
             // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
             if let Some(e) = ops::take_stop() {
                 return Err(e);
@@ -377,9 +373,12 @@ impl CoreClient {
         args: &Bound<'_, PyTuple>,
     ) -> PyResult<u64> {
         let rename = ops::renamer(op);
-        let parsed = ops::parse(op, args)
-            .map_err(|e| to_pyerr(py, e, rename))?
-            .on_io_thread();
+        let parsed = ops::parse(op, args);
+        // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
+        if let Some(e) = ops::take_stop() {
+            return Err(e);
+        }
+        let parsed = parsed.map_err(|e| to_pyerr(py, e, rename))?.on_io_thread();
         let client = self.config.clone();
         let inner = completions.get().inner.clone();
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);

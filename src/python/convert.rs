@@ -482,9 +482,12 @@ fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
 /// The exception of `pushwire.errors` for a core error. `rename` maps a spec parameter
 /// name to the Python argument that carries it.
 pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr {
-    // A Ctrl-C that stopped the conversion (`ops::stop_with`) is what the caller gets.
-    if let Some(stopped) = super::ops::take_stop() {
-        return stopped;
+    // A Ctrl-C that stopped the conversion (`ops::stop_with`) is what the caller gets, in
+    // place of the error standing in for it (and only there).
+    if super::ops::is_stopped(&err) {
+        if let Some(stopped) = super::ops::take_stop() {
+            return stopped;
+        }
     }
     match build_exception(py, err, rename) {
         Ok(e) => e,

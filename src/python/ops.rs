@@ -395,7 +395,23 @@ thread_local! {
 /// the call to raise (`take_stop`); the error returned stands in for it until then.
 pub fn stop_with(e: PyErr) -> Error {
     STOP.with(|s| *s.borrow_mut() = Some(e));
-    Error::validation("", "interrupted")
+    stopped_placeholder()
+}
+
+/// What stands in for a stashed stop (`stop_with`) until it is raised.
+const STOPPED: &str = "interrupted by an exception raised in the caller's own code";
+
+fn stopped_placeholder() -> Error {
+    Error::validation("", STOPPED)
+}
+
+/// Whether `err` stands in for a stashed stop.
+pub fn is_stopped(err: &Error) -> bool {
+    matches!(err, Error::Validation(v) if v.message == STOPPED)
+}
+
+fn stop_pending() -> bool {
+    STOP.with(|s| s.borrow().is_some())
 }
 
 /// The exception a progress callback of this thread's blocking call raised to stop it, if
@@ -552,6 +568,10 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             let mut out = Vec::with_capacity(items.len());
             for item in items.iter() {
                 out.push(event(&item));
+                if stop_pending() {
+                    // Ctrl-C in a row's own code: the caller raises it (`take_stop`).
+                    return Err(stopped_placeholder());
+                }
             }
             Op::TrackMany(out, concurrency)
         }
