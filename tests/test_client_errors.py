@@ -3,6 +3,7 @@ real HTTP against the emulator (failures injected with ``emu.inject_fault``)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import socket
 import time
@@ -372,3 +373,12 @@ def test_error_code_is_the_events_interfaces_code_only(drv: Driver, emu):
     emu.inject_fault("/api/v1/events", status=200, body={"error_code": "7"})
     err = raises(drv, APIError, drv.client.events.track, "e", profile_id="p")
     assert err.code == 7
+
+
+def test_summary_rows_keep_columns_the_service_adds(drv: Driver, emu):
+    # A notebook's DataFrame shows a new column rather than silently losing it.
+    row = {"date": "2026-01-02", "subscriber_count": "5", "push_opt_in_rate": 0.42}
+    emu.inject_fault("/apiv1/analytics/summary", status=200, body={"success": True, "data": [row]})
+    (got,) = drv(drv.client.analytics.summary, "2026-01-01", "2026-01-03")
+    assert got["subscriber_count"] == 5 and got["push_opt_in_rate"] == 0.42
+    assert got["date"] == dt.date(2026, 1, 2)

@@ -8,22 +8,54 @@ use crate::envelope;
 use crate::model::SummaryRow;
 use crate::validate;
 
-envelope!(Summary { data: Vec<SummaryRow>; });
+envelope!(Summary { data: Vec<Map<String, Value>>; });
+
+/// One row of 4.10 as read: the spec's columns, and any the service adds beyond them (kept,
+/// so that a notebook's DataFrame shows a new column rather than dropping it).
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub row: SummaryRow,
+    pub extra: Map<String, Value>,
+}
 envelope!(Distribution { data: Map<String, Value>; });
 
-pub async fn summary(
-    t: &Transport,
-    from: &str,
-    to: &str,
-    group_by: &str,
-) -> Result<Vec<SummaryRow>> {
+pub async fn summary(t: &Transport, from: &str, to: &str, group_by: &str) -> Result<Vec<Row>> {
     validate::summary_query(Some(from), Some(to), Some(group_by))?;
     let call = Call::get("/analytics/summary")
         .query("from", Some(from))
         .query("to", Some(to))
         .query("group_by", Some(group_by));
     let s: Summary = t.send(&call).await?;
-    Ok(s.data)
+    s.data
+        .into_iter()
+        .enumerate()
+        .map(|(i, fields)| {
+            let fields = Value::Object(fields);
+            let row = <SummaryRow as serde::Deserialize>::deserialize(&fields).map_err(|e| {
+                super::Error::Api(Box::new(super::error::ApiFailure {
+                    status: 200,
+                    message: format!(
+                        "the main interface answered with an unexpected shape (at \
+                             `data[{i}]`): {e}"
+                    ),
+                    body: fields.clone(),
+                    code: None,
+                    details: Vec::new(),
+                    retry_after: None,
+                    outcome_unknown: false,
+                }))
+            })?;
+            let known = serde_json::to_value(&row).unwrap_or_default();
+            let extra = match fields {
+                Value::Object(fields) => fields
+                    .into_iter()
+                    .filter(|(k, _)| known.get(k).is_none())
+                    .collect(),
+                _ => Map::new(),
+            };
+            Ok(Row { row, extra })
+        })
+        .collect()
 }
 
 /// Counts of active subscribers by dimension: `{dimension: {value: count}}`.

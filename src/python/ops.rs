@@ -19,7 +19,7 @@ use crate::client::{
     Error, Transport,
 };
 use crate::model::{
-    Drip, NewDrip, NewDripNotification, NewNotification, Product, Segment, SendTo, SummaryRow,
+    Drip, NewDrip, NewDripNotification, NewNotification, Product, Segment, SendTo,
     TriggeredCampaign, UtmParams,
 };
 
@@ -92,7 +92,7 @@ pub enum Output {
     Segments(Vec<Segment>),
     Text(String),
     Nothing,
-    Rows(Vec<SummaryRow>),
+    Rows(Vec<analytics::Row>),
     Distribution(Map<String, Value>),
     Batch(Vec<Result<(), Error>>),
     Chunks(Vec<bulk::Chunk>),
@@ -810,10 +810,13 @@ impl Output {
             Output::Nothing => py.None(),
             Output::Rows(rows) => {
                 let list = PyList::empty(py);
-                for row in rows {
+                for analytics::Row { row, extra } in rows {
                     let dict = pythonize(py, &row)?;
                     if let Ok(d) = chrono::NaiveDate::parse_from_str(&row.date, "%Y-%m-%d") {
                         dict.set_item("date", d)?;
+                    }
+                    for (key, value) in &extra {
+                        dict.set_item(key, pythonize(py, value)?)?;
                     }
                     list.append(dict)?;
                 }
