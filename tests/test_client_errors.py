@@ -23,6 +23,7 @@ from pushwire import (
     PushwireError,
     RateLimitError,
     ServerError,
+    ValidationError,
 )
 
 
@@ -382,3 +383,17 @@ def test_summary_rows_keep_columns_the_service_adds(drv: Driver, emu):
     (got,) = drv(drv.client.analytics.summary, "2026-01-01", "2026-01-03")
     assert got["subscriber_count"] == 5 and got["push_opt_in_rate"] == 0.42
     assert got["date"] == dt.date(2026, 1, 2)
+
+
+def test_tracking_without_an_events_url_names_the_setting(emu, monkeypatch):
+    # Raised once, before anything is sent, not as each event's outcome.
+    monkeypatch.delenv("PUSHWIRE_EVENTS_URL", raising=False)
+    client = Client(api_key=emu.api_key, base_url=emu.base_url)
+    for call in (
+        lambda: client.events.track("e", profile_id="p"),
+        lambda: client.events.track_many([{"event_name": "e", "profile_id": "p"}] * 3),
+    ):
+        with pytest.raises(ValidationError) as info:
+            call()
+        assert info.value.field == "events_url"
+    assert api_requests(emu) == []

@@ -311,6 +311,14 @@ class _Base:
         if self._closed:
             raise PushwireError("this client is closed")
 
+    def _check_events(self) -> None:
+        # Once for a whole batch, not as each event's outcome.
+        if not self._core.events_url:
+            raise ValidationError(
+                "no events_url: pass events_url= or set PUSHWIRE_EVENTS_URL to track events",
+                field="events_url",
+            )
+
 
 # -- blocking --------------------------------------------------------------------------------
 
@@ -663,6 +671,7 @@ class Events(_Sync):
         ``device_token_hash``, ``data``), ``concurrency`` in flight, inside Rust. Returns one
         entry per event, in order: ``None`` when it was recorded, else its error (invalid
         events are not sent). One failure never stops the rest."""
+        self._client._check_events()
         out: list[Optional[PushwireError]] = self._call(
             "events.track_many", _events(events), concurrency
         )
@@ -1116,6 +1125,7 @@ class AsyncEvents(_Async):
     async def track_many(
         self, events: Iterable[Mapping[str, Any]], *, concurrency: int = 64
     ) -> list[Optional[PushwireError]]:
+        self._client._check_events()
         out: list[Optional[PushwireError]] = await self._call(
             "events.track_many", _events(events), concurrency
         )

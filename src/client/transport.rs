@@ -551,8 +551,9 @@ impl Transport {
     /// Sends `call` with retries; the body of the first successful answer.
     pub async fn send_raw(&self, call: &Call) -> Result<bytes::Bytes> {
         if call.iface == Iface::Events && self.events_root.is_none() {
-            return Err(Error::Config(
-                "no events_url: pass events_url= or set PUSHWIRE_EVENTS_URL to track events".into(),
+            return Err(Error::validation(
+                "events_url",
+                "no events_url: pass events_url= or set PUSHWIRE_EVENTS_URL to track events",
             ));
         }
         let started = Instant::now();
