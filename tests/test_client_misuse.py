@@ -280,6 +280,17 @@ def test_numpy_scalars_are_sent_as_their_json_values(drv: Driver, emu):
     assert type(event["data"]["vip"]) is bool
 
 
+def test_track_reads_a_missing_cell_as_an_absent_id(drv: Driver, emu):
+    # for row in df.itertuples(): track(row.event, profile_id=row.pid, device_token_hash=row.h)
+    drv(drv.client.events.track, "viewed", profile_id="p1", device_token_hash=float("nan"))
+    drv(drv.client.events.track, "viewed", profile_id=numpy.nan, device_token_hash="h1")
+    sent = [{k: e.get(k) for k in ("profile_id", "device_token_hash")} for e in emu.events()]
+    assert sent == [
+        {"profile_id": "p1", "device_token_hash": None},
+        {"profile_id": None, "device_token_hash": "h1"},
+    ]
+
+
 def test_track_many_sends_none_as_an_absent_field(drv: Driver, emu):
     rows = [
         {"event_name": "view", "profile_id": None, "device_token_hash": "tok-1", "data": None},

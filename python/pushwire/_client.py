@@ -11,6 +11,7 @@ import asyncio
 import datetime as _dt
 import decimal
 import logging
+import math
 import numbers
 import operator
 import os
@@ -662,7 +663,7 @@ class Events(_Sync):
         Retried only when the service refused it unprocessed (429, or 503 with
         ``Retry-After``), never once it may have been received: it may start a triggered
         campaign."""
-        self._call("events.track", event_name, profile_id, device_token_hash, data)
+        self._call("events.track", event_name, _given(profile_id), _given(device_token_hash), data)
 
     def track_many(
         self, events: Iterable[Mapping[str, Any]], *, concurrency: int = 64
@@ -684,6 +685,11 @@ def _items(name: str, values: Sequence[str]) -> list[str]:
         kind = "a dict" if isinstance(values, Mapping) else "a single string"
         raise ValidationError(f"{name} must be a list of strings, not {kind}", field=name)
     return list(values)
+
+
+def _given(value: Any) -> Any:
+    """None for a dataframe's missing cell (NaN), as ``track_many`` reads one."""
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _events(events: Iterable[Mapping[str, Any]]) -> list[Any]:
@@ -1120,7 +1126,9 @@ class AsyncEvents(_Async):
         device_token_hash: Optional[str] = None,
         data: Optional[Mapping[str, Any]] = None,
     ) -> None:
-        await self._call("events.track", event_name, profile_id, device_token_hash, data)
+        await self._call(
+            "events.track", event_name, _given(profile_id), _given(device_token_hash), data
+        )
 
     async def track_many(
         self, events: Iterable[Mapping[str, Any]], *, concurrency: int = 64
