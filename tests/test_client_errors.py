@@ -379,10 +379,13 @@ def test_error_code_is_the_events_interfaces_code_only(drv: Driver, emu):
 def test_summary_rows_keep_columns_the_service_adds(drv: Driver, emu):
     # A notebook's DataFrame shows a new column rather than silently losing it.
     row = {"date": "2026-01-02", "subscriber_count": "5", "push_opt_in_rate": 0.42}
-    emu.inject_fault("/apiv1/analytics/summary", status=200, body={"success": True, "data": [row]})
-    (got,) = drv(drv.client.analytics.summary, "2026-01-01", "2026-01-03")
+    midnight = {"date": "2026-01-03 00:00:00", "subscriber_count": 1}
+    body = {"success": True, "data": [row, midnight]}
+    emu.inject_fault("/apiv1/analytics/summary", status=200, body=body)
+    got, other = drv(drv.client.analytics.summary, "2026-01-01", "2026-01-03")
     assert got["subscriber_count"] == 5 and got["push_opt_in_rate"] == 0.42
-    assert got["date"] == dt.date(2026, 1, 2)
+    # one type for the whole column, also when the service adds a midnight time
+    assert (got["date"], other["date"]) == (dt.date(2026, 1, 2), dt.date(2026, 1, 3))
 
 
 def test_tracking_without_an_events_url_names_the_setting(emu, monkeypatch):

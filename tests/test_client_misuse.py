@@ -280,6 +280,46 @@ def test_numpy_scalars_are_sent_as_their_json_values(drv: Driver, emu):
     assert type(event["data"]["vip"]) is bool
 
 
+def test_dataframe_values_are_sent_as_a_notebook_means_them(drv: Driver, emu):
+    # Rows built from a DataFrame: int64 ids, NaN/NaT/pd.NA for missing cells (in the event
+    # and in its data), numpy datetimes. Sent as the service reads them, none as "NaT".
+    frame = pandas.DataFrame(
+        {
+            "profile_id": [1, 2],
+            "ts": pandas.to_datetime(["2031-03-02", None]),
+            "price": [1.5, numpy.nan],
+        }
+    )
+    events = [
+        {
+            "event_name": "viewed",
+            "profile_id": row.profile_id,
+            "device_token_hash": pandas.NA,
+            "data": {"ts": row.ts, "price": row.price, "at": numpy.datetime64("2031-03-02T10:00")},
+        }
+        for row in frame.itertuples()
+    ]
+    assert drv(drv.client.events.track_many, events) == [None, None]
+    drv(drv.client.events.track, "bought", profile_id=numpy.int64(3), data={"n": pandas.NaT})
+    sent = sorted((e["profile_id"], e["data"]) for e in emu.events())  # sent concurrently
+    assert sent == [
+        ("1", {"ts": "2031-03-02T00:00:00", "price": 1.5, "at": "2031-03-02T10:00"}),
+        ("2", {"at": "2031-03-02T10:00"}),
+        ("3", {}),
+    ]
+    with pytest.raises(ValidationError) as info:
+        drv(drv.client.events.track, "e", profile_id="p", data={"d": numpy.timedelta64(5, "s")})
+    assert info.value.field == "data.d" and "timedelta64" in str(info.value)
+    segment = emu.create_segment("s")
+    with pytest.raises(ValidationError) as info:
+        drv(drv.client.segments.add_subscribers_bulk, segment, frame)
+    assert info.value.field == "hashes" and "df['column']" in str(info.value)
+    with pytest.raises(ValidationError) as info:
+        drv(drv.client.segments.add_subscribers_bulk, segment, pandas.Series(["a", numpy.nan]))
+    assert "hashes[1] is missing" in str(info.value)
+    assert api_requests(emu, "/apiv1/segments/addSegmentWithHash") == []
+
+
 def test_track_reads_a_missing_cell_as_an_absent_id(drv: Driver, emu):
     # for row in df.itertuples(): track(row.event, profile_id=row.pid, device_token_hash=row.h)
     drv(drv.client.events.track, "viewed", profile_id="p1", device_token_hash=float("nan"))
@@ -519,6 +559,33 @@ def test_api_errors_survive_pickling(drv: Driver, emu):
         drv(drv.client.segments.list, limit=0)
     back = pickle.loads(pickle.dumps(bad.value))
     assert type(back) is ValidationError and back.field == "limit"
+
+
+def test_errors_survive_a_json_result_backend(emu):
+    # Celery's default result format is JSON: it sends type(e).__name__ and e.args, and the
+    # caller rebuilds type(e)(*args). outcome_unknown must not come back False there (the
+    # caller would resend a broadcast that may have gone out), nor status or field be lost.
+    client = emu.client(max_retries=0, **FAST)
+    errors = []
+    emu.inject_fault("/apiv1/notifications", drop="after")
+    with pytest.raises(pushwire.APIConnectionError) as dropped:
+        client.notifications.create(**BROADCAST)
+    errors.append(dropped.value)
+    emu.inject_fault("/apiv1/notifications", status=502)
+    with pytest.raises(ServerError) as gateway:
+        client.notifications.create(**BROADCAST)
+    errors.append(gateway.value)
+    emu.inject_fault("/apiv1/segments", status=429, retry_after=7)
+    with pytest.raises(RateLimitError) as limited:
+        client.segments.list()
+    errors.append(limited.value)
+    with pytest.raises(ValidationError) as bad:
+        client.segments.list(limit=0)
+    errors.append(bad.value)
+    assert dropped.value.outcome_unknown and gateway.value.outcome_unknown
+    for err in errors:
+        back = type(err)(*json.loads(json.dumps(err.args)))
+        assert vars(back) == vars(err) and str(back) == str(err)
 
 
 # -- the pytest fixture ----------------------------------------------------------------------

@@ -550,7 +550,8 @@ class Analytics(_Sync):
         self, start: DateLike, end: DateLike, *, group_by: str = "day"
     ) -> list[dict[str, Any]]:
         """Rows of spec 2.12 as plain dicts (``date`` a ``datetime.date``), ready for
-        ``pandas.DataFrame(rows)`` or ``polars.DataFrame(rows)``.
+        ``pandas.DataFrame(rows)`` or ``polars.DataFrame(rows)`` (pandas keeps dates as
+        objects: ``df["date"] = pandas.to_datetime(df["date"])`` for ``.dt`` and resampling).
 
         ``start`` and ``end`` (the spec's ``from`` and ``to``; dates or ``YYYY-MM-DD``
         strings, an aware datetime taken as its UTC day) span at most 3,660 days;
@@ -680,6 +681,12 @@ class Events(_Sync):
 
 
 def _items(name: str, values: Sequence[str]) -> list[str]:
+    if hasattr(values, "columns"):
+        # A DataFrame iterates over its column names.
+        raise ValidationError(
+            f"{name} must be a list of strings, not a DataFrame: pass one column, df['column']",
+            field=name,
+        )
     if isinstance(values, (str, bytes, bytearray, Mapping)):
         # A dict would send its keys, as a str its characters.
         kind = "a dict" if isinstance(values, Mapping) else "a single string"
@@ -688,8 +695,11 @@ def _items(name: str, values: Sequence[str]) -> list[str]:
 
 
 def _given(value: Any) -> Any:
-    """None for a dataframe's missing cell (NaN), as ``track_many`` reads one."""
-    return None if isinstance(value, float) and math.isnan(value) else value
+    """None for a dataframe's missing cell (NaN, ``pd.NA``, ``pd.NaT``), as ``track_many``
+    reads one."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return None if type(value).__name__ in ("NAType", "NaTType") else value
 
 
 def _events(events: Iterable[Mapping[str, Any]]) -> list[Any]:

@@ -13,7 +13,16 @@ def _rebuild(cls: type[PushwireError], args: tuple[Any, ...], state: dict[str, A
 
 
 class PushwireError(Exception):
-    """Base of every error pushwire raises."""
+    """Base of every error pushwire raises.
+
+    Every field of an error is also in its ``args``, in the order its constructor takes
+    them, so that ``type(e)(*e.args)`` rebuilds it whole: that is how Celery's JSON result
+    format (its default) brings an exception back to the caller, and ``outcome_unknown``
+    must not come back False."""
+
+    def __str__(self) -> str:
+        message = getattr(self, "message", None)
+        return message if isinstance(message, str) else super().__str__()
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions pickle as `cls(*args)`, which the keyword-only arguments of the
@@ -25,8 +34,8 @@ class PushwireError(Exception):
 class ValidationError(PushwireError, ValueError):
     """Bad input, caught before anything was sent. ``field`` names the offending parameter."""
 
-    def __init__(self, message: str, *, field: Optional[str] = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, field: Optional[str] = None) -> None:
+        super().__init__(message, field)
         self.message = message
         self.field = field
 
@@ -41,14 +50,14 @@ class APIError(PushwireError):
     def __init__(
         self,
         message: str,
-        *,
-        status_code: int,
+        status_code: int = 0,
         body: Any = None,
         code: Optional[int] = None,
         details: Optional[list[dict[str, Any]]] = None,
         outcome_unknown: bool = False,
+        *more: Any,
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, status_code, body, code, details, outcome_unknown, *more)
         self.message = message
         self.status_code = status_code
         self.body = body
@@ -75,8 +84,17 @@ class NotFoundError(APIError):
 class RateLimitError(APIError):
     """429. ``retry_after`` is the service's wait in seconds, when it gave one."""
 
-    def __init__(self, message: str, *, retry_after: Optional[float] = None, **kw: Any) -> None:
-        super().__init__(message, **kw)
+    def __init__(
+        self,
+        message: str,
+        status_code: int = 429,
+        body: Any = None,
+        code: Optional[int] = None,
+        details: Optional[list[dict[str, Any]]] = None,
+        outcome_unknown: bool = False,
+        retry_after: Optional[float] = None,
+    ) -> None:
+        super().__init__(message, status_code, body, code, details, outcome_unknown, retry_after)
         self.retry_after = retry_after
 
 
@@ -90,8 +108,8 @@ class APIConnectionError(PushwireError):
     ``outcome_unknown`` is true when a write may have been processed before the failure.
     """
 
-    def __init__(self, message: str, *, outcome_unknown: bool = False) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, outcome_unknown: bool = False) -> None:
+        super().__init__(message, outcome_unknown)
         self.message = message
         self.outcome_unknown = outcome_unknown
 

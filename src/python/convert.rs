@@ -87,6 +87,9 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         }
         return Ok(Value::Array(out));
     }
+    if let Some(value) = pandas_or_numpy_time(obj, path) {
+        return value;
+    }
     if obj.is_instance_of::<PyDateTime>() || obj.is_instance_of::<PyDate>() {
         let iso = obj
             .call_method0("isoformat")
@@ -166,6 +169,62 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         path,
         format!("{path}: {type_name} is not a JSON value, a model or a dict"),
     ))
+}
+
+/// pandas' missing values (`pd.NaT`, `pd.NA`) as `null`, and numpy's times: a `datetime64`
+/// as its ISO 8601 text (its own `str`), a `timedelta64` refused (a duration has no JSON
+/// form the service reads). `None` for anything else. Checked by type name: pandas and
+/// numpy are not dependencies.
+fn pandas_or_numpy_time(obj: &Bound<'_, PyAny>, path: &str) -> Option<Result<Value, Error>> {
+    let ty = obj.get_type();
+    let name = ty.name().ok()?;
+    let name = name.to_str().ok()?;
+    match name {
+        "NaTType" | "NAType" => Some(Ok(Value::Null)),
+        "datetime64" | "timedelta64" => {
+            let numpy = ty
+                .module()
+                .is_ok_and(|m| m.to_string().starts_with("numpy"));
+            if !numpy {
+                return None;
+            }
+            let text = obj.str().ok()?.to_string();
+            Some(match (name, text.as_str()) {
+                (_, "NaT") => Ok(Value::Null),
+                ("datetime64", _) => Ok(Value::String(text)),
+                _ => Err(Error::validation(
+                    path,
+                    format!("{path} is a duration (numpy.timedelta64): send it as a number"),
+                )),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Whether `v` is a missing value: `None`, NaN, or pandas' and numpy's missing markers
+/// (`pd.NA`, `pd.NaT`, numpy's `NaT`). A row of a DataFrame has one where a column does not
+/// apply.
+pub fn is_missing(v: &Bound<'_, PyAny>) -> bool {
+    if v.is_none() {
+        return true;
+    }
+    if let Ok(f) = v.cast::<PyFloat>() {
+        return f.value().is_nan();
+    }
+    if v.is_instance_of::<PyString>() || v.is_instance_of::<PyInt>() || v.is_instance_of::<PyDict>()
+    {
+        return false;
+    }
+    matches!(pandas_or_numpy_time(v, ""), Some(Ok(Value::Null)))
+        || v.get_type()
+            .module()
+            .is_ok_and(|m| m.to_string().starts_with("numpy"))
+            && v.hasattr("__float__").unwrap_or(false)
+            && !v.hasattr("__index__").unwrap_or(true)
+            && v.call_method0("__float__")
+                .and_then(|f| f.extract::<f64>())
+                .is_ok_and(f64::is_nan)
 }
 
 /// A number that is no Python float (a Decimal, numpy's float32) as a JSON float.

@@ -12,7 +12,7 @@ use pyo3::types::{
 use pythonize::pythonize;
 use serde_json::{Map, Value};
 
-use super::convert::{date_text, model, model_of, to_json, to_pyerr};
+use super::convert::{date_text, is_missing, model, model_of, to_json, to_pyerr};
 use super::models::Page;
 use crate::client::{
     analytics, bulk, drips, events, notifications, products, segments, triggers, AnalyticsRange,
@@ -211,6 +211,12 @@ fn id_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(s.to_string_lossy().into_owned());
     }
+    if is_missing(obj) {
+        return Err(Error::validation(
+            field,
+            format!("{field} is missing (None or NaN): drop the empty entries first"),
+        ));
+    }
     int(obj, field).map(|i| i.to_string())
 }
 
@@ -370,18 +376,48 @@ fn without_blanks<'py>(item: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>, Er
             _ => return Ok(item.clone()),
         },
     };
-    let nan = |v: &Bound<'_, PyAny>| v.cast::<PyFloat>().is_ok_and(|f| f.value().is_nan());
-    if !d.iter().any(|(_, v)| nan(&v)) {
+    // The event's own fields, and those of its `data`, one level down.
+    let data = d
+        .get_item("data")
+        .ok()
+        .flatten()
+        .and_then(|v| v.cast_into::<PyDict>().ok());
+    let data_blank = data
+        .as_ref()
+        .is_some_and(|data| data.iter().any(|(_, v)| is_missing(&v)));
+    if !data_blank && !d.iter().any(|(_, v)| is_missing(&v)) {
         return Ok(d.clone().into_any());
     }
-    let out = PyDict::new(item.py());
+    let out = without_missing(d)?;
+    if let Some(data) = data.filter(|_| data_blank) {
+        out.set_item("data", without_missing(&data)?)
+            .map_err(|e| Error::validation("events", e.to_string()))?;
+    }
+    Ok(out.into_any())
+}
+
+/// A copy of `d` without its missing values (`convert::is_missing`).
+fn without_missing<'py>(d: &Bound<'py, PyDict>) -> Result<Bound<'py, PyDict>, Error> {
+    let out = PyDict::new(d.py());
     for (k, v) in d.iter() {
-        if !nan(&v) {
+        if !is_missing(&v) {
             out.set_item(k, v)
                 .map_err(|e| Error::validation("events", e.to_string()))?;
         }
     }
-    Ok(out.into_any())
+    Ok(out)
+}
+
+/// An event's subscriber ids as the text the service's schema wants: an integer id (a
+/// DataFrame's int64 `user_id` column) is sent as its digits.
+fn ids_as_text(body: &mut Map<String, Value>) {
+    for key in ["profile_id", "device_token_hash"] {
+        if let Some(v) = body.get_mut(key) {
+            if v.is_i64() || v.is_u64() {
+                *v = Value::String(v.to_string());
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -454,6 +490,7 @@ pub fn event(item: &Bound<'_, PyAny>) -> Result<Map<String, Value>, Error> {
             // `null` ("must be a string"), and a row of a dataframe has None where a column
             // does not apply.
             body.retain(|_, v| !v.is_null());
+            ids_as_text(&mut body);
             events::check(&body).map(|_| body)
         }
         Ok(_) => Err(Error::validation("events", "each event must be a dict")),
@@ -631,8 +668,15 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
                 }
             }
             if !a(3).is_none() {
-                body.insert("data".into(), to_json(&a(3), "data")?);
+                // A DataFrame row's missing values are absent fields, as in `track_many`.
+                let data = match a(3).cast::<PyDict>() {
+                    Ok(d) => without_missing(d)?.into_any(),
+                    Err(_) => a(3),
+                };
+                body.insert("data".into(), to_json(&data, "data")?);
             }
+            body.retain(|_, v| !v.is_null());
+            ids_as_text(&mut body);
             events::check(&body)?;
             Op::Track(body)
         }
@@ -812,7 +856,12 @@ impl Output {
                 let list = PyList::empty(py);
                 for analytics::Row { row, extra } in rows {
                     let dict = pythonize(py, &row)?;
-                    if let Ok(d) = chrono::NaiveDate::parse_from_str(&row.date, "%Y-%m-%d") {
+                    // A day, also when the service writes it with a midnight time.
+                    let day = match row.date.as_bytes().get(10) {
+                        Some(b' ' | b'T') => &row.date[..10],
+                        _ => row.date.as_str(),
+                    };
+                    if let Ok(d) = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d") {
                         dict.set_item("date", d)?;
                     }
                     for (key, value) in &extra {
