@@ -793,3 +793,54 @@ def test_meta_is_built_from_its_attribute_names_or_the_specs():
     assert Meta.from_dict(by_attribute.to_dict()) == by_attribute
     with pytest.raises(ValidationError):
         Meta(per_pages=2)
+
+
+def test_caplog_sees_the_cores_log_lines_whatever_ran_before(tmp_path):
+    # The core caches the `pushwire` logger's level at its first use; the fixture reads it
+    # afresh before each test, so a test's caplog.set_level(DEBUG) is not undone by an
+    # earlier test's call (it used to pass alone and fail after any other test).
+    (tmp_path / "test_logs.py").write_text(
+        textwrap.dedent(
+            """
+            import logging
+
+            def test_an_earlier_call(pushwire_emulator):
+                with pushwire_emulator.client() as c:
+                    c.segments.list()
+
+            def test_debug_lines(pushwire_emulator, caplog):
+                caplog.set_level(logging.DEBUG, logger="pushwire")
+                with pushwire_emulator.client() as c:
+                    c.segments.list()
+                assert any("GET /apiv1/segments" in r.getMessage() for r in caplog.records)
+            """
+        )
+    )
+    run_pytest(tmp_path)
+
+
+def test_reset_log_cache_picks_up_a_new_level():
+    code = textwrap.dedent(
+        """
+        import logging, pushwire
+        from pushwire.testing import Emulator
+        seen = []
+        class Keep(logging.Handler):
+            def emit(self, record):
+                seen.append(record.getMessage())
+        log = logging.getLogger("pushwire")
+        log.addHandler(Keep())
+        log.setLevel(logging.WARNING)
+        with Emulator() as emu, emu.client() as c:
+            c.segments.list()
+            log.setLevel(logging.DEBUG)
+            c.segments.list()
+            stale = sum("/segments" in m for m in seen)
+            pushwire.reset_log_cache()
+            c.segments.list()
+            print(stale, sum("/segments" in m for m in seen))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "1"]

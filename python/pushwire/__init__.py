@@ -33,6 +33,7 @@ from pushwire._core import (
     TriggerOptions,
     UtmParams,
     __version__,
+    reset_log_cache,
 )
 from pushwire.errors import (
     APIConnectionError,
@@ -48,6 +49,7 @@ from pushwire.errors import (
 )
 
 __all__ = [
+    "reset_log_cache",
     "Action",
     "Analytics",
     "AsyncClient",

@@ -19,6 +19,10 @@ from typing_extensions import Self
 
 __version__: str
 
+def reset_log_cache() -> None:
+    """Makes the Rust core read the ``pushwire`` logger's level again (it is cached at its
+    first use); call it after changing logging's configuration at run time."""
+
 __all__ = [
     "Action",
     "Analytics",
