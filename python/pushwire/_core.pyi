@@ -54,6 +54,7 @@ __all__ = [
     "TriggeredNotification",
     "UtmParams",
     "__version__",
+    "reset_log_cache",
 ]
 
 _T = TypeVar("_T")
