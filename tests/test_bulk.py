@@ -72,17 +72,23 @@ def test_track_many_reports_invalid_events_without_sending_them(drv: Driver, emu
     assert len(api_requests(emu, EVENTS)) == 2
 
 
-def test_track_many_keeps_going_past_server_errors(drv: Driver, emu: Emulator) -> None:
+def test_track_many_keeps_going_past_server_errors(
+    drv: Driver, emu: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
     emu.inject_fault(EVENTS, status=500, times=3)
-    results = drv(
-        drv.client.events.track_many,
-        [{"event_name": "e", "profile_id": str(i)} for i in range(20)],
-        concurrency=1,
-    )
+    with caplog.at_level(logging.WARNING, logger="pushwire"):
+        results = drv(
+            drv.client.events.track_many,
+            [{"event_name": "e", "profile_id": str(i)} for i in range(20)],
+            concurrency=1,
+        )
     errors = [r for r in results if r is not None]
     assert len(errors) == 3 and all(isinstance(e, ServerError) for e in errors)
     assert results[:3] == errors  # concurrency 1: the first three met the fault
     assert len(emu.events()) == 17  # a 500 is never retried for an event: no duplicates
+    # a job that does not look at the results still leaves a trace of what it lost
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("3 of 20 events were not recorded" in w and "events[0]" in w for w in warnings)
 
 
 def test_a_large_blocking_batch_shared_between_threads_keeps_every_outcome_in_place(

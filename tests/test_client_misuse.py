@@ -844,3 +844,19 @@ def test_reset_log_cache_picks_up_a_new_level():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "1"]
+
+
+def test_the_env_fixture_points_a_client_from_the_environment_at_the_emulator(tmp_path):
+    (tmp_path / "test_env.py").write_text(
+        textwrap.dedent(
+            """
+            import pushwire
+
+            def test_a_client_from_the_environment(pushwire_emulator_env):
+                client = pushwire.Client()  # as the app makes it, from PUSHWIRE_*
+                client.events.track("signup", profile_id="u1")
+                assert [e["event_name"] for e in pushwire_emulator_env.events()] == ["signup"]
+            """
+        )
+    )
+    run_pytest(tmp_path)

@@ -677,7 +677,7 @@ class Events(_Sync):
         out: list[Optional[PushwireError]] = self._call(
             "events.track_many", _events(events), concurrency
         )
-        return out
+        return _reported(out)
 
 
 def _items(name: str, values: Sequence[str]) -> list[str]:
@@ -692,6 +692,23 @@ def _items(name: str, values: Sequence[str]) -> list[str]:
         kind = "a dict" if isinstance(values, Mapping) else "a single string"
         raise ValidationError(f"{name} must be a list of strings, not {kind}", field=name)
     return list(values)
+
+
+def _reported(results: list[Optional[PushwireError]]) -> list[Optional[PushwireError]]:
+    """A batch's results, its failures summed up in one warning: a job that does not look
+    at the list still leaves a trace of the events it lost."""
+    failed = [(i, e) for i, e in enumerate(results) if e is not None]
+    if failed:
+        i, first = failed[0]
+        _log.warning(
+            "track_many: %d of %d events were not recorded (the first, events[%d]: %s: %s)",
+            len(failed),
+            len(results),
+            i,
+            type(first).__name__,
+            first,
+        )
+    return results
 
 
 def _given(value: Any) -> Any:
@@ -1147,7 +1164,7 @@ class AsyncEvents(_Async):
         out: list[Optional[PushwireError]] = await self._call(
             "events.track_many", _events(events), concurrency
         )
-        return out
+        return _reported(out)
 
 
 async def _awalk(fetch: Callable[[int], Any]) -> AsyncIterator[Any]:

@@ -32,3 +32,16 @@ def pushwire_emulator(_pushwire_emulator_session: Emulator) -> Iterator[Emulator
     # it afresh, so that `caplog.set_level(...)` works whatever the tests before it did.
     reset_log_cache()
     yield emu
+
+
+@pytest.fixture
+def pushwire_emulator_env(
+    pushwire_emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Emulator]:
+    """:func:`pushwire_emulator`, with ``PUSHWIRE_API_KEY``, ``PUSHWIRE_BASE_URL`` and
+    ``PUSHWIRE_EVENTS_URL`` pointing at it for the test: code that makes its client from the
+    environment (``pushwire.Client()``, when it first needs one) talks to the emulator."""
+    monkeypatch.setenv("PUSHWIRE_API_KEY", pushwire_emulator.api_key)
+    monkeypatch.setenv("PUSHWIRE_BASE_URL", pushwire_emulator.base_url)
+    monkeypatch.setenv("PUSHWIRE_EVENTS_URL", pushwire_emulator.events_url)
+    yield pushwire_emulator
