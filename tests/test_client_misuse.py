@@ -583,6 +583,7 @@ def test_errors_survive_a_json_result_backend(emu):
         client.segments.list(limit=0)
     errors.append(bad.value)
     assert dropped.value.outcome_unknown and gateway.value.outcome_unknown
+    assert "outcome is unknown" in str(gateway.value)  # in the log line and the traceback
     for err in errors:
         back = type(err)(*json.loads(json.dumps(err.args)))
         assert vars(back) == vars(err) and str(back) == str(err)

@@ -66,6 +66,12 @@ class APIError(PushwireError):
         self.outcome_unknown = outcome_unknown
 
     def __str__(self) -> str:
+        if self.outcome_unknown:
+            # Said where a log line or a traceback shows it, as connection errors say it.
+            return (
+                f"{self.status_code}: {self.message} (the service may have acted on this "
+                "write before failing: its outcome is unknown, and it was not retried)"
+            )
         return f"{self.status_code}: {self.message}"
 
 
