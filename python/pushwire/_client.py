@@ -195,23 +195,6 @@ def _headers(headers: Optional[Mapping[str, str]]) -> Optional[dict[str, str]]:
     return dict(headers)
 
 
-# The settings whose refusal by the core names them first ("proxy is not a valid ...").
-_SETTINGS = ("api_key", "base_url", "events_url", "default_headers", "ca_bundle", "proxy")
-
-
-def _core_client(*args: Any) -> CoreClient:
-    """The core, whose refusal of a setting is a ValidationError naming it."""
-    try:
-        return CoreClient(*args)
-    except ValidationError:
-        raise
-    except PushwireError as e:
-        name = str(e).split(" ", 1)[0].rstrip(":")
-        if name in _SETTINGS:
-            raise ValidationError(str(e), field=name) from None
-        raise
-
-
 # What `timeout=None` stands for: the longest timeout the core takes (a day), as near to "no
 # timeout" as a call that may hang on a dead connection should get.
 _LONGEST_TIMEOUT = 86_400.0
@@ -266,7 +249,7 @@ class _Base:
         seconds = _LONGEST_TIMEOUT if timeout is None else _seconds("timeout", timeout)
         backoff = _seconds("backoff_base", backoff_base)
         retries = _count("max_retries", max_retries)
-        self._core = _core_client(
+        self._core = CoreClient(
             key,
             base,
             events,

@@ -268,24 +268,24 @@ pub fn tls_config(ca_bundle: Option<&std::path::Path>) -> Result<rustls::ClientC
         use rustls::pki_types::pem::PemObject;
         use rustls::pki_types::CertificateDer;
         let pem = std::fs::read(path).map_err(|e| {
-            Error::Config(format!(
-                "ca_bundle {} could not be read: {e}",
-                path.display()
-            ))
+            Error::validation(
+                "ca_bundle",
+                format!("ca_bundle {} could not be read: {e}", path.display()),
+            )
         })?;
         for cert in CertificateDer::pem_slice_iter(&pem) {
             extra.push(cert.map_err(|e| {
-                Error::Config(format!(
-                    "ca_bundle {} is not a PEM bundle: {e}",
-                    path.display()
-                ))
+                Error::validation(
+                    "ca_bundle",
+                    format!("ca_bundle {} is not a PEM bundle: {e}", path.display()),
+                )
             })?);
         }
         if extra.is_empty() {
-            return Err(Error::Config(format!(
-                "ca_bundle {} holds no certificate",
-                path.display()
-            )));
+            return Err(Error::validation(
+                "ca_bundle",
+                format!("ca_bundle {} holds no certificate", path.display()),
+            ));
         }
     }
     let provider = rustls::crypto::CryptoProvider::get_default()
@@ -340,37 +340,49 @@ pub struct Transport {
 fn root_url(name: &str, raw: &str, suffix: &str, allow_insecure: bool) -> Result<String> {
     let trimmed = raw.trim().trim_end_matches('/');
     let trimmed = trimmed.strip_suffix(suffix).unwrap_or(trimmed);
-    let url = Url::parse(trimmed)
-        .map_err(|e| Error::Config(format!("{name} is not a valid URL ({e}): {raw:?}")))?;
+    let url = Url::parse(trimmed).map_err(|e| {
+        Error::validation(name, format!("{name} is not a valid URL ({e}): {raw:?}"))
+    })?;
     if url.query().is_some() || url.fragment().is_some() {
-        return Err(Error::Config(format!(
-            "{name} must not carry a query or a fragment: {raw:?}"
-        )));
+        return Err(Error::validation(
+            name,
+            format!("{name} must not carry a query or a fragment: {raw:?}"),
+        ));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(Error::Config(format!(
-            "{name} must not carry credentials: pass the key as api_key="
-        )));
+        return Err(Error::validation(
+            name,
+            format!("{name} must not carry credentials: pass the key as api_key="),
+        ));
     }
     let loopback = match url.host() {
         Some(url::Host::Domain(d)) => d == "localhost",
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => return Err(Error::Config(format!("{name} has no host: {raw:?}"))),
+        None => {
+            return Err(Error::validation(
+                name,
+                format!("{name} has no host: {raw:?}"),
+            ))
+        }
     };
     match url.scheme() {
         "https" => {}
         "http" if loopback || allow_insecure => {}
         "http" => {
-            return Err(Error::Config(format!(
-                "{name} uses plain http to a host that is not loopback; use https, or pass \
+            return Err(Error::validation(
+                name,
+                format!(
+                    "{name} uses plain http to a host that is not loopback; use https, or pass \
                  allow_insecure=True if you really mean it"
-            )))
+                ),
+            ))
         }
         other => {
-            return Err(Error::Config(format!(
-                "{name} must be http(s), not {other}"
-            )))
+            return Err(Error::validation(
+                name,
+                format!("{name} must be http(s), not {other}"),
+            ))
         }
     }
     Ok(trimmed.to_string())
@@ -411,8 +423,9 @@ fn parsed_root(root: &str) -> Result<Url> {
 impl Transport {
     pub fn new(cfg: &Config) -> Result<Transport> {
         if cfg.api_key.trim().is_empty() {
-            return Err(Error::Config(
-                "no API key: pass api_key= or set PUSHWIRE_API_KEY".into(),
+            return Err(Error::validation(
+                "api_key",
+                "no API key: pass api_key= or set PUSHWIRE_API_KEY",
             ));
         }
         let main = root_url("base_url", &cfg.base_url, "/apiv1", cfg.allow_insecure)?;
@@ -428,21 +441,31 @@ impl Transport {
             )?)
         };
         let mut headers = HeaderMap::new();
-        let mut key = HeaderValue::from_str(cfg.api_key.trim())
-            .map_err(|_| Error::Config("api_key holds characters a header cannot carry".into()))?;
+        let mut key = HeaderValue::from_str(cfg.api_key.trim()).map_err(|_| {
+            Error::validation("api_key", "api_key holds characters a header cannot carry")
+        })?;
         key.set_sensitive(true);
         headers.insert(HeaderName::from_static("api-key"), key);
         headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
         for (k, v) in &cfg.default_headers {
-            let name = HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| Error::Config(format!("default_headers: bad header name {k:?}")))?;
+            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+                Error::validation(
+                    "default_headers",
+                    format!("default_headers: bad header name {k:?}"),
+                )
+            })?;
             if matches!(name.as_str(), "api-key" | "api_key") {
-                return Err(Error::Config(
-                    "default_headers must not carry the key: pass api_key=".into(),
+                return Err(Error::validation(
+                    "default_headers",
+                    "default_headers must not carry the key: pass api_key=",
                 ));
             }
-            let value = HeaderValue::from_str(v)
-                .map_err(|_| Error::Config(format!("default_headers: bad value for {k}")))?;
+            let value = HeaderValue::from_str(v).map_err(|_| {
+                Error::validation(
+                    "default_headers",
+                    format!("default_headers: bad value for {k}"),
+                )
+            })?;
             headers.insert(name, value);
         }
         let mut tls = match &cfg.tls {
@@ -468,10 +491,13 @@ impl Transport {
                 .map_err(|e| e.to_string())
                 .and_then(|url| reqwest::Proxy::all(url.as_str()).map_err(|e| e.to_string()))
                 .map_err(|e| {
-                    Error::Config(format!(
-                        "proxy is not a valid proxy URL ({e}): {:?}",
-                        without_credentials(raw)
-                    ))
+                    Error::validation(
+                        "proxy",
+                        format!(
+                            "proxy is not a valid proxy URL ({e}): {:?}",
+                            without_credentials(raw)
+                        ),
+                    )
                 })?;
             builder = builder.proxy(p);
         }

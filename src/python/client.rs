@@ -257,15 +257,20 @@ impl CoreClient {
         };
         let (rt, transport) =
             local::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
-        let work = if op == "events.track_many" {
+        let signals = handles_signals();
+        let spread_batch = if op == "events.track_many" {
             let (items, concurrency) =
                 ops::track_many_args(args).map_err(|e| to_pyerr(py, e, rename))?;
             // Decided here, with the GIL held (see `spread::worth_it`).
-            if spread::worth_it(items.len(), concurrency) {
+            spread::worth_it(items.len(), concurrency).then_some((items, concurrency))
+        } else {
+            None
+        };
+        let work = match spread_batch {
+            Some((items, concurrency)) => {
                 // The I/O threads send the first events while this thread converts the rest.
                 let mut batch =
                     spread::Batch::start(&transport, &self.config, items.len(), concurrency);
-                let signals = handles_signals();
                 for (i, item) in items.iter().enumerate() {
                     batch.add(ops::event(&item));
                     // Ctrl-C while converting: returning drops the batch, which calls off
@@ -278,23 +283,18 @@ impl CoreClient {
                     }
                 }
                 Work::Spread(batch)
-            } else {
-                let events = items.iter().map(|item| ops::event(&item)).collect();
+            }
+            None => {
+                let parsed = ops::parse(op, args);
+                // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
                 if let Some(e) = ops::take_stop() {
                     return Err(e);
                 }
-                Work::Op(Op::TrackMany(events, concurrency))
+                Work::Op(parsed.map_err(|e| to_pyerr(py, e, rename))?)
             }
-        } else {
-            let parsed = ops::parse(op, args);
-            // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
-            if let Some(e) = ops::take_stop() {
-                return Err(e);
-            }
-            Work::Op(parsed.map_err(|e| to_pyerr(py, e, rename))?)
         };
         // Only a thread that handles signals wakes to check them.
-        let tick = handles_signals().then(signal_tick);
+        let tick = signals.then(signal_tick);
         let may_spin = matches!(&work, Work::Op(op) if op.is_single_request());
         let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
             rt.block_on(async {
