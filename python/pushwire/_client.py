@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import decimal
+import enum
 import logging
 import math
 import numbers
@@ -227,6 +228,17 @@ def _count(name: str, value: object) -> int:
     return n
 
 
+class _Keep(enum.Enum):
+    """``with_options``'s default: the setting is kept (``None`` is a value there)."""
+
+    KEEP = 0
+
+
+_KEEP = _Keep.KEEP
+
+_C = TypeVar("_C", bound="_Base")
+
+
 class _Base:
     _core: CoreClient
 
@@ -262,7 +274,6 @@ class _Base:
             proxy,
             None if max_connections is None else _count("max_connections", max_connections),
         )
-        self._closed = False
 
     @property
     def base_url(self) -> str:
@@ -292,8 +303,35 @@ class _Base:
         )
 
     def _check_open(self) -> None:
-        if self._closed:
+        if self._core.closed:
             raise PushwireError("this client is closed")
+
+    def with_options(
+        self: _C,
+        *,
+        timeout: Union[float, None, _Keep] = _KEEP,
+        max_retries: Union[int, _Keep] = _KEEP,
+    ) -> _C:
+        """A client whose calls run under their own ``timeout`` and ``max_retries``, on this
+        client's connections (no new pool, so it is cheap enough to make per call)::
+
+            client.with_options(timeout=2.0, max_retries=0).events.track("signup", ...)
+
+        A setting not given keeps this client's; ``timeout=None`` is no timeout, as in the
+        constructor. Closing either client closes both: they share one pool."""
+        seconds: Optional[float] = None
+        if timeout is None:
+            seconds = _LONGEST_TIMEOUT
+        elif not isinstance(timeout, _Keep):
+            seconds = _seconds("timeout", timeout)
+        retries = None if isinstance(max_retries, _Keep) else _count("max_retries", max_retries)
+        derived = object.__new__(type(self))
+        derived._core = self._core.with_options(seconds, retries)
+        derived._namespaces()
+        return derived
+
+    def _namespaces(self) -> None:
+        raise NotImplementedError
 
     def _check_events(self) -> None:
         # Once for a whole batch, not as each event's outcome.
@@ -772,6 +810,9 @@ _CLIENT_DOC = """
       ``HTTP_PROXY`` and ``NO_PROXY`` apply as for curl).
     - ``max_connections``: requests in flight at once (``None``: no bound).
 
+    ``with_options(timeout=..., max_retries=...)`` gives a client with its own limits on the
+    same connections, for one call or one part of an application.
+
     Bad settings raise at once. A closed client refuses new calls with ``PushwireError``.
     """
 
@@ -810,6 +851,9 @@ class Client(_Base):
             proxy=proxy,
             max_connections=max_connections,
         )
+        self._namespaces()
+
+    def _namespaces(self) -> None:
         self.triggers = Triggers(self)
         self.drips = Drips(self)
         self.segments = Segments(self)
@@ -820,7 +864,6 @@ class Client(_Base):
 
     def close(self) -> None:
         """Closes the client's idle connections; calls still running finish on theirs."""
-        self._closed = True
         self._core.close()
 
     def __enter__(self) -> Client:
@@ -1196,6 +1239,9 @@ class AsyncClient(_Base):
             proxy=proxy,
             max_connections=max_connections,
         )
+        self._namespaces()
+
+    def _namespaces(self) -> None:
         self.triggers = AsyncTriggers(self)
         self.drips = AsyncDrips(self)
         self.segments = AsyncSegments(self)
@@ -1206,7 +1252,6 @@ class AsyncClient(_Base):
 
     async def aclose(self) -> None:
         """Closes the client's idle connections; calls still running finish on theirs."""
-        self._closed = True
         self._core.close()
 
     async def __aenter__(self) -> AsyncClient:

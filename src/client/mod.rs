@@ -14,7 +14,7 @@ pub mod transport;
 pub mod triggers;
 
 pub use error::{ApiFailure, Error, Result};
-pub use transport::{Config, Transport};
+pub use transport::{Config, Limits, Transport};
 
 use crate::model::Meta;
 

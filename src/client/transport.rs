@@ -314,9 +314,25 @@ pub fn tls_config(ca_bundle: Option<&std::path::Path>) -> Result<rustls::ClientC
 pub const USER_AGENT_VALUE: &str =
     concat!("pushwire-python/", env!("CARGO_PKG_VERSION"), " (rust)");
 
-/// A client's HTTP side: one connection pool, both interfaces.
+/// A client's HTTP side: one connection pool, both interfaces, and the limits its calls
+/// run under. A [`with_limits`](Transport::with_limits) view shares the pool.
 #[derive(Debug)]
 pub struct Transport {
+    shared: Arc<Shared>,
+    timeout: Duration,
+    max_retries: u32,
+}
+
+/// A call's own limits, where they differ from its client's (`Client.with_options`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub max_retries: u32,
+}
+
+/// What every view of a transport shares: the pool and the client's fixed settings.
+#[derive(Debug)]
+pub struct Shared {
     http: reqwest::Client,
     /// Parsed once: a request only sets its path and query on a copy (a whole parse per
     /// request ran the host through IDNA mapping, about 8% of a small request's CPU).
@@ -325,8 +341,6 @@ pub struct Transport {
     /// The whole URL of the event endpoint, which a batch posts to thousands of times: a
     /// copy, not a path set on the root (a path parse per event).
     events_endpoint: Option<Url>,
-    timeout: Duration,
-    max_retries: u32,
     backoff_base: Duration,
     backoff_max: Duration,
     slots: Option<Arc<tokio::sync::Semaphore>>,
@@ -420,6 +434,15 @@ fn parsed_root(root: &str) -> Result<Url> {
     Url::parse(root).map_err(|e| Error::Config(format!("{root:?} is not a valid URL: {e}")))
 }
 
+// The pool's fields read as the transport's own (`self.http`).
+impl std::ops::Deref for Transport {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
+}
+
 impl Transport {
     pub fn new(cfg: &Config) -> Result<Transport> {
         if cfg.api_key.trim().is_empty() {
@@ -511,19 +534,31 @@ impl Transport {
         let events_root = events
             .map(|e| parsed_root(&format!("{e}/api/v1")))
             .transpose()?;
-        Ok(Transport {
+        let shared = Shared {
             http,
             main_root: parsed_root(&format!("{main}/apiv1"))?,
             events_endpoint: events_root.as_ref().map(|root| url_of(root, EVENTS_PATH)),
             events_root,
-            timeout: cfg.timeout,
-            max_retries: cfg.max_retries,
             backoff_base: cfg.backoff_base,
             backoff_max: cfg.backoff_max,
             slots: cfg.slots.as_ref().map(|s| s.get()),
             max_connections: cfg.max_connections.unwrap_or(0),
             secret: Some(cfg.api_key.trim().to_string()).filter(|k| k.chars().count() >= 8),
+        };
+        Ok(Transport {
+            shared: Arc::new(shared),
+            timeout: cfg.timeout,
+            max_retries: cfg.max_retries,
         })
+    }
+
+    /// The same pool, its calls run under `limits` instead of the client's.
+    pub fn with_limits(&self, limits: Limits) -> Transport {
+        Transport {
+            shared: self.shared.clone(),
+            timeout: limits.timeout,
+            max_retries: limits.max_retries,
+        }
     }
 
     /// How many requests of a batch asked to run `concurrency` at once may be in flight:

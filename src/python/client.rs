@@ -31,7 +31,7 @@ use super::ops::{self, Op, Output};
 use super::runtime::io_threads;
 use super::spin;
 use super::spread;
-use crate::client::{transport, Config, Error, Transport};
+use crate::client::{transport, Config, Error, Limits, Transport};
 
 /// Wakes blocked calls every 50 ms so they can let Python handle signals. A tokio timer per
 /// call would do the same but costs about a millisecond a call (each one has to wake the
@@ -112,16 +112,50 @@ impl Drop for CallGuard {
 
 type Done = (u64, Result<Output, Error>, Renamer);
 
+/// `timeout` and `max_retries` as a client takes them, or a `ValidationError` naming the one
+/// out of range.
+fn checked_limits(py: Python<'_>, timeout: f64, max_retries: i64) -> PyResult<Limits> {
+    let bad = |field: &str, m: &str| to_pyerr(py, Error::validation(field, m), |f| f.to_string());
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
+        return Err(bad(
+            "timeout",
+            "timeout must be a positive number of seconds, at most a day",
+        ));
+    }
+    if !(0..=20).contains(&max_retries) {
+        return Err(bad("max_retries", "max_retries must be between 0 and 20"));
+    }
+    Ok(Limits {
+        timeout: Duration::from_secs_f64(timeout),
+        max_retries: max_retries as u32,
+    })
+}
+
+/// This thread's pool for a client, under a `with_options` client's own limits if any.
+pub fn limited(transport: Arc<Transport>, limits: Option<Limits>) -> Arc<Transport> {
+    match limits {
+        None => transport,
+        Some(limits) => Arc::new(transport.with_limits(limits)),
+    }
+}
+
 #[pyclass(module = "pushwire._core", frozen)]
 pub struct CoreClient {
     /// Also the client's identity: each thread keeps a transport per client (see `local`).
     config: Arc<Config>,
+    /// A `with_options` client's own timeout and retries: it shares `config`, and so the
+    /// pools, of the client it was made from.
+    limits: Option<Limits>,
 }
 
 impl Drop for CoreClient {
     fn drop(&mut self) {
         // The I/O threads hold a pool for this client; let each drop it now rather than at
-        // its next call. (A call still running keeps its pool until it ends.)
+        // its next call. (A call still running keeps its pool until it ends.) Only the last
+        // of the clients sharing the pools (`with_options`) has any to drop.
+        if Arc::strong_count(&self.config) > 1 {
+            return;
+        }
         if let Some(threads) = super::runtime::started() {
             let client = std::mem::replace(&mut self.config, Arc::new(Config::new("", "", "")));
             drop(client);
@@ -151,15 +185,7 @@ impl CoreClient {
     ) -> PyResult<Self> {
         let bad =
             |field: &str, m: &str| to_pyerr(py, Error::validation(field, m), |f| f.to_string());
-        if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
-            return Err(bad(
-                "timeout",
-                "timeout must be a positive number of seconds, at most a day",
-            ));
-        }
-        if !(0..=20).contains(&max_retries) {
-            return Err(bad("max_retries", "max_retries must be between 0 and 20"));
-        }
+        let limits = checked_limits(py, timeout, max_retries)?;
         if !(backoff_base.is_finite() && (0.0..=3600.0).contains(&backoff_base)) {
             return Err(bad(
                 "backoff_base",
@@ -174,8 +200,8 @@ impl CoreClient {
         }
         let mut config = Config::new(api_key, base_url, events_url)
             .with_max_connections(max_connections.map(|n| n as usize));
-        config.timeout = Duration::from_secs_f64(timeout);
-        config.max_retries = max_retries as u32;
+        config.timeout = limits.timeout;
+        config.max_retries = limits.max_retries;
         config.allow_insecure = allow_insecure;
         config.backoff_base = Duration::from_secs_f64(backoff_base);
         config.ca_bundle = ca_bundle;
@@ -194,6 +220,27 @@ impl CoreClient {
         drop(transport);
         Ok(CoreClient {
             config: Arc::new(config),
+            limits: None,
+        })
+    }
+
+    /// A client on the same connections whose calls run under their own timeout and
+    /// retries (`None` keeps this client's).
+    #[pyo3(signature = (timeout = None, max_retries = None))]
+    fn with_options(
+        &self,
+        py: Python<'_>,
+        timeout: Option<f64>,
+        max_retries: Option<i64>,
+    ) -> PyResult<CoreClient> {
+        let limits = checked_limits(
+            py,
+            timeout.unwrap_or_else(|| self.timeout()),
+            max_retries.unwrap_or_else(|| i64::from(self.max_retries())),
+        )?;
+        Ok(CoreClient {
+            config: self.config.clone(),
+            limits: Some(limits),
         })
     }
 
@@ -209,12 +256,23 @@ impl CoreClient {
 
     #[getter]
     fn timeout(&self) -> f64 {
-        self.config.timeout.as_secs_f64()
+        self.limits
+            .map_or(self.config.timeout, |l| l.timeout)
+            .as_secs_f64()
     }
 
     #[getter]
     fn max_retries(&self) -> u32 {
-        self.config.max_retries
+        self.limits
+            .map_or(self.config.max_retries, |l| l.max_retries)
+    }
+
+    /// Whether `close()` was called on this client or on one sharing its connections.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.config
+            .closed
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     #[getter]
@@ -257,6 +315,7 @@ impl CoreClient {
         };
         let (rt, transport) =
             local::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
+        let transport = limited(transport, self.limits);
         let signals = handles_signals();
         let spread_batch = if op == "events.track_many" {
             let (items, concurrency) =
@@ -269,8 +328,13 @@ impl CoreClient {
         let work = match spread_batch {
             Some((items, concurrency)) => {
                 // The I/O threads send the first events while this thread converts the rest.
-                let mut batch =
-                    spread::Batch::start(&transport, &self.config, items.len(), concurrency);
+                let mut batch = spread::Batch::start(
+                    &transport,
+                    &self.config,
+                    self.limits,
+                    items.len(),
+                    concurrency,
+                );
                 for (i, item) in items.iter().enumerate() {
                     batch.add(ops::event(&item));
                     // Ctrl-C while converting: returning drops the batch, which calls off
@@ -379,7 +443,7 @@ impl CoreClient {
             return Err(e);
         }
         let parsed = parsed.map_err(|e| to_pyerr(py, e, rename))?.on_io_thread();
-        let client = self.config.clone();
+        let (client, limits) = (self.config.clone(), self.limits);
         let inner = completions.get().inner.clone();
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
         let done = inner.clone();
@@ -390,7 +454,7 @@ impl CoreClient {
             let mut guard = CompleteOnPanic(Some((done, id, rename)));
             // The I/O thread's own pool for this client.
             let out = match local::transport(&client) {
-                Ok(transport) => ops::run(&transport, parsed).await,
+                Ok(transport) => ops::run(&limited(transport, limits), parsed).await,
                 Err(e) => Err(e),
             };
             if let Some((done, id, rename)) = guard.0.take() {

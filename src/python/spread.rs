@@ -14,9 +14,10 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 
+use super::client::limited;
 use super::local;
 use super::runtime::io_threads;
-use crate::client::{bulk, Config, Error, Result, Transport};
+use crate::client::{bulk, Config, Error, Limits, Result, Transport};
 
 /// Below this many events per request slot, spreading costs more (a wake-up of each thread,
 /// and connections its pool may not have yet) than it brings.
@@ -68,6 +69,7 @@ impl Batch {
     pub fn start(
         mine: &Transport,
         client: &Arc<Config>,
+        limits: Option<Limits>,
         total: usize,
         concurrency: usize,
     ) -> Batch {
@@ -91,7 +93,7 @@ impl Batch {
                         return Vec::new();
                     }
                     match local::transport(&client) {
-                        Ok(t) => bulk::track_share(&t, feed, share).await,
+                        Ok(t) => bulk::track_share(&limited(t, limits), feed, share).await,
                         // No pool there: this worker takes nothing and the others take all.
                         Err(_) => Vec::new(),
                     }
