@@ -654,7 +654,18 @@ pub fn drip(d: &NewDrip) -> Check {
                 ))
             }
         }
-        campaign_expiry(&format!("{prefix}expiry"), n.expiry)?;
+        match n.expiry {
+            Some(seconds) => campaign_expiry(&format!("{prefix}expiry"), seconds)?,
+            None => {
+                return Err(Violation::new(
+                    format!("{prefix}expiry"),
+                    format!(
+                        "expiry is required: seconds from 1 to {CAMPAIGN_EXPIRY_MAX_SECONDS} \
+                         (28 days) for the notification to wait for an offline device"
+                    ),
+                ))
+            }
+        }
         schedule(&prefix, i, &n.schedule_options, true)?;
         actions(&prefix, &n.actions)?;
     }

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import pytest
 from client_support import BROADCAST, Driver, make_driver, new_drip_notification
 
+import pushwire
 from pushwire import Action, PushwireError, ValidationError
 
 LATER = {"type": "later", "valid_from_utc": "2031-01-01 10:00:00"}
@@ -165,6 +166,11 @@ INVALID = [
         "notifications[0].require_interaction",
     ),
     ("drip expiry 2419201", drip(new_drip_notification(expiry=2419201)), "notifications[0].expiry"),
+    (
+        "drip no expiry",
+        drip({k: v for k, v in new_drip_notification().items() if k != "expiry"}),
+        "notifications[0].expiry",
+    ),
     ("drip 3 actions", drip(new_drip_notification(actions=ACTIONS)), "notifications[0].actions"),
     (
         "drip second rightaway",
@@ -286,3 +292,14 @@ def test_inside_the_limits_succeeds(drv: Driver, emu):
     assert len(emu.notifications()) == 7
     assert len(emu.events()) == 3
     assert all(r["status"] == 200 for r in emu.requests())
+
+
+def test_a_missing_drip_expiry_is_called_required(drv: Driver, emu):
+    # Not "between 1 and 2419200", which reads as a wrong value when none was given.
+    n = {k: v for k, v in new_drip_notification().items() if k != "expiry"}
+    with pytest.raises(ValidationError, match="expiry is required") as info:
+        drv(drv.client.drips.create, "W", [n])
+    assert info.value.field == "notifications[0].expiry"
+    with pytest.raises(ValidationError, match="expiry is required"):
+        drv(drv.client.drips.create, "W", [pushwire.NewDripNotification.from_dict(n)])
+    assert emu.requests() == []

@@ -137,6 +137,15 @@ def test_a_drip_notification_without_require_interaction_is_refused(emu, api):
     )
 
 
+def test_a_drip_notification_without_expiry_is_told_it_is_required(emu, api):
+    # Required by 2.8: "required", not "between 1 and 2419200", which reads as a wrong value.
+    n = drip_notification()
+    del n["expiry"]
+    message = assert_campaign_error(api.create_drip(notifications=[n]))
+    assert "expiry is required" in message
+    assert emu.client().drips.list().total == 0
+
+
 # ---- the events interface refuses null (Joi schema) ------------------------------------------
 
 

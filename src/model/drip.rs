@@ -141,7 +141,7 @@ impl DripNotification {
             image_url: n.image_url,
             big_image_url: n.big_image_url,
             require_interaction: n.require_interaction.unwrap_or_default(),
-            expiry: n.expiry,
+            expiry: n.expiry.unwrap_or_default(),
             schedule_options: n.schedule_options,
             actions: n.actions,
             analytics: Analytics::default(),
@@ -175,8 +175,13 @@ pub struct NewDripNotification {
         skip_serializing_if = "Option::is_none"
     )]
     pub require_interaction: Option<i64>,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub expiry: i64,
+    /// Required (2.8), in seconds: missing is told apart from an out-of-range value.
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_int",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub expiry: Option<i64>,
     #[serde(default)]
     pub schedule_options: ScheduleOptions,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
