@@ -322,6 +322,23 @@ def test_campaign_reads_take_either_utm_shape_and_nulls_as_empty(drv: Driver, em
     assert [c.trigger_id for c in drv(drv.client.triggers.list).data] == [3, 5]
 
 
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [(10, 10.0), ("12.5", 12.5), ({"$numberDecimal": "12.5"}, 12.5), (None, 0.0)],
+)
+def test_a_price_drop_threshold_reads_as_the_number_whatever_its_wrapping(
+    drv: Driver, emu, value, read
+):
+    # Spec 2.4 lists the value as an Object though it is a Number: a database decimal
+    # serialized as {"$numberDecimal": ...} must not fail a whole page of campaigns.
+    campaign = {"price_drop_threshold": {"type": "percentage", "value": value}}
+    trigger = {"trigger_id": 3, "campaign_type": "price_drop", "options": {"campaign": campaign}}
+    emu.inject_fault("/apiv1/triggers", status=200, body={"success": True, "data": [trigger]})
+    [got] = drv(drv.client.triggers.list).data
+    threshold = got.options.campaign.price_drop_threshold
+    assert (threshold.type, threshold.value) == ("percentage", read)
+
+
 def test_a_create_answered_without_a_usable_id_returns_0_and_warns(drv: Driver, emu, caplog):
     # The broadcast was accepted: raising would invite a retry, and a retry a second send.
     emu.add_subscriber()

@@ -118,6 +118,72 @@ pub fn float<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     }
 }
 
+/// A number that may also arrive wrapped in an object of one field (the spec lists
+/// `price_drop_threshold.value` as an Object: a database decimal such as
+/// `{"$numberDecimal": "12.5"}`); `null` or missing is 0. Anything else fails the read.
+pub fn float_or_wrapped<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    struct Wrapped;
+
+    impl<'de> Visitor<'de> for Wrapped {
+        type Value = f64;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a number, a numeric string, or an object of one such field")
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {
+            Ok(v as f64)
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<f64, E> {
+            Ok(v as f64)
+        }
+
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<f64, E> {
+            Ok(v)
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<f64, E> {
+            v.trim()
+                .parse::<f64>()
+                .map_err(|_| E::invalid_value(de::Unexpected::Str(v), &self))
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<f64, E> {
+            Ok(0.0)
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<f64, E> {
+            Ok(0.0)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<f64, D::Error> {
+            d.deserialize_any(self)
+        }
+
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<f64, A::Error> {
+            let Some((_, value)) = map.next_entry::<de::IgnoredAny, Number>()? else {
+                return Err(de::Error::invalid_length(0, &self));
+            };
+            if map.next_key::<de::IgnoredAny>()?.is_some() {
+                return Err(de::Error::invalid_length(2, &self));
+            }
+            Ok(value.0)
+        }
+    }
+
+    /// The wrapped field: a number or a numeric string.
+    struct Number(f64);
+
+    impl<'de> serde::Deserialize<'de> for Number {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Number, D::Error> {
+            float(d).map(Number)
+        }
+    }
+
+    d.deserialize_any(Wrapped)
+}
+
 fn as_text(v: Scalar) -> Option<String> {
     match v {
         Scalar::Text(s) => Some(s),
@@ -183,6 +249,27 @@ mod tests {
         s: String,
         #[serde(default, deserialize_with = "super::opt_string")]
         os: Option<String>,
+    }
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct W {
+        #[serde(default, deserialize_with = "super::float_or_wrapped")]
+        v: f64,
+    }
+
+    #[test]
+    fn a_number_reads_bare_or_wrapped_in_one_field() {
+        let read = |s: &str| serde_json::from_str::<W>(s).map(|w| w.v);
+        assert_eq!(read(r#"{"v":10}"#).unwrap(), 10.0);
+        assert_eq!(read(r#"{"v":"12.5"}"#).unwrap(), 12.5);
+        assert_eq!(read(r#"{"v":{"$numberDecimal":"12.5"}}"#).unwrap(), 12.5);
+        assert_eq!(read(r#"{"v":{"value":7}}"#).unwrap(), 7.0);
+        assert_eq!(read(r#"{"v":null}"#).unwrap(), 0.0);
+        assert_eq!(read("{}").unwrap(), 0.0);
+        assert!(read(r#"{"v":{}}"#).is_err());
+        assert!(read(r#"{"v":{"a":1,"b":2}}"#).is_err());
+        assert!(read(r#"{"v":{"a":"x"}}"#).is_err());
+        assert!(read(r#"{"v":[1]}"#).is_err());
     }
 
     #[test]

@@ -153,6 +153,8 @@ pub struct PriceDropThreshold {
     /// `absolute` or `percentage`.
     #[serde(default, deserialize_with = "lenient::string")]
     pub r#type: String,
-    #[serde(default, deserialize_with = "lenient::float")]
+    /// A number; read also from the object the spec lists it as (see
+    /// [`lenient::float_or_wrapped`]).
+    #[serde(default, deserialize_with = "lenient::float_or_wrapped")]
     pub value: f64,
 }
