@@ -156,3 +156,20 @@ def test_with_options_is_documented_on_both_clients():
     for cls in (pushwire.Client, pushwire.AsyncClient):
         assert "with_options" in (cls.__doc__ or "")
         assert "they share one pool" in (cls.with_options.__doc__ or "")
+
+
+def test_a_subclass_keeps_its_type_and_attributes(emu):
+    class AppClient(pushwire.Client):
+        def __init__(self, *args, tenant: str, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.tenant = tenant
+
+    client = AppClient(api_key=emu.api_key, base_url=emu.base_url, tenant="acme")
+    derived = client.with_options(max_retries=0)
+    assert isinstance(derived, AppClient) and derived.tenant == "acme"
+    # its namespaces call under its own options, not the parent's two retries
+    emu.inject_fault("/apiv1/segments", status=503, times=1)
+    with pytest.raises(ServerError):
+        derived.segments.list()
+    assert len(api_requests(emu, "/apiv1/segments")) == 1
+    client.close()

@@ -325,8 +325,11 @@ class _Base:
         elif not isinstance(timeout, _Keep):
             seconds = _seconds("timeout", timeout)
         retries = None if isinstance(max_retries, _Keep) else _count("max_retries", max_retries)
+        core = self._core.with_options(seconds, retries)
         derived = object.__new__(type(self))
-        derived._core = self._core.with_options(seconds, retries)
+        # A subclass's own attributes come along; the namespaces are the derived client's.
+        derived.__dict__.update(self.__dict__)
+        derived._core = core
         derived._namespaces()
         return derived
 
