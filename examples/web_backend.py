@@ -48,9 +48,14 @@ def create_promotion() -> ResponseReturnValue:
 @app.post("/orders")
 def place_order() -> ResponseReturnValue:
     body: dict[str, Any] = request.get_json(force=True)
-    push().events.track(
-        "order_placed", profile_id=body["customer_id"], data={"total": body["total"]}
-    )
+    # The order is placed whatever happens to its tracking: bounded to two seconds on the
+    # shared client's connections, and logged rather than failing the request.
+    try:
+        push().with_options(timeout=2.0).events.track(
+            "order_placed", profile_id=body["customer_id"], data={"total": body["total"]}
+        )
+    except pushwire.PushwireError as e:
+        app.logger.warning("order_placed not tracked: %s", e)
     return jsonify(ok=True), 201
 
 
