@@ -763,6 +763,86 @@ def test_mypy_catches_a_typo_in_a_model_keyword(tmp_path):
     assert '"lable"' in errors[0] and '"include_segments"' in errors[1] and '"price"' in errors[2]
 
 
+def test_mypy_takes_what_the_readme_promises_and_refuses_misspelt_settings(tmp_path):
+    # What the runtime takes (and the README shows) must pass `mypy --strict`: pandas
+    # columns and records, int and numpy ids, numpy and Decimal whole numbers, a subclass
+    # inside `with`. A misspelt emulator client setting, or a button without its label,
+    # must not.
+    (tmp_path / "good.py").write_text(
+        textwrap.dedent(
+            """
+            import decimal
+
+            import numpy as np
+            import pandas as pd
+
+            import pushwire
+            from pushwire.testing import Emulator
+
+
+            class App(pushwire.Client):
+                def names(self) -> list[str]:
+                    return [s.segment_name for s in self.segments.list()]
+
+
+            def run(emu: Emulator, df: pd.DataFrame) -> None:
+                c = emu.client(timeout=5.0, max_retries=0)
+                c.segments.add_subscribers_bulk(1, df["hash"])
+                c.events.track_many(df.to_dict("records"))
+                c.events.track_many(row for _, row in df.iterrows())
+                c.events.track("signup", profile_id=42)
+                c.segments.add_subscribers(np.int64(3), ["h"])
+                c.segments.add_profiles("vip", [42, "43"])
+                c.drips.list(limit=np.int64(5))
+                c.notifications.create(
+                    title="t", message="m", url="u", expiry=np.int64(60),
+                    require_interaction=decimal.Decimal(1), profile_id=[42],
+                )
+                with App(api_key="k", base_url=emu.base_url) as app:
+                    app.names()
+                fast: pushwire.Client = c.with_options(timeout=1.0)
+                fast.close()
+            """
+        )
+    )
+    (tmp_path / "bad.py").write_text(
+        textwrap.dedent(
+            """
+            from pushwire import Action
+            from pushwire.testing import Emulator
+
+            def run(emu: Emulator) -> None:
+                emu.client(timout=1.0)
+                Action(url="https://shop.example/")
+            """
+        )
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "bad.py", "good.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    errors = [line for line in run.stdout.splitlines() if ": error:" in line]
+    assert [e.split(":")[0:2] for e in errors] == [["bad.py", "6"], ["bad.py", "7"]], run.stdout
+    assert '"timout"' in errors[0] and '"label"' in errors[1]
+
+
+def test_utm_params_from_dict_reads_the_services_other_shape():
+    # A response's `{enabled, source, ...}` dict, as drips.create and campaign reads take it.
+    given = {"enabled": True, "source": "push", "medium": "web", "campaign": "bf"}
+    assert pushwire.UtmParams.from_dict(given) == pushwire.UtmParams(
+        utm_source="push", utm_medium="web", utm_campaign="bf"
+    )
+    with pytest.raises(ValidationError) as info:
+        pushwire.UtmParams.from_dict({"enabled": False, "source": "push"})
+    assert info.value.field == "enabled"
+    with pytest.raises(ValidationError) as info:
+        pushwire.UtmParams.from_dict({"sourc": "push", "medium": "web", "campaign": "bf"})
+    assert info.value.field == "sourc"
+
+
 def test_help_documents_every_call_of_both_clients():
     # help(client.drips) is where a notebook user looks first; the async twins included.
     import inspect

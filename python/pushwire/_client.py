@@ -18,7 +18,7 @@ import operator
 import os
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import Any, Callable, Optional, SupportsIndex, TypeVar, Union
 
 from pushwire._bridge import submit
 from pushwire._bulk import BulkResult, Progress, build_result, progress_callback
@@ -41,6 +41,11 @@ _log = logging.getLogger("pushwire")
 
 DateLike = Union[_dt.date, str]
 DateTimeLike = Union[_dt.datetime, str]
+# What the core takes where the service wants a whole number or an id: ints, numpy's
+# included (anything with ``__index__``), ids also as strings of digits, and whole numbers
+# also as ``Decimal`` (a Django ``DecimalField``).
+IdLike = Union[str, SupportsIndex]
+WholeLike = Union[SupportsIndex, decimal.Decimal]
 T = TypeVar("T")
 SelfT = TypeVar("SelfT")
 
@@ -69,7 +74,7 @@ def _broadcast(
     url: str,
     type: Optional[str],
     valid_from_utc: Optional[DateTimeLike],
-    expiry: Optional[int],
+    expiry: Optional[WholeLike],
     lists: Mapping[str, Optional[Iterable[Any]]],
     extra: Mapping[str, Any],
 ) -> dict[str, Any]:
@@ -277,18 +282,22 @@ class _Base:
 
     @property
     def base_url(self) -> str:
+        """The main interface's root (without ``/apiv1``)."""
         return self._core.base_url
 
     @property
     def events_url(self) -> str:
+        """The events interface's root (without ``/api/v1``); empty when not set."""
         return self._core.events_url
 
     @property
     def timeout(self) -> float:
+        """Seconds a whole call may take, retries and waits included."""
         return self._core.timeout
 
     @property
     def max_retries(self) -> int:
+        """Retries of a failed call where a retry cannot act twice."""
         return self._core.max_retries
 
     @property
@@ -364,7 +373,7 @@ class Triggers(_Sync):
 
     def get(
         self,
-        trigger_id: Union[int, str],
+        trigger_id: IdLike,
         *,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
@@ -380,8 +389,8 @@ class Triggers(_Sync):
     def list(
         self,
         *,
-        page: int = 1,
-        limit: int = 10,
+        page: SupportsIndex = 1,
+        limit: SupportsIndex = 10,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> Page[TriggeredCampaign]:
@@ -395,7 +404,7 @@ class Triggers(_Sync):
     def iter(
         self,
         *,
-        limit: int = 500,
+        limit: SupportsIndex = 500,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> Iterator[TriggeredCampaign]:
@@ -430,7 +439,7 @@ class Drips(_Sync):
 
     def get(
         self,
-        drip_id: Union[int, str],
+        drip_id: IdLike,
         *,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
@@ -443,8 +452,8 @@ class Drips(_Sync):
     def list(
         self,
         *,
-        page: int = 1,
-        limit: int = 10,
+        page: SupportsIndex = 1,
+        limit: SupportsIndex = 10,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> Page[Drip]:
@@ -458,7 +467,7 @@ class Drips(_Sync):
     def iter(
         self,
         *,
-        limit: int = 500,
+        limit: SupportsIndex = 500,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> Iterator[Drip]:
@@ -480,8 +489,8 @@ class Segments(_Sync):
         self,
         *,
         segment_id: Union[int, str, None] = None,
-        limit: Optional[int] = None,
-        offset: Optional[int] = None,
+        limit: Optional[SupportsIndex] = None,
+        offset: Optional[SupportsIndex] = None,
         segment_type: Optional[str] = None,
     ) -> list[Segment]:
         """The site's segments (one with ``segment_id``), ``offset``/``limit`` to page;
@@ -489,30 +498,30 @@ class Segments(_Sync):
         out: list[Segment] = self._call("segments.list", segment_id, limit, offset, segment_type)
         return out
 
-    def delete(self, segment_id: Union[int, str]) -> str:
+    def delete(self, segment_id: IdLike) -> str:
         """Deletes a segment; the service's message."""
         out: str = self._call("segments.delete", segment_id)
         return out
 
-    def add_subscribers(self, segment_id: Union[int, str], subscriber_hashes: Iterable[str]) -> str:
+    def add_subscribers(self, segment_id: IdLike, subscriber_hashes: Iterable[str]) -> str:
         """Adds up to 500 subscribers by hash; the service's message."""
         out: str = self._call("segments.add_subscribers", segment_id, subscriber_hashes)
         return out
 
-    def add_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
+    def add_profiles(self, segment_name: str, profile_ids: Iterable[IdLike]) -> None:
         """Adds the subscribers with these profile ids to the segment named; idempotent."""
         self._call("segments.add_profiles", segment_name, profile_ids)
 
-    def remove_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
+    def remove_profiles(self, segment_name: str, profile_ids: Iterable[IdLike]) -> None:
         """Removes the subscribers with these profile ids from the segment named."""
         self._call("segments.remove_profiles", segment_name, profile_ids)
 
     def add_subscribers_bulk(
         self,
-        segment_id: Union[int, str],
-        hashes: Sequence[str],
+        segment_id: IdLike,
+        hashes: Iterable[str],
         *,
-        concurrency: int = 8,
+        concurrency: SupportsIndex = 8,
         progress: Progress = None,
     ) -> BulkResult:
         """Adds any number of subscribers: chunks of 500 (the spec's limit), ``concurrency``
@@ -531,9 +540,9 @@ class Segments(_Sync):
     def add_profiles_bulk(
         self,
         segment_name: str,
-        profile_ids: Sequence[str],
+        profile_ids: Iterable[IdLike],
         *,
-        concurrency: int = 8,
+        concurrency: SupportsIndex = 8,
         progress: Progress = None,
     ) -> BulkResult:
         """:meth:`add_profiles` for any number of profile ids, in chunks of 500."""
@@ -550,9 +559,9 @@ class Segments(_Sync):
     def remove_profiles_bulk(
         self,
         segment_name: str,
-        profile_ids: Sequence[str],
+        profile_ids: Iterable[IdLike],
         *,
-        concurrency: int = 8,
+        concurrency: SupportsIndex = 8,
         progress: Progress = None,
     ) -> BulkResult:
         """:meth:`remove_profiles` for any number of profile ids, in chunks of 500."""
@@ -616,11 +625,11 @@ class Notifications(_Sync):
         valid_from_utc: Optional[DateTimeLike] = None,
         image_url: Optional[str] = None,
         big_image_url: Optional[str] = None,
-        expiry: Optional[int] = None,
-        require_interaction: Optional[int] = None,
-        profile_id: Optional[Iterable[str]] = None,
-        include_segments: Optional[Iterable[Union[int, str]]] = None,
-        exclude_segments: Optional[Iterable[Union[int, str]]] = None,
+        expiry: Optional[WholeLike] = None,
+        require_interaction: Optional[WholeLike] = None,
+        profile_id: Optional[Iterable[IdLike]] = None,
+        include_segments: Optional[Iterable[IdLike]] = None,
+        exclude_segments: Optional[Iterable[IdLike]] = None,
         include_countries: Optional[Iterable[str]] = None,
         exclude_countries: Optional[Iterable[str]] = None,
         include_states: Optional[Iterable[str]] = None,
@@ -680,7 +689,7 @@ class Events(_Sync):
         self,
         event_name: str,
         *,
-        profile_id: Optional[str] = None,
+        profile_id: Optional[IdLike] = None,
         device_token_hash: Optional[str] = None,
         data: Optional[Mapping[str, Any]] = None,
     ) -> None:
@@ -691,7 +700,7 @@ class Events(_Sync):
         self._call("events.track", event_name, _given(profile_id), _given(device_token_hash), data)
 
     def track_many(
-        self, events: Iterable[Mapping[str, Any]], *, concurrency: int = 64
+        self, events: Iterable[Any], *, concurrency: SupportsIndex = 64
     ) -> list[Optional[PushwireError]]:
         """Tracks every event (dicts with ``event_name``, ``profile_id`` or
         ``device_token_hash``, ``data``), ``concurrency`` in flight, inside Rust. Returns one
@@ -704,7 +713,7 @@ class Events(_Sync):
         return _reported(out)
 
 
-def _items(name: str, values: Sequence[str]) -> list[str]:
+def _items(name: str, values: Iterable[Any]) -> list[Any]:
     if hasattr(values, "columns"):
         # A DataFrame iterates over its column names.
         raise ValidationError(
@@ -743,7 +752,7 @@ def _given(value: Any) -> Any:
     return None if type(value).__name__ in ("NAType", "NaTType") else value
 
 
-def _events(events: Iterable[Mapping[str, Any]]) -> list[Any]:
+def _events(events: Iterable[Any]) -> list[Any]:
     if hasattr(events, "columns"):
         # A DataFrame iterates over its column names.
         raise ValidationError(
@@ -869,7 +878,7 @@ class Client(_Base):
         """Closes the client's idle connections; calls still running finish on theirs."""
         self._core.close()
 
-    def __enter__(self) -> Client:
+    def __enter__(self: _C) -> _C:
         return self
 
     def __exit__(
@@ -901,7 +910,7 @@ class AsyncTriggers(_Async):
 
     async def get(
         self,
-        trigger_id: Union[int, str],
+        trigger_id: IdLike,
         *,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
@@ -914,8 +923,8 @@ class AsyncTriggers(_Async):
     async def list(
         self,
         *,
-        page: int = 1,
-        limit: int = 10,
+        page: SupportsIndex = 1,
+        limit: SupportsIndex = 10,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> Page[TriggeredCampaign]:
@@ -927,7 +936,7 @@ class AsyncTriggers(_Async):
     def iter(
         self,
         *,
-        limit: int = 500,
+        limit: SupportsIndex = 500,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> AsyncIterator[TriggeredCampaign]:
@@ -960,7 +969,7 @@ class AsyncDrips(_Async):
 
     async def get(
         self,
-        drip_id: Union[int, str],
+        drip_id: IdLike,
         *,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
@@ -971,8 +980,8 @@ class AsyncDrips(_Async):
     async def list(
         self,
         *,
-        page: int = 1,
-        limit: int = 10,
+        page: SupportsIndex = 1,
+        limit: SupportsIndex = 10,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> Page[Drip]:
@@ -984,7 +993,7 @@ class AsyncDrips(_Async):
     def iter(
         self,
         *,
-        limit: int = 500,
+        limit: SupportsIndex = 500,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
     ) -> AsyncIterator[Drip]:
@@ -1005,8 +1014,8 @@ class AsyncSegments(_Async):
         self,
         *,
         segment_id: Union[int, str, None] = None,
-        limit: Optional[int] = None,
-        offset: Optional[int] = None,
+        limit: Optional[SupportsIndex] = None,
+        offset: Optional[SupportsIndex] = None,
         segment_type: Optional[str] = None,
     ) -> list[Segment]:
         out: list[Segment] = await self._call(
@@ -1014,28 +1023,26 @@ class AsyncSegments(_Async):
         )
         return out
 
-    async def delete(self, segment_id: Union[int, str]) -> str:
+    async def delete(self, segment_id: IdLike) -> str:
         out: str = await self._call("segments.delete", segment_id)
         return out
 
-    async def add_subscribers(
-        self, segment_id: Union[int, str], subscriber_hashes: Iterable[str]
-    ) -> str:
+    async def add_subscribers(self, segment_id: IdLike, subscriber_hashes: Iterable[str]) -> str:
         out: str = await self._call("segments.add_subscribers", segment_id, subscriber_hashes)
         return out
 
-    async def add_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
+    async def add_profiles(self, segment_name: str, profile_ids: Iterable[IdLike]) -> None:
         await self._call("segments.add_profiles", segment_name, profile_ids)
 
-    async def remove_profiles(self, segment_name: str, profile_ids: Iterable[str]) -> None:
+    async def remove_profiles(self, segment_name: str, profile_ids: Iterable[IdLike]) -> None:
         await self._call("segments.remove_profiles", segment_name, profile_ids)
 
     async def add_subscribers_bulk(
         self,
-        segment_id: Union[int, str],
-        hashes: Sequence[str],
+        segment_id: IdLike,
+        hashes: Iterable[str],
         *,
-        concurrency: int = 8,
+        concurrency: SupportsIndex = 8,
         progress: Progress = None,
     ) -> BulkResult:
         hashes = _items("hashes", hashes)
@@ -1051,9 +1058,9 @@ class AsyncSegments(_Async):
     async def add_profiles_bulk(
         self,
         segment_name: str,
-        profile_ids: Sequence[str],
+        profile_ids: Iterable[IdLike],
         *,
-        concurrency: int = 8,
+        concurrency: SupportsIndex = 8,
         progress: Progress = None,
     ) -> BulkResult:
         ids = _items("profile_ids", profile_ids)
@@ -1069,9 +1076,9 @@ class AsyncSegments(_Async):
     async def remove_profiles_bulk(
         self,
         segment_name: str,
-        profile_ids: Sequence[str],
+        profile_ids: Iterable[IdLike],
         *,
-        concurrency: int = 8,
+        concurrency: SupportsIndex = 8,
         progress: Progress = None,
     ) -> BulkResult:
         ids = _items("profile_ids", profile_ids)
@@ -1121,11 +1128,11 @@ class AsyncNotifications(_Async):
         valid_from_utc: Optional[DateTimeLike] = None,
         image_url: Optional[str] = None,
         big_image_url: Optional[str] = None,
-        expiry: Optional[int] = None,
-        require_interaction: Optional[int] = None,
-        profile_id: Optional[Iterable[str]] = None,
-        include_segments: Optional[Iterable[Union[int, str]]] = None,
-        exclude_segments: Optional[Iterable[Union[int, str]]] = None,
+        expiry: Optional[WholeLike] = None,
+        require_interaction: Optional[WholeLike] = None,
+        profile_id: Optional[Iterable[IdLike]] = None,
+        include_segments: Optional[Iterable[IdLike]] = None,
+        exclude_segments: Optional[Iterable[IdLike]] = None,
         include_countries: Optional[Iterable[str]] = None,
         exclude_countries: Optional[Iterable[str]] = None,
         include_states: Optional[Iterable[str]] = None,
@@ -1178,7 +1185,7 @@ class AsyncEvents(_Async):
         self,
         event_name: str,
         *,
-        profile_id: Optional[str] = None,
+        profile_id: Optional[IdLike] = None,
         device_token_hash: Optional[str] = None,
         data: Optional[Mapping[str, Any]] = None,
     ) -> None:
@@ -1187,7 +1194,7 @@ class AsyncEvents(_Async):
         )
 
     async def track_many(
-        self, events: Iterable[Mapping[str, Any]], *, concurrency: int = 64
+        self, events: Iterable[Any], *, concurrency: SupportsIndex = 64
     ) -> list[Optional[PushwireError]]:
         self._client._check_events()
         out: list[Optional[PushwireError]] = await self._call(
@@ -1257,7 +1264,7 @@ class AsyncClient(_Base):
         """Closes the client's idle connections; calls still running finish on theirs."""
         self._core.close()
 
-    async def __aenter__(self) -> AsyncClient:
+    async def __aenter__(self: _C) -> _C:
         return self
 
     async def __aexit__(

@@ -18,11 +18,32 @@ import threading
 import urllib.error
 import urllib.request
 import weakref
+from collections.abc import Mapping
 from types import TracebackType
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Protocol, TypedDict, Union
 
 from pushwire._client import AsyncClient, Client
 from pushwire._core import EmulatorServer
+
+if TYPE_CHECKING:
+    # Only the type checker reads it (typeshed ships it): no runtime dependency.
+    from typing_extensions import Unpack
+
+
+class _ClientOptions(TypedDict, total=False):
+    """The keywords of ``Client``/``AsyncClient`` besides the URLs, which the emulator sets:
+    a misspelt one is caught by the type checker, as it is in the constructors."""
+
+    api_key: Optional[str]
+    timeout: Optional[float]
+    max_retries: int
+    default_headers: Optional[Mapping[str, str]]
+    allow_insecure: bool
+    backoff_base: float
+    ca_bundle: Optional[Union[str, os.PathLike[str]]]
+    proxy: Optional[str]
+    max_connections: Optional[int]
+
 
 DateLike = Union[_dt.date, _dt.datetime, str]
 
@@ -45,7 +66,31 @@ def _parse_time(s: str) -> _dt.datetime:
     return _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
 
 
-class Emulator:
+class _Urls(Protocol):
+    @property
+    def api_key(self) -> str: ...
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def events_url(self) -> str: ...
+
+
+class _Clients:
+    """Clients pointed at an emulator, in this process or its own."""
+
+    def client(self: _Urls, **kwargs: Unpack[_ClientOptions]) -> Client:
+        """A :class:`pushwire.Client` pointed at this emulator (keywords as for ``Client``)."""
+        kwargs.setdefault("api_key", self.api_key)
+        return Client(base_url=self.base_url, events_url=self.events_url, **kwargs)
+
+    def async_client(self: _Urls, **kwargs: Unpack[_ClientOptions]) -> AsyncClient:
+        """A :class:`pushwire.AsyncClient` pointed at this emulator (keywords as for
+        ``AsyncClient``)."""
+        kwargs.setdefault("api_key", self.api_key)
+        return AsyncClient(base_url=self.base_url, events_url=self.events_url, **kwargs)
+
+
+class Emulator(_Clients):
     """The whole API of the service, served from memory on 127.0.0.1 (free ports by default).
 
     Runs in-process on a background runtime; use it as a context manager or call
@@ -101,16 +146,6 @@ class Emulator:
     def site_id(self) -> int:
         """The id of the site of :attr:`api_key`."""
         return int(self._call("add_site", api_key=self.api_key)["site_id"])
-
-    def client(self, **kwargs: Any) -> Client:
-        """A :class:`pushwire.Client` pointed at this emulator (keywords as for ``Client``)."""
-        kwargs.setdefault("api_key", self.api_key)
-        return Client(base_url=self.base_url, events_url=self.events_url, **kwargs)
-
-    def async_client(self, **kwargs: Any) -> AsyncClient:
-        """A :class:`pushwire.AsyncClient` pointed at this emulator."""
-        kwargs.setdefault("api_key", self.api_key)
-        return AsyncClient(base_url=self.base_url, events_url=self.events_url, **kwargs)
 
     def _call(self, op: str, **args: Any) -> Any:
         clean = {k: v for k, v in args.items() if v is not None}
@@ -399,7 +434,7 @@ def _stop_process(process: subprocess.Popen[str]) -> None:
             pipe.close()
 
 
-class EmulatorProcess:
+class EmulatorProcess(_Clients):
     """The emulator in a process of its own (``python -m pushwire.emulator``), for load tests
     and benchmarks where client and emulator must not share an interpreter. It is driven
     through the ``/_emulator/{op}`` admin routes: ``admin("add_subscriber", country="US")``
@@ -482,14 +517,6 @@ class EmulatorProcess:
                 message = body.decode(errors="replace") or str(e)
             # The same error as the in-process Emulator's for the same mistake.
             raise ValueError(message) from None
-
-    def client(self, **kwargs: Any) -> Client:
-        kwargs.setdefault("api_key", self.api_key)
-        return Client(base_url=self.base_url, events_url=self.events_url, **kwargs)
-
-    def async_client(self, **kwargs: Any) -> AsyncClient:
-        kwargs.setdefault("api_key", self.api_key)
-        return AsyncClient(base_url=self.base_url, events_url=self.events_url, **kwargs)
 
     def close(self) -> None:
         self._stop()

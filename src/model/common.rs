@@ -103,7 +103,9 @@ pub fn read_utm<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<UtmPara
     }))
 }
 
-/// Spec 2.5, the shape sent (`utm_*` keys); [`read_utm`] reads both.
+/// Spec 2.5: UTM parameters, in the shape sent (`utm_*` keys). Campaign reads and
+/// `from_dict` also take the service's other shape, `{enabled, source, medium, campaign,
+/// term, content}` (see `read_utm`).
 #[cfg_attr(
     feature = "python",
     pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")

@@ -7,6 +7,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use pythonize::pythonize;
 
 use super::convert::{from_json, to_json, to_pyerr};
+use crate::client::Error;
 use crate::model::*;
 
 fn same_name(s: &str) -> String {
@@ -202,6 +203,35 @@ const INPUT_MODELS: &[&str] = &[
     "ScheduleOptions",
 ];
 
+/// `UtmParams.from_dict` of the service's other shape of 2.5 (`{enabled, source, medium,
+/// ...}`, as the drip sample has it): its values under the model's keys, checked as
+/// `drips.create` checks the same dict. Every other model's dict is as it came.
+fn service_shape(name: &str, v: serde_json::Value) -> Result<serde_json::Value, Error> {
+    let other_shape = name == "UtmParams"
+        && v.as_object()
+            .is_some_and(|o| o.keys().any(|k| !k.starts_with("utm_")));
+    if !other_shape {
+        return Ok(v);
+    }
+    // The checks name fields as `drips.create`'s argument does; here they are the model's.
+    let own = |e: Error| match e {
+        Error::Validation(v) => {
+            let field = v.field.strip_prefix("utm_params.").unwrap_or(&v.field);
+            let message = v.message.strip_prefix("utm_params.").unwrap_or(&v.message);
+            Error::validation(field, message)
+        }
+        e => e,
+    };
+    super::ops::utm_keys(&v).map_err(own)?;
+    match UtmParams::from_either(&v).map_err(|m| own(Error::validation("utm_params", m)))? {
+        Some(utm) => Ok(serde_json::to_value(utm).unwrap_or_default()),
+        None => Err(Error::validation(
+            "enabled",
+            "enabled is false: these are no UTM parameters (None stands for none)",
+        )),
+    }
+}
+
 macro_rules! py_models {
     ($($ty:ident),* $(,)?) => {$(
         #[pymethods]
@@ -221,7 +251,9 @@ macro_rules! py_models {
             /// takes as input, a key the model does not have is an error, as for keywords.
             #[classmethod]
             fn from_dict(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-                let v = to_json(data, "").map_err(|e| to_pyerr(py, e, same_name))?;
+                let v = to_json(data, "")
+                    .and_then(|v| service_shape(stringify!($ty), v))
+                    .map_err(|e| to_pyerr(py, e, same_name))?;
                 if INPUT_MODELS.contains(&stringify!($ty)) {
                     return checked(py, v, stringify!($ty));
                 }
@@ -283,10 +315,15 @@ models!(
 /// `last_page`.
 #[pyclass(module = "pushwire._core", frozen, get_all)]
 pub struct Page {
+    /// The page's items, in the service's order.
     pub data: Py<PyList>,
+    /// Items in the whole list (`meta.total`).
     pub total: i64,
+    /// This page's number, from 1.
     pub page: i64,
+    /// Items a page holds (`meta.per_page`).
     pub per_page: i64,
+    /// The number of the last page (1 for an empty list).
     pub last_page: i64,
 }
 
@@ -368,6 +405,7 @@ impl Page {
         ))
     }
 
+    /// A plain dict: `data` (each item as a dict), `total`, `page`, `per_page`, `last_page`.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         let items = PyList::empty(py);

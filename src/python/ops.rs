@@ -301,7 +301,7 @@ fn list_of<T: serde::de::DeserializeOwned + serde::Serialize>(
 /// with string values: the reader (shared with the emulator, which takes what the service
 /// would) drops an unknown key and stringifies a number, so `utm_trem` or `utm_source=3`
 /// would be sent as something the caller did not write.
-fn utm_keys(v: &Value) -> Result<(), Error> {
+pub fn utm_keys(v: &Value) -> Result<(), Error> {
     const KEYS: [&str; 10] = [
         "utm_source",
         "utm_medium",
