@@ -627,6 +627,28 @@ def test_the_fixture_gives_each_test_its_request_log(tmp_path):
     assert "2 passed" in run.stdout
 
 
+def test_a_test_that_closes_the_fixtures_emulator_does_not_stop_it_for_the_next(tmp_path):
+    # `with pushwire_emulator as emu:`, written as the README writes `with Emulator()`, must
+    # not leave every later test erroring in setup.
+    (tmp_path / "test_close.py").write_text(
+        textwrap.dedent(
+            """
+            def test_closes_it(pushwire_emulator):
+                with pushwire_emulator as emu:
+                    emu.create_segment("vip")
+                pushwire_emulator.close()
+
+            def test_after(pushwire_emulator):
+                assert pushwire_emulator.segments() == []
+                with pushwire_emulator.client() as c:
+                    assert c.segments.list() == []
+            """
+        )
+    )
+    run = run_pytest(tmp_path)
+    assert "2 passed" in run.stdout
+
+
 def test_the_fixture_keeps_the_setting_the_emulator_was_made_with(tmp_path):
     # A load-test suite overrides the session emulator with the log off: it stays off.
     (tmp_path / "conftest.py").write_text(

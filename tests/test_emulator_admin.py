@@ -16,6 +16,7 @@ import pytest
 import requests
 from conftest import TIMEOUT, Api, assert_event_error, assert_main_error, parse_utc
 
+import pushwire
 from pushwire.testing import Emulator
 
 # ---- the request log --------------------------------------------------------------------------
@@ -189,6 +190,87 @@ def test_drop_before_the_request_was_processed(emu, api, drop):
     assert len(emu.notifications()) == 1
 
 
+@pytest.mark.parametrize("status", [500, 502, 504])
+def test_a_status_after_processing_answers_an_error_for_a_write_that_was_done(emu, api, status):
+    # What outcome_unknown stands for: the broadcast went out, the client hears a 5xx.
+    emu.inject_fault("/apiv1/notifications", status=status, processed=True)
+    r = api.broadcast(notification_title="done anyway")
+    assert r.status_code == status
+    (stored,) = emu.notifications()
+    assert stored["request"]["notification_title"] == "done anyway"
+    (logged,) = emu.requests()
+    assert (logged["status"], logged["fault"]) == (status, f"status {status}, after processing")
+    # without processed=, the same fault comes before: nothing is done
+    emu.inject_fault("/apiv1/notifications", status=status)
+    assert api.broadcast().status_code == status
+    assert len(emu.notifications()) == 1
+    assert emu.requests()[-1]["fault"] == f"status {status}"
+
+
+def test_a_delay_after_processing_times_the_client_out_after_the_write(emu, api):
+    emu.inject_fault("/apiv1/notifications", delay=1.0, processed=True)
+    with pytest.raises(requests.exceptions.Timeout):
+        api.http.post(
+            emu.base_url + "/apiv1/notifications",
+            data={
+                "notification_title": "t",
+                "notification_message": "m",
+                "notification_url": "https://shop.example/",
+            },
+            headers=api.headers(),
+            timeout=0.3,
+        )
+    assert len(emu.notifications()) == 1  # processed before the client gave up
+
+
+def test_a_client_that_resends_after_an_unknown_outcome_is_caught(emu):
+    # The test an application writes for its own "never double-send" rule can fail.
+    emu.add_subscriber()
+    client = emu.client(max_retries=2, backoff_base=0)
+    emu.inject_fault("/apiv1/notifications", status=500, processed=True)
+    with pytest.raises(pushwire.ServerError) as info:
+        client.notifications.create(title="t", message="m", url="https://shop.example/")
+    assert info.value.outcome_unknown
+    assert len(emu.deliveries()) == 1  # sent once, and not retried by the client
+    client.notifications.create(title="t", message="m", url="https://shop.example/")
+    assert len(emu.deliveries()) == 2  # an app resending blindly shows as a second one
+    client.close()
+
+
+def test_requests_without_a_fault_say_so(emu, api):
+    api.get("/apiv1/segments")
+    emu.inject_fault("/apiv1/segments", drop="after")
+    with pytest.raises(requests.exceptions.ConnectionError):
+        api.get("/apiv1/segments")
+    assert [(e["status"], e["fault"]) for e in emu.requests()] == [
+        (200, None),
+        (200, "drop after processing"),
+    ]
+
+
+def test_a_request_waiting_out_a_delay_when_reset_runs_never_lands(emu, api):
+    # A test that ends with a slow request in flight must not leak it into the next one.
+    import threading
+
+    emu.add_subscriber()
+    emu.inject_fault("/apiv1/notifications", delay=0.8)
+    outcome = []
+
+    def send() -> None:
+        try:
+            outcome.append(api.broadcast(notification_title="from the last test").status_code)
+        except requests.exceptions.ConnectionError:
+            outcome.append("dropped")
+
+    t = threading.Thread(target=send)
+    t.start()
+    time.sleep(0.3)
+    emu.reset()
+    t.join(5)
+    assert outcome == ["dropped"]
+    assert emu.notifications() == [] and emu.requests() == []
+
+
 def test_drop_on_the_events_interface(emu, api):
     emu.inject_fault("/api/v1/events", drop="after")
     with pytest.raises(requests.exceptions.ConnectionError):
@@ -210,6 +292,8 @@ def test_clear_faults(emu, api):
         {"path": "/apiv1/segments", "status": 1000},
         {"path": "/apiv1/segments", "drop": "sometimes"},
         {"path": "/apiv1/segments", "delay": -1},
+        {"path": "/apiv1/segments", "processed": True},
+        {"path": "/apiv1/segments", "processed": True, "drop": "after"},
     ],
 )
 def test_bad_fault_specs_are_refused(emu, kwargs):
@@ -474,3 +558,22 @@ def test_command_line_emulator_takes_the_key_from_the_environment():
     finally:
         proc.terminate()
         assert proc.wait(timeout=10) == 0
+
+
+def test_the_readme_lists_every_admin_route(emu):
+    # Someone driving the emulator from another language works from that list.
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    start = readme.index("is also an HTTP route `/_emulator/{op}`")
+    listed = readme[start : readme.index("\n- ", start)]
+    missing = [op for op in emu._call("operations") if f"`{op}`" not in listed]
+    assert missing == []
+
+
+def test_deliveries_of_a_subscriber_that_does_not_exist_is_an_error(emu):
+    # A test asserting "bob received nothing" must not pass on a misspelt hash.
+    bob = emu.add_subscriber()
+    assert emu.deliveries(bob) == []
+    with pytest.raises(ValueError, match="does not exist"):
+        emu.deliveries(bob + "x")

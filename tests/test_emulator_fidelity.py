@@ -214,10 +214,17 @@ def test_random_faults_that_could_never_fire_are_refused(emu, kwargs, says):
 # ---- the admin surface refuses what it would misread ----------------------------------------
 
 
-@pytest.mark.parametrize("tz", ["+05:60", "+05:99", "+15:00", "", "Asia/Kolkata", "+5:3x"])
+@pytest.mark.parametrize(
+    "tz", ["+05:60", "+05:99", "+15:00", "+14:59", "-14:30", "", "Asia/Kolkata", "+5:3x"]
+)
 def test_a_time_zone_that_is_not_an_offset_is_refused(emu, tz):
     with pytest.raises(ValueError):
         emu.set_timezone(tz)
+
+
+@pytest.mark.parametrize("tz", ["+14:00", "-14:00", "+05:45", "-09:30"])
+def test_an_offset_within_14_hours_is_taken(emu, tz):
+    emu.set_timezone(tz)
 
 
 def test_seeding_refuses_misspelt_fields(emu):

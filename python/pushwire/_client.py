@@ -729,14 +729,26 @@ def _items(name: str, values: Iterable[Any]) -> list[Any]:
 
 def _reported(results: list[Optional[PushwireError]]) -> list[Optional[PushwireError]]:
     """A batch's results, its failures summed up in one warning: a job that does not look
-    at the list still leaves a trace of the events it lost."""
+    at the list still leaves a trace of the events it lost or cannot vouch for."""
     failed = [(i, e) for i, e in enumerate(results) if e is not None]
     if failed:
         i, first = failed[0]
+        # An event whose outcome is unknown may have been recorded: not "lost".
+        unknown = sum(1 for _, e in failed if getattr(e, "outcome_unknown", False))
+        if not unknown:
+            what = "were not recorded"
+        elif unknown == len(failed):
+            what = "failed with an unknown outcome (the service may have recorded them)"
+        else:
+            what = (
+                f"failed: {len(failed) - unknown} not recorded, {unknown} with an unknown "
+                "outcome (the service may have recorded them)"
+            )
         _log.warning(
-            "track_many: %d of %d events were not recorded (the first, events[%d]: %s: %s)",
+            "track_many: %d of %d events %s; the first, events[%d]: %s: %s",
             len(failed),
             len(results),
+            what,
             i,
             type(first).__name__,
             first,

@@ -15,8 +15,12 @@ from pushwire.testing import Emulator
 
 @pytest.fixture(scope="session")
 def _pushwire_emulator_session() -> Iterator[Emulator]:
-    with Emulator() as emu:
+    emu = Emulator()
+    emu._shared = True
+    try:
         yield emu
+    finally:
+        emu._server.stop()
 
 
 @pytest.fixture

@@ -111,12 +111,18 @@ class Emulator(_Clients):
         self.api_key = api_key
         # The setting it was made with, which the pytest fixture restores for each test.
         self.record_requests = record_requests
+        # The pytest fixture's, shared by the session: no test may stop it for the rest.
+        self._shared = False
         if not record_requests:
             self.set_request_log(False)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
-        self._server.stop()
+        """Stops the emulator. The ``pushwire_emulator`` fixture's emulator serves the whole
+        session: closing it (or leaving ``with pushwire_emulator as emu:``) does nothing, so
+        that one test cannot stop it for every test after it."""
+        if not self._shared:
+            self._server.stop()
 
     def __enter__(self) -> Emulator:
         return self
@@ -259,7 +265,8 @@ class Emulator(_Clients):
         ``sent_at`` (aware datetime, UTC), ``source`` (``"broadcast"``, ``"drip"`` or
         ``"trigger"``), ``source_id``, ``notification_id``, and ``status``. ``status``
         selects ``"delivered"`` (the default), ``"pending"`` (waiting for an offline
-        device), ``"expired"`` or ``"all"``.
+        device), ``"expired"`` or ``"all"``. A ``subscriber_hash`` of no subscriber raises
+        ``ValueError``, so that a misspelt one cannot read as "received nothing".
         """
         rows: list[dict[str, Any]] = self._call(
             "deliveries", subscriber_hash=subscriber_hash, status=status, api_key=api_key
@@ -327,11 +334,18 @@ class Emulator(_Clients):
         drop: Union[bool, str] = False,
         method: Optional[str] = None,
         body: Any = None,
+        processed: bool = False,
     ) -> None:
         """Makes the next ``times`` requests to ``path`` (a prefix when it ends with ``*``) fail:
         answer ``status`` (with ``Retry-After: retry_after``), wait ``delay`` seconds first, or
         drop the connection without an answer, ``"before"`` (or ``True``) the request is
-        processed or ``"after"``. ``body`` replaces the error body of a ``status`` fault."""
+        processed or ``"after"``. ``body`` replaces the error body of a ``status`` fault.
+
+        Without ``processed`` a ``status`` or ``delay`` fault comes before the request is
+        processed: the service did nothing. With ``processed=True`` the request is processed
+        first, then the delay waited and the status answered: a broadcast was sent though the
+        client hears a 500 (or times out), the case ``outcome_unknown`` stands for. The
+        request log's ``fault`` key names the fault each request met."""
         self._call(
             "inject_fault",
             path=path,
@@ -342,6 +356,7 @@ class Emulator(_Clients):
             drop=drop,
             method=method,
             body=body,
+            processed=processed,
         )
 
     def inject_random_faults(

@@ -138,7 +138,13 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             if !matches!(status.as_str(), "delivered" | "pending" | "expired" | "all") {
                 return Err("status must be delivered, pending, expired or all".into());
             }
-            Ok(emu.with_site(site, |s, _, _| {
+            emu.with_site(site, |s, _, _| {
+                // A misspelt hash must not read as "received nothing".
+                if let Some(h) = hash.as_ref() {
+                    if !s.subscribers.iter().any(|x| &x.subscriber_hash == h) {
+                        return Err(format!("subscriber {h} does not exist"));
+                    }
+                }
                 let mut out: Vec<&engine::Delivery> = s
                     .engine
                     .deliveries
@@ -147,8 +153,8 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     .filter(|d| status == "all" || d.status == status)
                     .collect();
                 out.sort_by_key(|d| (d.sent_at.unwrap_or(d.queued_at), d.delivery_id));
-                json!(out)
-            }))
+                Ok(json!(out))
+            })
         }
         "record_view" | "record_click" => {
             let id = args

@@ -27,9 +27,30 @@ pub struct Fault {
     pub times: u32,
     /// The JSON body of a `status` fault, instead of the interface's plain error.
     pub body: Option<serde_json::Value>,
+    /// The request is processed first, then the delay waited and the status answered: the
+    /// service acted, and the client hears a failure or nothing in time.
+    pub processed: bool,
 }
 
 impl Fault {
+    /// What the fault did, for the request log.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(d) = self.delay {
+            parts.push(format!("delay {:.3} s", d.as_secs_f64()));
+        }
+        if let Some(s) = self.status {
+            parts.push(format!("status {}", s.as_u16()));
+        }
+        match self.drop {
+            Some(DropMode::Before) => parts.push("drop before processing".into()),
+            Some(DropMode::After) => parts.push("drop after processing".into()),
+            None if self.processed => parts.push("after processing".into()),
+            None => {}
+        }
+        parts.join(", ")
+    }
+
     pub fn matches(&self, method: &Method, path: &str) -> bool {
         let path_ok = match self.path.strip_suffix('*') {
             Some(prefix) => path.starts_with(prefix),
@@ -59,6 +80,8 @@ pub struct FaultSpec {
     pub drop: Option<serde_json::Value>,
     #[serde(default)]
     pub body: Option<serde_json::Value>,
+    #[serde(default)]
+    pub processed: bool,
 }
 
 fn one() -> i64 {
@@ -189,6 +212,13 @@ impl FaultSpec {
                     .into(),
             );
         }
+        if self.processed && drop.is_some() {
+            return Err(
+                "processed goes with a status or a delay; a connection dropped after \
+                 processing is drop=\"after\""
+                    .into(),
+            );
+        }
         let times = u32::try_from(self.times)
             .ok()
             .filter(|t| *t >= 1)
@@ -202,6 +232,7 @@ impl FaultSpec {
             drop,
             times,
             body: self.body,
+            processed: self.processed,
         })
     }
 }
@@ -274,6 +305,7 @@ impl ChaosKind {
             drop: None,
             times: 1,
             body: None,
+            processed: false,
         };
         match self {
             ChaosKind::Status500 => f.status = Some(StatusCode::INTERNAL_SERVER_ERROR),

@@ -12,7 +12,7 @@ use axum::Json;
 use serde_json::{json, Map, Value};
 use tokio::sync::Notify;
 
-use super::faults::DropMode;
+use super::faults::{DropMode, Fault};
 use super::state::{Emu, SiteId};
 use crate::form::Form;
 use crate::validate::Violation;
@@ -188,35 +188,43 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         }
     };
     let path = parts.uri.path().to_string();
+    // A reset (the next test's fixture) while this request waits out a delay starts a new
+    // epoch: the request is then never processed into, nor logged in, the fresh state.
+    let epoch = emu.epoch();
     let entry = emu.log_request(iface, &parts, &bytes);
     let kill = parts.extensions.get::<ConnKill>().cloned();
+    let current = |emu: &Emu| emu.epoch() == epoch;
 
     let fault = emu.take_fault(&parts.method, &path);
-    let mut drop_after = false;
     if let Some(f) = &fault {
-        if let Some(d) = f.delay {
-            tokio::time::sleep(d).await;
-        }
-        match f.drop {
-            Some(DropMode::Before) => return hang_up(kill).await,
-            Some(DropMode::After) => drop_after = true,
-            None => {}
-        }
-        if let Some(status) = f.status {
-            let mut resp = match &f.body {
-                Some(body) => (status, axum::Json(body.clone())).into_response(),
-                None => fault_error(iface, parts.uri.path(), status).into_response(),
-            };
-            if let Some(ra) = f.retry_after {
-                if let Ok(v) = HeaderValue::from_str(&ra.to_string()) {
-                    resp.headers_mut().insert("retry-after", v);
-                }
+        emu.log_fault(entry, f);
+    }
+    let mut drop_after = false;
+    let mut after_processing = None;
+    match fault {
+        Some(f) if f.processed => after_processing = Some(f),
+        Some(f) => {
+            if let Some(d) = f.delay {
+                tokio::time::sleep(d).await;
             }
-            emu.log_status(entry, resp.status());
-            return resp;
+            match f.drop {
+                Some(DropMode::Before) => return hang_up(kill).await,
+                Some(DropMode::After) => drop_after = true,
+                None => {}
+            }
+            if f.status.is_some() && current(&emu) {
+                let resp = fault_response(iface, parts.uri.path(), &f);
+                emu.log_status(entry, resp.status());
+                return resp;
+            }
         }
+        None => {}
+    }
+    if !current(&emu) {
+        return hang_up(kill).await;
     }
 
+    let path = parts.uri.path().to_string();
     let resp = match authenticate(&emu, iface, &parts.headers) {
         Ok(site) => {
             parts.extensions.insert(site);
@@ -225,9 +233,41 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         }
         Err(e) => e.into_response(),
     };
-    emu.log_status(entry, resp.status());
     if drop_after {
+        emu.log_status(entry, resp.status());
         return hang_up(kill).await;
+    }
+    // Processed: now the delay and the failure the client sees instead of the answer.
+    let resp = match after_processing {
+        None => resp,
+        Some(f) => {
+            if let Some(d) = f.delay {
+                tokio::time::sleep(d).await;
+            }
+            match f.status {
+                Some(_) => fault_response(iface, &path, &f),
+                None => resp,
+            }
+        }
+    };
+    if current(&emu) {
+        emu.log_status(entry, resp.status());
+    }
+    resp
+}
+
+/// The answer of a `status` fault: its body, or the route's own error shape, with its
+/// `Retry-After`.
+fn fault_response(iface: Interface, path: &str, f: &Fault) -> Response {
+    let status = f.status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut resp = match &f.body {
+        Some(body) => (status, axum::Json(body.clone())).into_response(),
+        None => fault_error(iface, path, status).into_response(),
+    };
+    if let Some(ra) = f.retry_after {
+        if let Ok(v) = HeaderValue::from_str(&ra.to_string()) {
+            resp.headers_mut().insert("retry-after", v);
+        }
     }
     resp
 }

@@ -139,6 +139,8 @@ pub struct LogEntry {
     pub status: Option<u16>,
     #[serde(serialize_with = "ser_time")]
     pub received_at: DateTime<Utc>,
+    /// The injected fault the request met (`inject_fault`, random faults), described.
+    pub fault: Option<String>,
 }
 
 pub const REDACTED: &str = "[redacted]";
@@ -215,6 +217,9 @@ impl State {
 #[derive(Debug)]
 pub struct Emu {
     state: Mutex<State>,
+    /// Counts resets: a request that began before one (a test's, still in its delay) is
+    /// never processed into the fresh state of the next.
+    epoch: std::sync::atomic::AtomicU64,
     pub default_key: String,
     /// Whether API requests go to the request log (off for load tests: the log grows
     /// with every request).
@@ -225,6 +230,7 @@ impl Emu {
     pub fn new(default_key: &str) -> Emu {
         Emu {
             state: Mutex::new(State::new(default_key)),
+            epoch: std::sync::atomic::AtomicU64::new(0),
             default_key: default_key.to_string(),
             record_requests: std::sync::atomic::AtomicBool::new(true),
         }
@@ -236,7 +242,14 @@ impl Emu {
     }
 
     pub fn reset(&self) {
-        *self.lock() = State::new(&self.default_key);
+        let mut st = self.lock();
+        *st = State::new(&self.default_key);
+        self.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// How many resets there have been.
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn site_for_key(&self, key: &str) -> Option<SiteId> {
@@ -296,6 +309,7 @@ impl Emu {
             body: redact(String::from_utf8_lossy(body).into_owned()),
             status: None,
             received_at,
+            fault: None,
         });
         Some(st.log.len() - 1)
     }
@@ -304,6 +318,13 @@ impl Emu {
         let Some(entry) = entry else { return };
         if let Some(e) = self.lock().log.get_mut(entry) {
             e.status = Some(status.as_u16());
+        }
+    }
+
+    pub fn log_fault(&self, entry: Option<usize>, fault: &Fault) {
+        let Some(entry) = entry else { return };
+        if let Some(e) = self.lock().log.get_mut(entry) {
+            e.fault = Some(fault.describe());
         }
     }
 

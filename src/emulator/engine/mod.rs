@@ -743,9 +743,9 @@ pub fn parse_offset(s: &str) -> Option<FixedOffset> {
     if !digits(h) || !digits(m) {
         return None;
     }
-    // Real offsets run from -12:00 to +14:00, minutes below 60.
+    // Within -14:00 and +14:00 (real offsets run from -12:00 to +14:00), minutes below 60.
     let (h, m) = (h.parse::<i32>().ok()?, m.parse::<i32>().ok()?);
-    if h > 14 || m >= 60 {
+    if m >= 60 || h * 60 + m > 14 * 60 {
         return None;
     }
     FixedOffset::east_opt(sign * (h * 3600 + m * 60))
