@@ -1,8 +1,9 @@
 """Issue 4, behaviour 4: product alerts (spec 2.4, 2.11, 4.12).
 
 A ``price_drop`` campaign notifies the holders of alerts on a product when an update drops
-its price by at least the threshold (percent of the previous price, or an absolute amount;
-inclusive); an ``inventory`` campaign when the availability turns inStock from outOfStock.
+its price by at least the threshold below the price the alert was set at (percent of it, or
+an absolute amount; inclusive); an ``inventory`` campaign when the availability turns
+inStock from outOfStock.
 An alert fires once per campaign, and not once it is older than options.campaign.expiry.
 """
 
@@ -151,3 +152,23 @@ def test_price_drop_within_the_default_expiry_fires(emu: Emulator) -> None:
         emu.advance(29 * 86400)
         client.products.update([{"product_id": "P", "price": 90}])
     assert fired(emu) == {("a", pct)}
+
+
+def test_a_drop_is_measured_from_the_price_the_alert_was_set_at(emu: Emulator) -> None:
+    # A price that falls 10% in steps since the subscriber asked still reaches a 10% alert:
+    # what they saw is what a drop is measured from, not the update before.
+    pct = alert_campaign(emu, "price_drop", {"type": "percentage", "value": 10})
+    emu.add_subscriber("early")  # alert before the product has any price
+    emu.add_subscriber("seen")  # alert at 100
+    emu.add_subscriber("later")  # alert at 95
+    emu.add_alert("early", "P")
+    with emu.client() as client:
+        client.products.update([{"product_id": "P", "price": 100}])  # early's baseline
+        emu.add_alert("seen", "P")
+        client.products.update([{"product_id": "P", "price": 95}])  # 5%
+        emu.add_alert("later", "P")
+        assert fired(emu) == set()
+        client.products.update([{"product_id": "P", "price": 90}])  # 10% from 100; 5.3% from 95
+        assert fired(emu) == {("early", pct), ("seen", pct)}
+        client.products.update([{"product_id": "P", "price": 85.5}])  # 10% from 95
+        assert fired(emu) == {("early", pct), ("seen", pct), ("later", pct)}

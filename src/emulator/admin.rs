@@ -127,6 +127,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     variant_id,
                     created_at: now,
                     fired_by: Vec::new(),
+                    baselines: Vec::new(),
                 });
                 Ok(json!({}))
             })

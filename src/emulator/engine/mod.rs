@@ -12,7 +12,8 @@
 //! - Triggered campaigns (2.1, 6.2): an event named as an active campaign's start event
 //!   starts its series for that subscriber, its stop event cancels what is pending, the daily
 //!   and weekly caps hold, and `{{tags}}` are filled from the event's `data`.
-//! - Product alerts (2.4, 2.11): price drops past a `price_drop` campaign's threshold and
+//! - Product alerts (2.4, 2.11): price drops past a `price_drop` campaign's threshold (from
+//!   the price each alert was set at) and
 //!   returns to stock for `inventory` campaigns notify the alert holders, within the
 //!   campaign's expiry.
 //! - Expiry: a delivery a subscriber's device does not fetch (it is offline) before the
@@ -104,6 +105,31 @@ pub struct Alert {
     pub created_at: DateTime<Utc>,
     /// Campaigns that already notified this alert (each fires once per alert).
     pub fired_by: Vec<i64>,
+    /// The price a drop is measured from, per variant: the price when the alert was set
+    /// (the price before the first update after it), or the first price the product was
+    /// given when it had none yet.
+    #[serde(skip)]
+    pub baselines: Vec<(Option<String>, f64)>,
+}
+
+impl Alert {
+    fn covers(&self, change: &PriceChange) -> bool {
+        self.product_id == change.product_id
+            && (self.variant_id.is_none() || self.variant_id == change.variant_id)
+    }
+
+    /// The price a drop of this change is measured from, recorded at the change's first
+    /// sight of the variant.
+    fn baseline(&mut self, change: &PriceChange) -> f64 {
+        match self.baselines.iter().find(|(v, _)| *v == change.variant_id) {
+            Some((_, price)) => *price,
+            None => {
+                let price = change.old_price.unwrap_or(change.new_price);
+                self.baselines.push((change.variant_id.clone(), price));
+                price
+            }
+        }
+    }
 }
 
 /// The engine's share of a site's state.
@@ -661,38 +687,33 @@ pub fn on_products(
         })
         .cloned()
         .collect();
-    for t in campaigns {
-        let options = t.options.as_ref().and_then(|o| o.campaign.as_ref());
-        let expiry = options
-            .and_then(|c| c.expiry.as_deref())
-            .and_then(|e| e.trim().parse::<i64>().ok())
-            .unwrap_or(CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS);
-        for change in changes {
-            let fires = match t.campaign_type.as_str() {
-                "price_drop" => match (
-                    options.and_then(|c| c.price_drop_threshold.as_ref()),
-                    change.old_price,
-                ) {
-                    (Some(th), Some(old)) => {
-                        drop_reaches(&th.r#type, th.value, old, change.new_price)
-                    }
-                    _ => false,
-                },
-                _ => change.in_stock && change.was_in_stock == Some(false),
-            };
-            if !fires {
-                continue;
-            }
+    for change in changes {
+        // Each alert's drop is measured from its own baseline (what the subscriber saw when
+        // setting it), recorded before any campaign looks, whether one is active or not.
+        let bases: Vec<Option<f64>> = site
+            .engine
+            .alerts
+            .iter_mut()
+            .map(|a| a.covers(change).then(|| a.baseline(change)))
+            .collect();
+        for t in &campaigns {
+            let options = t.options.as_ref().and_then(|o| o.campaign.as_ref());
+            let expiry = options
+                .and_then(|c| c.expiry.as_deref())
+                .and_then(|e| e.trim().parse::<i64>().ok())
+                .unwrap_or(CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS);
+            let threshold = options.and_then(|c| c.price_drop_threshold.as_ref());
             let mut holders = Vec::new();
-            for alert in site.engine.alerts.iter_mut() {
-                let variant_ok =
-                    alert.variant_id.is_none() || alert.variant_id == change.variant_id;
+            for (alert, base) in site.engine.alerts.iter_mut().zip(&bases) {
+                let Some(base) = *base else { continue };
+                let fires = match t.campaign_type.as_str() {
+                    "price_drop" => threshold.is_some_and(|th| {
+                        drop_reaches(&th.r#type, th.value, base, change.new_price)
+                    }),
+                    _ => change.in_stock && change.was_in_stock == Some(false),
+                };
                 let fresh = now <= alert.created_at + Duration::seconds(expiry);
-                if alert.product_id == change.product_id
-                    && variant_ok
-                    && fresh
-                    && !alert.fired_by.contains(&t.trigger_id)
-                {
+                if fires && fresh && !alert.fired_by.contains(&t.trigger_id) {
                     alert.fired_by.push(t.trigger_id);
                     holders.push(alert.subscriber_hash.clone());
                 }
