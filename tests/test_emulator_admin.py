@@ -577,3 +577,28 @@ def test_deliveries_of_a_subscriber_that_does_not_exist_is_an_error(emu):
     assert emu.deliveries(bob) == []
     with pytest.raises(ValueError, match="does not exist"):
         emu.deliveries(bob + "x")
+
+
+def test_a_frozen_clock_moves_only_when_told(emu, api):
+    # "Not delivered yet, just before it is due" must not depend on how fast a test runs.
+    emu.add_subscriber()
+    frozen = emu.freeze_clock()
+    due = frozen + dt.timedelta(seconds=2)  # to the second: 1 to 2 s ahead
+    api.broadcast(notification_type="later", valid_from_utc=due.strftime("%Y-%m-%d %H:%M:%S"))
+    time.sleep(1.3)
+    assert emu.now == frozen
+    assert emu.deliveries() == []
+    emu.advance(0.5)
+    assert emu.now == frozen + dt.timedelta(seconds=0.5) and emu.deliveries() == []
+    emu.advance(1.5)
+    assert len(emu.deliveries()) == 1
+    # thawed, it runs on from where it stood; reset() thaws it too
+    thawed = emu.freeze_clock(False)
+    assert thawed == frozen + dt.timedelta(seconds=2)
+    time.sleep(0.05)
+    assert emu.now > thawed
+    emu.freeze_clock()
+    emu.reset()
+    first = emu.now
+    time.sleep(0.05)
+    assert emu.now > first

@@ -410,8 +410,16 @@ class Emulator(_Clients):
         iso_time = when.astimezone(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
         return _parse_time(self._call("travel_to", time=iso_time)["now"])
 
+    def freeze_clock(self, frozen: bool = True) -> _dt.datetime:
+        """Stops the emulator's clock (``frozen=False`` lets it run on from where it stands);
+        returns its time. Frozen, it moves only with :meth:`advance` and :meth:`travel_to`, so
+        "not delivered yet, one second before it is due" holds however slowly a test runs.
+        :meth:`reset` lets it run again."""
+        return _parse_time(self._call("freeze_clock", frozen=frozen)["now"])
+
     def reset(self) -> None:
-        """Back to a fresh state: only the default site, no data, no faults, clock at wall time."""
+        """Back to a fresh state: only the default site, no data, no faults, clock at wall time
+        (running)."""
         self._call("reset")
 
 

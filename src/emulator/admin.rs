@@ -24,7 +24,7 @@ use crate::model::{
 use crate::validate::{self, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, CAMPAIGN_EXPIRY_MAX_SECONDS};
 
 /// The operations, for the admin index and error messages.
-pub const OPERATIONS: [&str; 29] = [
+pub const OPERATIONS: [&str; 30] = [
     "inject_random_faults",
     "fault_stats",
     "set_request_log",
@@ -52,6 +52,7 @@ pub const OPERATIONS: [&str; 29] = [
     "now",
     "advance",
     "travel_to",
+    "freeze_clock",
     "reset",
     "operations",
 ];
@@ -325,7 +326,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             if chrono::Datelike::year(&(st.now() + step)) >= 9000 {
                 return Err("the clock must stay before the year 9000".into());
             }
-            st.clock_offset += step;
+            st.advance_clock(step);
             Ok(json!({"now": iso(st.now())}))
         }
         "travel_to" => {
@@ -348,8 +349,18 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     iso(now)
                 ));
             }
-            st.clock_offset += to - now;
+            st.advance_clock(to - now);
             Ok(json!({"now": iso(st.now())}))
+        }
+        "freeze_clock" => {
+            let frozen = match args.get("frozen") {
+                None => true,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => return Err("frozen must be true or false".into()),
+            };
+            let mut st = emu.lock();
+            st.freeze_clock(frozen);
+            Ok(json!({"now": iso(st.now()), "frozen": frozen}))
         }
         "reset" => {
             emu.reset();

@@ -175,6 +175,8 @@ pub struct State {
     pub chaos: Option<Chaos>,
     /// The clock: wall time plus what `advance` added.
     pub clock_offset: Duration,
+    /// A frozen clock's time: it moves only with `advance` and `travel_to`.
+    pub frozen_at: Option<DateTime<Utc>>,
 }
 
 impl State {
@@ -187,6 +189,7 @@ impl State {
             faults: Vec::new(),
             chaos: None,
             clock_offset: Duration::zero(),
+            frozen_at: None,
         };
         st.add_site(default_key);
         st
@@ -208,7 +211,28 @@ impl State {
     }
 
     pub fn now(&self) -> DateTime<Utc> {
-        Utc::now() + self.clock_offset
+        self.frozen_at
+            .unwrap_or_else(|| Utc::now() + self.clock_offset)
+    }
+
+    /// Moves the clock forward by `step`, frozen or not.
+    pub fn advance_clock(&mut self, step: Duration) {
+        match &mut self.frozen_at {
+            Some(at) => *at += step,
+            None => self.clock_offset += step,
+        }
+    }
+
+    /// Stops the clock where it is, or lets it run on from there.
+    pub fn freeze_clock(&mut self, frozen: bool) {
+        match (frozen, self.frozen_at) {
+            (true, None) => self.frozen_at = Some(self.now()),
+            (false, Some(at)) => {
+                self.clock_offset = at - Utc::now();
+                self.frozen_at = None;
+            }
+            _ => {}
+        }
     }
 }
 
