@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import pytest
 from engine_support import (
     IST,
     RIGHTAWAY,
@@ -223,3 +224,23 @@ def test_weekly_limit_counts_the_last_seven_days(emu: Emulator) -> None:
         assert len(sent()) == 5
     days = [(t - day0).days for t in sent()]
     assert days == [0, 0, 1, 7, 7]
+
+
+def test_a_message_held_back_by_a_cap_shows_as_capped(emu: Emulator) -> None:
+    # "Capped" and "never scheduled" must look different to a test.
+    trigger_id = capped(emu, daily=1, weekly=100)
+    emu.add_subscriber("a", profile_id="a")
+    with emu.client() as client:
+        client.events.track("view", profile_id="a")
+        client.events.track("view", profile_id="a")
+    assert [d["status"] for d in emu.deliveries("a", status="all")] == ["delivered", "capped"]
+    (held,) = emu.deliveries("a", status="capped")
+    assert (held["source_id"], held["title"], held["sent_at"]) == (trigger_id, "Seen it?", None)
+    assert len(emu.deliveries("a")) == 1  # never sent
+    with pytest.raises(ValueError, match="not delivered"):
+        emu.record_view(held["delivery_id"])
+    # a capped message does not count against the cap: the next day's goes out
+    emu.advance(86400)
+    with emu.client() as client:
+        client.events.track("view", profile_id="a")
+    assert len(emu.deliveries("a")) == 2

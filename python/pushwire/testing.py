@@ -265,7 +265,8 @@ class Emulator(_Clients):
         ``sent_at`` (aware datetime, UTC), ``source`` (``"broadcast"``, ``"drip"`` or
         ``"trigger"``), ``source_id``, ``notification_id``, and ``status``. ``status``
         selects ``"delivered"`` (the default), ``"pending"`` (waiting for an offline
-        device), ``"expired"`` or ``"all"``. A ``subscriber_hash`` of no subscriber raises
+        device), ``"expired"``, ``"capped"`` (a triggered message held back by the campaign's
+        daily or weekly cap: never sent) or ``"all"``. A ``subscriber_hash`` of no subscriber raises
         ``ValueError``, so that a misspelt one cannot read as "received nothing".
         """
         rows: list[dict[str, Any]] = self._call(

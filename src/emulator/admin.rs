@@ -137,8 +137,11 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
         "deliveries" => {
             let hash = str_arg(&args, "subscriber_hash")?;
             let status = str_arg(&args, "status")?.unwrap_or_else(|| "delivered".into());
-            if !matches!(status.as_str(), "delivered" | "pending" | "expired" | "all") {
-                return Err("status must be delivered, pending, expired or all".into());
+            if !matches!(
+                status.as_str(),
+                "delivered" | "pending" | "expired" | "capped" | "all"
+            ) {
+                return Err("status must be delivered, pending, expired, capped or all".into());
             }
             emu.with_site(site, |s, _, _| {
                 // A misspelt hash must not read as "received nothing".

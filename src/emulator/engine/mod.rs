@@ -225,6 +225,23 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             let (daily, weekly) = (t.daily_trigger_limit, t.weekly_trigger_limit);
             if within_caps(site, item.source_id, &hash, item.due_at, daily, weekly) {
                 hand_over(site, ids, &item, &hash);
+            } else {
+                // Kept in sight (status `capped`): a test can tell "held back by the cap"
+                // from "never scheduled". Nothing reaches the device or the analytics.
+                site.engine.deliveries.push(Delivery {
+                    delivery_id: Counters::next(&mut ids.delivery),
+                    subscriber_hash: hash.clone(),
+                    content: item.content.clone(),
+                    source: item.source,
+                    source_id: item.source_id,
+                    notification_id: item.notification_id,
+                    status: "capped",
+                    queued_at: item.due_at,
+                    sent_at: None,
+                    expires_at: item.due_at,
+                    viewed_at: None,
+                    clicked_at: None,
+                });
             }
             if let Some(runs) = site.engine.runs.get_mut(&(item.source_id, hash)) {
                 let still = site
@@ -260,6 +277,7 @@ fn within_caps(
             || d.source_id != trigger_id
             || d.subscriber_hash != hash
             || d.status == "expired"
+            || d.status == "capped"
         {
             continue;
         }
