@@ -824,18 +824,26 @@ def test_mypy_takes_what_the_readme_promises_and_refuses_misspelt_settings(tmp_p
                     app.names()
                 fast: pushwire.Client = c.with_options(timeout=1.0)
                 fast.close()
+                # a hand-built fake of a read, as a test of the app builds one
+                fake = pushwire.TriggeredCampaign(
+                    trigger_id=np.int64(7), campaign_name="Cart", rules={"start_event_name": "c"},
+                    notifications=[pushwire.TriggeredNotification(title="t")],
+                    extra={"new_field": 1},
+                )
+                pushwire.Page([fake], total=1, page=1, per_page=10, last_page=1)
             """
         )
     )
     (tmp_path / "bad.py").write_text(
         textwrap.dedent(
             """
-            from pushwire import Action
+            from pushwire import Action, TriggeredCampaign
             from pushwire.testing import Emulator
 
             def run(emu: Emulator) -> None:
                 emu.client(timout=1.0)
                 Action(url="https://shop.example/")
+                TriggeredCampaign(trigger_id=1, campaing_name="Cart")
             """
         )
     )
@@ -847,8 +855,12 @@ def test_mypy_takes_what_the_readme_promises_and_refuses_misspelt_settings(tmp_p
         timeout=300,
     )
     errors = [line for line in run.stdout.splitlines() if ": error:" in line]
-    assert [e.split(":")[0:2] for e in errors] == [["bad.py", "6"], ["bad.py", "7"]], run.stdout
-    assert '"timout"' in errors[0] and '"label"' in errors[1]
+    assert [e.split(":")[0:2] for e in errors] == [
+        ["bad.py", "6"],
+        ["bad.py", "7"],
+        ["bad.py", "8"],
+    ], run.stdout
+    assert '"timout"' in errors[0] and '"label"' in errors[1] and '"campaing_name"' in errors[2]
 
 
 def test_utm_params_from_dict_reads_the_services_other_shape():

@@ -62,7 +62,16 @@ _T = TypeVar("_T")
 @final
 class Analytics:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        views: SupportsIndex = ...,
+        clicks: SupportsIndex = ...,
+        sentcount: SupportsIndex = ...,
+        unsubscribed: SupportsIndex = ...,
+        ctr: float = ...,
+        result: Sequence[Union[GoalResult, Mapping[str, Any]]] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -84,7 +93,9 @@ class Analytics:
 @final
 class GoalResult:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls, *, name: str = ..., count: SupportsIndex = ..., value: float = ...
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -171,7 +182,14 @@ class ScheduleOptions:
 @final
 class Meta:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        total: SupportsIndex = ...,
+        page: SupportsIndex = ...,
+        per_page: SupportsIndex = ...,
+        last_page: SupportsIndex = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -191,7 +209,25 @@ class TriggeredCampaign:
     """A triggered campaign (spec 2.1); ``notifications`` only in single reads."""
 
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        trigger_id: SupportsIndex = ...,
+        campaign_name: str = ...,
+        campaign_type: str = ...,
+        status: str = ...,
+        site_id: SupportsIndex = ...,
+        created_at_utc: str = ...,
+        updated_at_utc: str = ...,
+        daily_trigger_limit: SupportsIndex = ...,
+        weekly_trigger_limit: SupportsIndex = ...,
+        rules: Union[Rules, Mapping[str, Any]] = ...,
+        analytics: Union[Analytics, Mapping[str, Any]] = ...,
+        notifications: Optional[Sequence[Union[TriggeredNotification, Mapping[str, Any]]]] = ...,
+        options: Optional[Union[TriggerOptions, Mapping[str, Any]]] = ...,
+        utm_params: Optional[Union[UtmParams, Mapping[str, Any]]] = ...,
+        extra: Mapping[str, Any] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -231,7 +267,7 @@ class TriggeredCampaign:
 @final
 class Rules:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(cls, *, start_event_name: str = ..., stop_event_name: str = ...) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -245,7 +281,23 @@ class Rules:
 @final
 class TriggeredNotification:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        id: SupportsIndex = ...,
+        order: SupportsIndex = ...,
+        title: str = ...,
+        message: str = ...,
+        url: str = ...,
+        image_url: Optional[str] = ...,
+        big_image_url: Optional[str] = ...,
+        expiry: SupportsIndex = ...,
+        require_interaction: SupportsIndex = ...,
+        actions: Sequence[Union[Action, Mapping[str, Any]]] = ...,
+        schedule_options: Union[ScheduleOptions, Mapping[str, Any]] = ...,
+        analytics: Union[Analytics, Mapping[str, Any]] = ...,
+        extra: Mapping[str, Any] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -281,7 +333,12 @@ class TriggeredNotification:
 @final
 class TriggerOptions:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        result_name: Optional[str] = ...,
+        campaign: Optional[Union[CampaignOptions, Mapping[str, Any]]] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -295,7 +352,12 @@ class TriggerOptions:
 @final
 class CampaignOptions:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        expiry: Optional[str] = ...,
+        price_drop_threshold: Optional[Union[PriceDropThreshold, Mapping[str, Any]]] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -309,7 +371,7 @@ class CampaignOptions:
 @final
 class PriceDropThreshold:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(cls, *, type: str = ..., value: float = ...) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -325,7 +387,23 @@ class Drip:
     """A drip autoresponder (spec 2.7); ``notifications`` only in single reads."""
 
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        drip_id: SupportsIndex = ...,
+        campaign_name: str = ...,
+        drip_type: str = ...,
+        status: str = ...,
+        site_id: SupportsIndex = ...,
+        created_at_utc: str = ...,
+        updated_at_utc: str = ...,
+        audience: Union[Audience, Mapping[str, Any]] = ...,
+        options: Union[DripOptions, Mapping[str, Any]] = ...,
+        analytics: Union[Analytics, Mapping[str, Any]] = ...,
+        notifications: Optional[Sequence[Union[DripNotification, Mapping[str, Any]]]] = ...,
+        utm_params: Optional[Union[UtmParams, Mapping[str, Any]]] = ...,
+        extra: Mapping[str, Any] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -361,7 +439,7 @@ class Drip:
 @final
 class DripOptions:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(cls, *, result_name: str = ...) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -373,7 +451,7 @@ class DripOptions:
 @final
 class Audience:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(cls, *, filter: Union[AudienceFilter, Mapping[str, Any]] = ...) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -385,7 +463,9 @@ class Audience:
 @final
 class AudienceFilter:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls, *, value: Sequence[Sequence[Union[AudienceRule, Mapping[str, Any]]]] = ...
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -397,7 +477,7 @@ class AudienceFilter:
 @final
 class AudienceRule:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(cls, *, field: str = ..., op: str = ..., value: Any = ...) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -415,7 +495,23 @@ class DripNotification:
     """A drip notification as read (spec 2.8)."""
 
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        id: SupportsIndex = ...,
+        order: SupportsIndex = ...,
+        title: str = ...,
+        message: str = ...,
+        url: str = ...,
+        image_url: str = ...,
+        big_image_url: str = ...,
+        require_interaction: SupportsIndex = ...,
+        expiry: SupportsIndex = ...,
+        schedule_options: Union[ScheduleOptions, Mapping[str, Any]] = ...,
+        actions: Sequence[Union[Action, Mapping[str, Any]]] = ...,
+        analytics: Union[Analytics, Mapping[str, Any]] = ...,
+        extra: Mapping[str, Any] = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -557,7 +653,9 @@ class Segment:
     """A segment (spec 2.10); the service sends ``segment_id`` as a string."""
 
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls, *, segment_id: str = ..., segment_name: str = ..., extra: Mapping[str, Any] = ...
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -600,7 +698,22 @@ class Product:
 @final
 class SummaryRow:
     __hash__: ClassVar[None]  # type: ignore[assignment]
-    def __new__(cls, **fields: Any) -> Self: ...
+    def __new__(
+        cls,
+        *,
+        date: str = ...,
+        subscriber_count: SupportsIndex = ...,
+        desktop_subscriber_count: SupportsIndex = ...,
+        mobile_subscriber_count: SupportsIndex = ...,
+        unsubscribed_count: SupportsIndex = ...,
+        desktop_unsubscribed_count: SupportsIndex = ...,
+        mobile_unsubscribed_count: SupportsIndex = ...,
+        notification_sent: SupportsIndex = ...,
+        net_subscriber_sent: SupportsIndex = ...,
+        view_count: SupportsIndex = ...,
+        click_count: SupportsIndex = ...,
+        ctr: float = ...,
+    ) -> Self: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
