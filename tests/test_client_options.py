@@ -173,3 +173,36 @@ def test_a_subclass_keeps_its_type_and_attributes(emu):
         derived.segments.list()
     assert len(api_requests(emu, "/apiv1/segments")) == 1
     client.close()
+
+
+def test_a_longer_timeout_lets_a_slow_connect_finish(emu):
+    # The pool is the parent's, built with its settings: a view's own timeout must still
+    # bound the connect, not the parent's shorter one.
+    import socket
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    url = f"http://127.0.0.1:{srv.getsockname()[1]}"
+    fill = []
+    for _ in range(8):  # a full accept backlog: further connects hang
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect(srv.getsockname())
+        except BlockingIOError:
+            pass
+        fill.append(s)
+    time.sleep(0.2)
+    client = pushwire.Client(api_key="test-key-123", base_url=url, timeout=0.3, max_retries=0)
+    t0 = time.monotonic()
+    with pytest.raises(APITimeoutError):
+        client.with_options(timeout=1.5).segments.list()
+    assert time.monotonic() - t0 >= 1.4
+    t0 = time.monotonic()
+    with pytest.raises(APITimeoutError):
+        client.segments.list()
+    assert time.monotonic() - t0 < 1.0
+    client.close()
+    for s in [*fill, srv]:
+        s.close()

@@ -249,26 +249,48 @@ def test_requests_without_a_fault_say_so(emu, api):
 
 
 def test_a_request_waiting_out_a_delay_when_reset_runs_never_lands(emu, api):
-    # A test that ends with a slow request in flight must not leak it into the next one.
+    # A test that ends with a slow request in flight must not leak it into the next one,
+    # not even through the client's retry of an idempotent write.
     import threading
 
-    emu.add_subscriber()
-    emu.inject_fault("/apiv1/notifications", delay=0.8)
+    emu.add_subscriber(profile_id="a")
+    emu.create_segment("vip")
+    emu.inject_fault("/apiv1/profile", delay=0.8)
+    client = emu.client(max_retries=2, backoff_base=0)
     outcome = []
 
-    def send() -> None:
+    def add() -> None:
         try:
-            outcome.append(api.broadcast(notification_title="from the last test").status_code)
-        except requests.exceptions.ConnectionError:
-            outcome.append("dropped")
+            client.segments.add_profiles("vip", ["a"])
+            outcome.append("ok")
+        except pushwire.APIError as e:
+            outcome.append(e.status_code)
 
-    t = threading.Thread(target=send)
+    t = threading.Thread(target=add)
     t.start()
     time.sleep(0.3)
-    emu.reset()
+    emu.reset()  # the next test's fixture
+    emu.add_subscriber(profile_id="a")
+    emu.create_segment("vip")
     t.join(5)
-    assert outcome == ["dropped"]
-    assert emu.notifications() == [] and emu.requests() == []
+    assert outcome == [410]
+    assert emu.requests() == []
+    assert [s["members"] for s in emu.segments() if s["segment_name"] == "vip"] == [[]]
+    client.close()
+
+
+def test_a_status_written_after_clear_requests_lands_on_no_other_entry(emu, api):
+    # A delayed answer's status belongs to its own request, which clear_requests removed.
+    import threading
+
+    emu.inject_fault("/apiv1/notifications", status=503, delay=0.6, processed=True)
+    t = threading.Thread(target=api.broadcast)
+    t.start()
+    time.sleep(0.3)
+    emu.clear_requests()
+    api.get("/apiv1/segments")
+    t.join(5)
+    assert [(e["path"], e["status"]) for e in emu.requests()] == [("/apiv1/segments", 200)]
 
 
 def test_drop_on_the_events_interface(emu, api):

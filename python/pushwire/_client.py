@@ -327,7 +327,9 @@ class _Base:
             client.with_options(timeout=2.0, max_retries=0).events.track("signup", ...)
 
         A setting not given keeps this client's; ``timeout=None`` is no timeout, as in the
-        constructor. Closing either client closes both: they share one pool."""
+        constructor. Closing either client closes both: they share one pool. A subclass's
+        attributes are copied as they are: a helper object it built around this client still
+        calls through this client, with its limits."""
         seconds: Optional[float] = None
         if timeout is None:
             seconds = _LONGEST_TIMEOUT
@@ -336,7 +338,8 @@ class _Base:
         retries = None if isinstance(max_retries, _Keep) else _count("max_retries", max_retries)
         core = self._core.with_options(seconds, retries)
         derived = object.__new__(type(self))
-        # A subclass's own attributes come along; the namespaces are the derived client's.
+        # A subclass's own attributes come along as they are (an object of its own that holds
+        # this client keeps calling through this client); the namespaces are the derived one's.
         derived.__dict__.update(self.__dict__)
         derived._core = core
         derived._namespaces()

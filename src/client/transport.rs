@@ -526,7 +526,10 @@ impl Transport {
         }
         let http = builder
             .default_headers(headers)
-            .connect_timeout(cfg.timeout.min(Duration::from_secs(10)))
+            // Each request's own deadline bounds its connect too (`attempt`): this only
+            // keeps one hung connect from using up a long call's retries. Fixed, not the
+            // client's timeout, as `with_options` views of the pool have their own.
+            .connect_timeout(Duration::from_secs(10))
             .pool_idle_timeout(Duration::from_secs(60))
             .tcp_nodelay(true)
             .build()

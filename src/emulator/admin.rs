@@ -217,7 +217,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             Ok(json!({"enabled": on}))
         }
         "clear_requests" => {
-            emu.lock().log.clear();
+            emu.clear_log();
             Ok(json!({}))
         }
         "subscribers" => Ok(emu.with_site(site, |s, _, _| json!(s.subscribers))),

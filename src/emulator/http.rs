@@ -190,14 +190,12 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
     let path = parts.uri.path().to_string();
     // A reset (the next test's fixture) while this request waits out a delay starts a new
     // epoch: the request is then never processed into, nor logged in, the fresh state.
-    let epoch = emu.epoch();
-    let entry = emu.log_request(iface, &parts, &bytes);
+    let at = emu.admit(iface, &parts, &bytes);
     let kill = parts.extensions.get::<ConnKill>().cloned();
-    let current = |emu: &Emu| emu.epoch() == epoch;
 
-    let fault = emu.take_fault(&parts.method, &path);
+    let fault = emu.take_fault(&at, &parts.method, &path);
     if let Some(f) = &fault {
-        emu.log_fault(entry, f);
+        emu.log_fault(&at, f);
     }
     let mut drop_after = false;
     let mut after_processing = None;
@@ -212,16 +210,16 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
                 Some(DropMode::After) => drop_after = true,
                 None => {}
             }
-            if f.status.is_some() && current(&emu) {
+            if f.status.is_some() && emu.current(&at) {
                 let resp = fault_response(iface, parts.uri.path(), &f);
-                emu.log_status(entry, resp.status());
+                emu.log_status(&at, resp.status());
                 return resp;
             }
         }
         None => {}
     }
-    if !current(&emu) {
-        return hang_up(kill).await;
+    if !emu.current(&at) {
+        return stale(iface);
     }
 
     let path = parts.uri.path().to_string();
@@ -233,27 +231,39 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         }
         Err(e) => e.into_response(),
     };
+    emu.log_status(&at, resp.status());
     if drop_after {
-        emu.log_status(entry, resp.status());
         return hang_up(kill).await;
     }
     // Processed: now the delay and the failure the client sees instead of the answer.
-    let resp = match after_processing {
-        None => resp,
+    match after_processing {
         Some(f) => {
             if let Some(d) = f.delay {
                 tokio::time::sleep(d).await;
             }
             match f.status {
-                Some(_) => fault_response(iface, &path, &f),
+                Some(_) => {
+                    let failed = fault_response(iface, &path, &f);
+                    emu.log_status(&at, failed.status());
+                    failed
+                }
                 None => resp,
             }
         }
-    };
-    if current(&emu) {
-        emu.log_status(entry, resp.status());
+        None => resp,
     }
-    resp
+}
+
+/// The answer to a request that was waiting (a delay fault) when the emulator was reset: it
+/// belongs to an earlier test. A 410, which no client retries into the fresh state (a
+/// dropped connection would be retried by a read or an idempotent write).
+fn stale(iface: Interface) -> Response {
+    ApiError::plain(
+        iface,
+        StatusCode::GONE,
+        "the emulator was reset while this request waited: it belongs to an earlier test",
+    )
+    .into_response()
 }
 
 /// The answer of a `status` fault: its body, or the route's own error shape, with its

@@ -171,6 +171,9 @@ pub struct State {
     keys: HashMap<String, i64>,
     pub ids: Counters,
     pub log: Vec<LogEntry>,
+    /// Entries `clear_requests` dropped: an entry's number is this plus its index, so a
+    /// status written after a clear never lands on another request's entry.
+    pub log_cleared: usize,
     pub faults: Vec<Fault>,
     pub chaos: Option<Chaos>,
     /// The clock: wall time plus what `advance` added.
@@ -186,6 +189,7 @@ impl State {
             keys: HashMap::new(),
             ids: Counters::default(),
             log: Vec::new(),
+            log_cleared: 0,
             faults: Vec::new(),
             chaos: None,
             clock_offset: Duration::zero(),
@@ -234,6 +238,12 @@ impl State {
             _ => {}
         }
     }
+}
+
+/// A request as the gate admitted it: the epoch it arrived in and its log entry's number.
+pub struct Admission {
+    epoch: u64,
+    entry: Option<usize>,
 }
 
 /// The emulator: its state behind one lock (every critical section is short and never
@@ -296,15 +306,17 @@ impl Emu {
         f(site, ids, now)
     }
 
-    /// Logs a request; `None` when the log is off.
-    pub fn log_request(&self, iface: Interface, parts: &Parts, body: &Bytes) -> Option<usize> {
+    /// Admits a request: notes the epoch it arrived in and logs it (unless the log is off),
+    /// both under one hold of the lock, so that a reset falls wholly before or after.
+    pub fn admit(&self, iface: Interface, parts: &Parts, body: &Bytes) -> Admission {
+        let mut st = self.lock();
+        let epoch = self.epoch();
         if !self
             .record_requests
             .load(std::sync::atomic::Ordering::Relaxed)
         {
-            return None;
+            return Admission { epoch, entry: None };
         }
-        let mut st = self.lock();
         let received_at = st.now();
         // The key sent and every site's key, in each spelling a request can carry them.
         let sent = super::http::api_key(&parts.headers).unwrap_or("");
@@ -335,26 +347,54 @@ impl Emu {
             received_at,
             fault: None,
         });
-        Some(st.log.len() - 1)
+        Admission {
+            epoch,
+            entry: Some(st.log_cleared + st.log.len() - 1),
+        }
     }
 
-    pub fn log_status(&self, entry: Option<usize>, status: StatusCode) {
-        let Some(entry) = entry else { return };
-        if let Some(e) = self.lock().log.get_mut(entry) {
+    /// Whether no reset came since the request was admitted.
+    pub fn current(&self, at: &Admission) -> bool {
+        self.epoch() == at.epoch
+    }
+
+    /// The request's log entry, if it is still there (not cleared, no reset since).
+    fn entry<'s>(&self, st: &'s mut State, at: &Admission) -> Option<&'s mut LogEntry> {
+        let n = at.entry?.checked_sub(st.log_cleared)?;
+        if !self.current(at) {
+            return None;
+        }
+        st.log.get_mut(n)
+    }
+
+    /// Empties the request log.
+    pub fn clear_log(&self) {
+        let mut st = self.lock();
+        st.log_cleared += st.log.len();
+        st.log.clear();
+    }
+
+    pub fn log_status(&self, at: &Admission, status: StatusCode) {
+        let mut st = self.lock();
+        if let Some(e) = self.entry(&mut st, at) {
             e.status = Some(status.as_u16());
         }
     }
 
-    pub fn log_fault(&self, entry: Option<usize>, fault: &Fault) {
-        let Some(entry) = entry else { return };
-        if let Some(e) = self.lock().log.get_mut(entry) {
+    pub fn log_fault(&self, at: &Admission, fault: &Fault) {
+        let mut st = self.lock();
+        if let Some(e) = self.entry(&mut st, at) {
             e.fault = Some(fault.describe());
         }
     }
 
-    /// The first armed fault matching the request, used up by one.
-    pub fn take_fault(&self, method: &Method, path: &str) -> Option<Fault> {
+    /// The first armed fault matching the request, used up by one. None for a request from
+    /// before a reset: the next test's faults are not its own.
+    pub fn take_fault(&self, at: &Admission, method: &Method, path: &str) -> Option<Fault> {
         let mut st = self.lock();
+        if !self.current(at) {
+            return None;
+        }
         let Some(i) = st.faults.iter().position(|f| f.matches(method, path)) else {
             return st.chaos.as_mut().and_then(|c| c.draw(path));
         };

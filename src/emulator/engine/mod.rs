@@ -223,9 +223,13 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                 return;
             }
             let (daily, weekly) = (t.daily_trigger_limit, t.weekly_trigger_limit);
+            let subscribed = site
+                .subscribers
+                .iter()
+                .any(|s| s.subscriber_hash == hash && s.unsubscribed_at.is_none());
             if within_caps(site, item.source_id, &hash, item.due_at, daily, weekly) {
                 hand_over(site, ids, &item, &hash);
-            } else {
+            } else if subscribed {
                 // Kept in sight (status `capped`): a test can tell "held back by the cap"
                 // from "never scheduled". Nothing reaches the device or the analytics.
                 site.engine.deliveries.push(Delivery {
