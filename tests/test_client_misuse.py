@@ -740,6 +740,18 @@ def test_the_emulator_clock_advances_by_a_timedelta(emu):
         emu.advance(float("nan"))
 
 
+def mypy_errors(where) -> list[str]:
+    """The errors of `mypy --strict` over bad.py and good.py in `where`, as a user runs it."""
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "bad.py", "good.py"],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return [line for line in run.stdout.splitlines() if ": error:" in line]
+
+
 def test_mypy_catches_a_typo_in_a_model_keyword(tmp_path):
     (tmp_path / "bad.py").write_text(
         textwrap.dedent(
@@ -769,14 +781,7 @@ def test_mypy_catches_a_typo_in_a_model_keyword(tmp_path):
             """
         )
     )
-    run = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "bad.py", "good.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    errors = [line for line in run.stdout.splitlines() if ": error:" in line]
+    errors = mypy_errors(tmp_path)
     assert [e.split(":")[0:2] for e in errors] == [
         ["bad.py", "4"],
         ["bad.py", "5"],
@@ -847,19 +852,12 @@ def test_mypy_takes_what_the_readme_promises_and_refuses_misspelt_settings(tmp_p
             """
         )
     )
-    run = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "bad.py", "good.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    errors = [line for line in run.stdout.splitlines() if ": error:" in line]
+    errors = mypy_errors(tmp_path)
     assert [e.split(":")[0:2] for e in errors] == [
         ["bad.py", "6"],
         ["bad.py", "7"],
         ["bad.py", "8"],
-    ], run.stdout
+    ], errors
     assert '"timout"' in errors[0] and '"label"' in errors[1] and '"campaing_name"' in errors[2]
 
 

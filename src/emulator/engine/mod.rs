@@ -232,20 +232,8 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             } else if subscribed {
                 // Kept in sight (status `capped`): a test can tell "held back by the cap"
                 // from "never scheduled". Nothing reaches the device or the analytics.
-                site.engine.deliveries.push(Delivery {
-                    delivery_id: Counters::next(&mut ids.delivery),
-                    subscriber_hash: hash.clone(),
-                    content: item.content.clone(),
-                    source: item.source,
-                    source_id: item.source_id,
-                    notification_id: item.notification_id,
-                    status: "capped",
-                    queued_at: item.due_at,
-                    sent_at: None,
-                    expires_at: item.due_at,
-                    viewed_at: None,
-                    clicked_at: None,
-                });
+                let held = Delivery::of(ids, &item, &hash, "capped", item.due_at);
+                site.engine.deliveries.push(held);
             }
             if let Some(runs) = site.engine.runs.get_mut(&(item.source_id, hash)) {
                 let still = site
@@ -304,21 +292,36 @@ fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, hash: &str) 
     if sub.unsubscribed_at.is_some() {
         return;
     }
-    let online = sub.online;
-    site.engine.deliveries.push(Delivery {
-        delivery_id: Counters::next(&mut ids.delivery),
-        subscriber_hash: hash.to_string(),
-        content: item.content.clone(),
-        source: item.source,
-        source_id: item.source_id,
-        notification_id: item.notification_id,
-        status: if online { "delivered" } else { "pending" },
-        queued_at: item.due_at,
-        sent_at: online.then_some(item.due_at),
-        expires_at: item.due_at + Duration::seconds(item.expiry_seconds),
-        viewed_at: None,
-        clicked_at: None,
-    });
+    let status = if sub.online { "delivered" } else { "pending" };
+    let expires_at = item.due_at + Duration::seconds(item.expiry_seconds);
+    let delivery = Delivery::of(ids, item, hash, status, expires_at);
+    site.engine.deliveries.push(delivery);
+}
+
+impl Delivery {
+    /// `item` for `hash`, numbered now: sent at its due time when `delivered`.
+    fn of(
+        ids: &mut Counters,
+        item: &Scheduled,
+        hash: &str,
+        status: &'static str,
+        expires_at: DateTime<Utc>,
+    ) -> Delivery {
+        Delivery {
+            delivery_id: Counters::next(&mut ids.delivery),
+            subscriber_hash: hash.to_string(),
+            content: item.content.clone(),
+            source: item.source,
+            source_id: item.source_id,
+            notification_id: item.notification_id,
+            status,
+            queued_at: item.due_at,
+            sent_at: (status == "delivered").then_some(item.due_at),
+            expires_at,
+            viewed_at: None,
+            clicked_at: None,
+        }
+    }
 }
 
 /// A subscriber's device comes online (or goes offline): what waits for it and has not
