@@ -748,3 +748,129 @@ def test_unknown_paths_and_methods_answer_in_the_interface_shape(emu, api):
     assert r.status_code == 405 and r.json()["error"]["message"]
     r = requests.post(emu.events_url + "/api/v2/events", headers=api.headers(), timeout=TIMEOUT)
     assert r.status_code == 404 and r.json()["error"]["message"]
+
+
+# ---- robustness: what fuzzing found (helper-28) -----------------------------------------------
+
+
+def test_a_malformed_chunked_body_is_400_not_413(emu):
+    import socket
+
+    host, port = emu.base_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(
+            b"POST /apiv1/products HTTP/1.1\r\nHost: x\r\nApi-Key: "
+            + emu.api_key.encode()
+            + b"\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + b"zz\r\n{}\r\n0\r\n\r\n"
+        )
+        head = s.recv(4096).decode()
+    assert head.startswith("HTTP/1.1 400"), head
+    assert '"success":false' in head.replace(" ", "")
+
+
+def test_a_status_fault_must_be_a_final_status(emu):
+    for status in (100, 101, 199, 600):
+        with pytest.raises(ValueError, match="from 200 to 599"):
+            emu.inject_fault("/apiv1/segments", status=status)
+
+
+def test_admin_query_strings_carry_booleans_and_numbers(emu):
+    base = emu.base_url + "/_emulator"
+    r = requests.post(f"{base}/add_subscriber?subscriber_hash=q1&online=false", timeout=5)
+    assert r.status_code == 200, r.text
+    assert [s["online"] for s in emu.subscribers() if s["subscriber_hash"] == "q1"] == [False]
+    # a hash of digits stays text
+    assert requests.post(f"{base}/add_subscriber?subscriber_hash=123", timeout=5).ok
+    assert "123" in {s["subscriber_hash"] for s in emu.subscribers()}
+    r = requests.post(f"{base}/inject_fault?path=/apiv1/segments&status=503&times=2", timeout=5)
+    assert r.status_code == 200, r.text
+    got = [
+        requests.get(
+            emu.base_url + "/apiv1/segments", headers={"Api-Key": emu.api_key}, timeout=5
+        ).status_code
+        for _ in range(3)
+    ]
+    assert got == [503, 503, 200]
+    assert requests.post(f"{base}/freeze_clock?frozen=true", timeout=5).json()["frozen"] is True
+    r = requests.post(f"{base}/add_subscriber?subscriber_hash=q2&online=maybe", timeout=5)
+    assert r.status_code == 400 and "online must be true or false" in r.text
+
+
+def test_a_broadcast_with_both_spellings_of_attributes_is_refused(emu, api):
+    emu.add_subscriber(attributes={"age": 30})
+    r = api.broadcast(
+        attributes='[[{"attribute":"age","operator":"gt","value":20}]]',
+        Attributes='[[{"attribute":"age","operator":"lt","value":20}]]',
+    )
+    assert r.status_code == 400 and "not both" in r.text
+    assert emu.notifications() == []
+
+
+def test_a_site_key_with_padding_is_refused(emu):
+    with pytest.raises(ValueError, match="spaces"):
+        emu.add_site(" padded ")
+
+
+def test_an_alert_campaign_expiry_past_a_century_is_refused_not_a_crash(emu, api):
+    with pytest.raises(ValueError, match="options.campaign.expiry"):
+        emu.create_trigger(
+            campaign_name="Back",
+            campaign_type="inventory",
+            rules={"start_event_name": "s", "stop_event_name": "t"},
+            notifications=[{"title": "t", "message": "m", "url": "https://shop.example/"}],
+            options={"campaign": {"expiry": "99999999999999"}},
+        )
+    # the longest allowed works end to end
+    emu.create_trigger(
+        campaign_name="Back",
+        campaign_type="inventory",
+        rules={"start_event_name": "s", "stop_event_name": "t"},
+        notifications=[{"title": "t", "message": "m", "url": "https://shop.example/"}],
+        options={"campaign": {"expiry": "3155760000"}},
+    )
+    h = emu.add_subscriber()
+    emu.add_alert(h, "p1")
+    for availability in ("outOfStock", "inStock"):
+        product = {"product_id": "p1", "price": 10, "availability": availability}
+        r = api.post_json("/apiv1/products", {"products": [product]})
+        assert r.status_code == 200, r.text
+    assert len(emu.deliveries(h)) == 1
+
+
+SLOW_CLIENT = """
+import json, os, socket, sys, time
+from pushwire.testing import EmulatorProcess
+
+with EmulatorProcess(api_key="slow-key-123") as emu:
+    host, port = emu.base_url.removeprefix("http://").split(":")
+    # a head that never ends: closed after the read timeout
+    a = socket.create_connection((host, int(port)), timeout=10)
+    a.sendall(b"GET /apiv1/segm")
+    t0 = time.monotonic()
+    closed = a.recv(1024) == b""
+    head_s = time.monotonic() - t0
+    # a body that never ends: answered 408 in the interface's shape
+    b = socket.create_connection((host, int(port)), timeout=10)
+    b.sendall(b"POST /apiv1/products HTTP/1.1\\r\\nHost: x\\r\\nApi-Key: slow-key-123\\r\\n"
+              b"Content-Type: application/json\\r\\nContent-Length: 10\\r\\n\\r\\n{")
+    answer = b.recv(4096).decode()
+    print(json.dumps({"closed": closed, "head_s": head_s, "answer": answer}))
+"""
+
+
+def test_a_request_that_stops_arriving_is_given_up(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PUSHWIRE_EMULATOR_READ_TIMEOUT="1")
+    run = subprocess.run(
+        [sys.executable, "-c", SLOW_CLIENT], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["closed"] and 0.5 < out["head_s"] < 5, out
+    assert out["answer"].startswith("HTTP/1.1 408"), out
+    assert '"success":false' in out["answer"].replace(" ", "")

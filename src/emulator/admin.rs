@@ -71,6 +71,10 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             if key.is_empty() {
                 return Err("api_key must not be empty".into());
             }
+            // The gate trims the key a request sends: a padded one could never be used.
+            if key.trim() != key {
+                return Err("api_key must not start or end with spaces".into());
+            }
             let tz = str_arg(&args, "timezone")?
                 .map(|raw| {
                     engine::parse_offset(&raw)
@@ -393,6 +397,39 @@ fn site_of(emu: &Emu, args: &Map<String, Value>, op: &str) -> Result<SiteId, Str
     }
 }
 
+/// The arguments that are booleans or numbers, which a query string can only spell as text.
+const TYPED_ARGS: [&str; 13] = [
+    "online",
+    "enabled",
+    "frozen",
+    "processed",
+    "drop",
+    "status",
+    "times",
+    "retry_after",
+    "delay",
+    "rate",
+    "seed",
+    "seconds",
+    "delivery_id",
+];
+
+/// A query-string argument as the JSON body would carry it: `true`/`false` and numbers for
+/// the arguments that take them (an `online=false` read as text would be ignored, and the
+/// subscriber made online), text for every other (a hash of digits stays a hash).
+fn query_value(key: &str, raw: String) -> Value {
+    if !TYPED_ARGS.contains(&key) {
+        return Value::String(raw);
+    }
+    match raw.trim() {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        t => serde_json::from_str::<serde_json::Number>(t)
+            .map(Value::Number)
+            .unwrap_or(Value::String(raw)),
+    }
+}
+
 fn str_arg(args: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
     match args.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -466,7 +503,11 @@ fn add_subscriber(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
         subscribed_at: Utc::now(),
         unsubscribed_at: None,
         segments: Default::default(),
-        online: args.get("online").and_then(Value::as_bool).unwrap_or(true),
+        online: match args.get("online") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err("online must be true or false".into()),
+        },
     };
     let segments: Vec<i64> = match args.get("segments") {
         None | Some(Value::Null) => Vec::new(),
@@ -645,8 +686,20 @@ fn create_trigger(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
     if matches!(t.campaign_type.as_str(), "price_drop" | "inventory") {
         let o = options.get_or_insert_with(TriggerOptions::default);
         let c = o.campaign.get_or_insert_with(CampaignOptions::default);
-        c.expiry
+        let expiry = c
+            .expiry
             .get_or_insert_with(|| CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS.to_string());
+        // A number of seconds (2.4), within a century: the engine adds it to dates.
+        if !expiry
+            .trim()
+            .parse::<i64>()
+            .is_ok_and(|e| (1..=3_155_760_000).contains(&e))
+        {
+            return Err(format!(
+                "options.campaign.expiry must be a whole number of seconds from 1 to \
+                 3155760000 (a century), not {expiry:?}"
+            ));
+        }
         if t.campaign_type == "price_drop" {
             let th = c
                 .price_drop_threshold
@@ -720,13 +773,8 @@ pub async fn route(
         }
     };
     for (k, v) in form_urlencoded::parse(uri.query().unwrap_or("").as_bytes()) {
-        args.entry(k.into_owned())
-            .or_insert_with(|| Value::String(v.into_owned()));
-    }
-    if let Some(seconds) = args.get("seconds").and_then(Value::as_str) {
-        if let Ok(s) = seconds.parse::<f64>() {
-            args.insert("seconds".into(), json!(s));
-        }
+        let value = query_value(&k, v.into_owned());
+        args.entry(k.into_owned()).or_insert(value);
     }
     match dispatch(&emu, &op, Value::Object(args)) {
         Ok(v) => Json(v).into_response(),

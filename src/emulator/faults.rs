@@ -157,11 +157,15 @@ impl FaultSpec {
             .map(|m| Method::from_bytes(m.to_ascii_uppercase().as_bytes()))
             .transpose()
             .map_err(|_| "method is not an HTTP method".to_string())?;
+        // A final status: a 1xx is no answer (101 would even take the connection over).
         let status = self
             .status
-            .map(StatusCode::from_u16)
-            .transpose()
-            .map_err(|_| "status is not an HTTP status".to_string())?;
+            .map(|s| match s {
+                200..=599 => StatusCode::from_u16(s).ok(),
+                _ => None,
+            })
+            .map(|s| s.ok_or("status must be an HTTP status from 200 to 599"))
+            .transpose()?;
         let drop = match self.drop {
             None | Some(serde_json::Value::Bool(false)) | Some(serde_json::Value::Null) => None,
             Some(serde_json::Value::Bool(true)) => Some(DropMode::Before),

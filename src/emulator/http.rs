@@ -9,6 +9,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use futures::FutureExt;
 use serde_json::{json, Map, Value};
 use tokio::sync::Notify;
 
@@ -175,14 +176,33 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
     let Gate { emu, iface } = gate;
     let (mut parts, body) = req.into_parts();
     // to_bytes caps the read (http-body-util's Limited underneath): nothing past the cap
-    // is buffered.
-    let bytes = match to_bytes(body, BODY_LIMIT).await {
-        Ok(b) => b,
+    // is buffered. A body that stops coming is given up after the read timeout.
+    let bytes = match tokio::time::timeout(read_timeout(), to_bytes(body, BODY_LIMIT)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => {
+            let too_large = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
+                || e.into_inner().is::<http_body_util::LengthLimitError>();
+            let (status, message) = if too_large {
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("Request body exceeds {BODY_LIMIT} bytes"),
+                )
+            } else {
+                (
+                    StatusCode::BAD_REQUEST,
+                    "The request body could not be read (malformed chunked encoding, or cut \
+                     short)"
+                        .to_string(),
+                )
+            };
+            return ApiError::plain(iface, status, message).into_response();
+        }
         Err(_) => {
             return ApiError::plain(
                 iface,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("Request body exceeds {BODY_LIMIT} bytes"),
+                StatusCode::REQUEST_TIMEOUT,
+                "The request body did not arrive in time",
             )
             .into_response()
         }
@@ -226,8 +246,16 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
     let resp = match authenticate(&emu, iface, &parts.headers) {
         Ok(site) => {
             parts.extensions.insert(site);
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
+            let handled = next.run(Request::from_parts(parts, Body::from(bytes)));
+            // A bug in a handler must still answer (section 7's 500), not close the
+            // connection: the client would read a write's outcome as unknown.
+            match std::panic::AssertUnwindSafe(handled).catch_unwind().await {
+                Ok(resp) => resp,
+                Err(_) => {
+                    log::error!("emulator handler panicked on {path}");
+                    fault_error(iface, &path, StatusCode::INTERNAL_SERVER_ERROR).into_response()
+                }
+            }
         }
         Err(e) => e.into_response(),
     };
@@ -252,6 +280,21 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         }
         None => resp,
     }
+}
+
+/// How long a request's head or body may take to arrive (90 s, longer than clients keep an
+/// idle connection: the SDK's pools drop theirs at 60 s); `PUSHWIRE_EMULATOR_READ_TIMEOUT`
+/// (seconds) sets it, for tests of the timeout.
+pub fn read_timeout() -> std::time::Duration {
+    static SECS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    let secs = *SECS.get_or_init(|| {
+        std::env::var("PUSHWIRE_EMULATOR_READ_TIMEOUT")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+            .unwrap_or(90.0)
+    });
+    std::time::Duration::from_secs_f64(secs)
 }
 
 /// The answer to a request that was waiting (a delay fault) when the emulator was reset: it

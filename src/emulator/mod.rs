@@ -172,8 +172,12 @@ pub async fn serve(listener: TcpListener, app: Router, mut shutdown: watch::Rece
                 req.extensions_mut().insert(conn_kill.clone());
                 app.clone().oneshot(req.map(axum::body::Body::new))
             });
+            // A head that never arrives (an idle or half-sent connection) is given up after
+            // the read timeout, so idle sockets cannot pile up until accept fails.
             let conn = hyper::server::conn::http1::Builder::new()
                 .keep_alive(true)
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(http::read_timeout())
                 .serve_connection(TokioIo::new(stream), svc);
             tokio::select! {
                 _ = conn => {}

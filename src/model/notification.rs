@@ -195,7 +195,14 @@ impl NewNotification {
         }
         n.require_interaction = int_field(form, "require_interaction")?;
         n.notification_expiry = int_field(form, "notification_expiry")?;
-        // The parameter table spells it `Attributes`, the samples `attributes`.
+        // The parameter table spells it `Attributes`, the samples `attributes`: one of them,
+        // as reading one would lose the other's filter (a wider audience).
+        if form.get("attributes").is_some() && form.get("Attributes").is_some() {
+            return Err(Violation::new(
+                "attributes",
+                "Send either attributes or Attributes, not both.",
+            ));
+        }
         if let Some(raw) = form.text("attributes").or_else(|| form.text("Attributes")) {
             let groups: Vec<Vec<AttributeRule>> = serde_json::from_str(&raw).map_err(|_| {
                 Violation::new(

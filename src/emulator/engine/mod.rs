@@ -737,7 +737,10 @@ pub fn on_products(
                     }),
                     _ => change.in_stock && change.was_in_stock == Some(false),
                 };
-                let fresh = now <= alert.created_at + Duration::seconds(expiry);
+                // Checked: a date past chrono's range is "never expires", not a panic.
+                let fresh = Duration::try_seconds(expiry)
+                    .and_then(|d| alert.created_at.checked_add_signed(d))
+                    .is_none_or(|until| now <= until);
                 if fires && fresh && !alert.fired_by.contains(&t.trigger_id) {
                     alert.fired_by.push(t.trigger_id);
                     holders.push(alert.subscriber_hash.clone());
