@@ -1020,3 +1020,30 @@ def test_page_can_be_subscripted_at_run_time() -> None:
     """``Page[Drip]`` in an annotation evaluated at run time (no ``from __future__``)."""
     alias = Page[pushwire.Drip]
     assert alias.__origin__ is Page and alias.__args__ == (pushwire.Drip,)
+
+
+def test_a_blocking_client_never_writes_into_a_connection_the_service_closed_while_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The service closes keep-alive connections left idle for 1 s, as servers do (often sooner
+    # than the client's own 60 s pool timeout). Nothing runs a blocking thread's connections
+    # between its calls: without looking first, the next write went into the closed one and
+    # failed with its outcome unknown, inviting a duplicate resend.
+    from pushwire.testing import EmulatorProcess
+
+    monkeypatch.setenv("PUSHWIRE_EMULATOR_READ_TIMEOUT", "1")
+    server = EmulatorProcess("idle-key-12345678")
+    try:
+        client = server.client(max_retries=0)
+        server.admin("add_subscriber", subscriber_hash="h1", profile_id="p1")
+        for i in range(3):
+            client.events.track("visit", profile_id="p1", data={"n": i})
+            client.notifications.create(title=f"t{i}", message="m", url="https://shop.example")
+            time.sleep(1.3)
+        events = server.admin("events")
+        assert [e["data"]["n"] for e in events] == [0, 1, 2]
+        titles = [n["request"]["notification_title"] for n in server.admin("notifications")]
+        assert titles == ["t0", "t1", "t2"]
+        client.close()
+    finally:
+        server.close()

@@ -700,7 +700,8 @@ ONE_MIB = 1 << 20
     [
         ("base_url", "/apiv1/products", "main"),
         ("base_url", "/apiv1/notifications", "main"),
-        ("base_url", "/apiv1/drips", "main"),
+        # a campaign endpoint's 4xx carries its error object (section 7), as its 400s do
+        ("base_url", "/apiv1/drips", "campaign"),
         ("events_url", "/api/v1/events", "events"),
     ],
 )
@@ -711,6 +712,9 @@ def test_oversized_body_is_413_not_a_dropped_connection(emu, url_attr, path, sha
     assert r.status_code == 413
     if shape == "main":
         assert r.json()["success"] is False and r.json()["message"]
+    elif shape == "campaign":
+        assert r.json()["success"] is False
+        assert r.json()["error"]["name"] == "InvalidRequestException"
     else:
         assert r.json()["error"]["message"]
     # the emulator keeps serving afterwards
@@ -753,20 +757,51 @@ def test_unknown_paths_and_methods_answer_in_the_interface_shape(emu, api):
 # ---- robustness: what fuzzing found (helper-28) -----------------------------------------------
 
 
-def test_a_malformed_chunked_body_is_400_not_413(emu):
+def post_a_malformed_chunk(emu, path: str) -> str:
+    """The raw answer to a POST whose chunked body has a chunk size that is not hex."""
     import socket
 
     host, port = emu.base_url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=5) as s:
         s.sendall(
-            b"POST /apiv1/products HTTP/1.1\r\nHost: x\r\nApi-Key: "
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nApi-Key: ".encode()
             + emu.api_key.encode()
             + b"\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
             + b"zz\r\n{}\r\n0\r\n\r\n"
         )
-        head = s.recv(4096).decode()
+        return s.recv(4096).decode()
+
+
+def test_a_malformed_chunked_body_is_400_not_413(emu):
+    head = post_a_malformed_chunk(emu, "/apiv1/products")
     assert head.startswith("HTTP/1.1 400"), head
     assert '"success":false' in head.replace(" ", "")
+
+
+def test_a_body_the_gate_cannot_read_is_refused_in_a_campaign_endpoint_s_shape(emu):
+    # Section 7: a campaign endpoint's 4xx carries its error object, whether the route or the
+    # gate in front of it (a malformed or oversized body) refuses the request.
+    answer = post_a_malformed_chunk(emu, "/apiv1/drips")
+    assert answer.startswith("HTTP/1.1 400"), answer
+    body = json.loads(answer.split("\r\n\r\n", 1)[1])
+    assert body["success"] is False
+    assert body["error"]["name"] == "InvalidRequestException" and body["error"]["message"]
+    r = requests.post(
+        emu.base_url + "/apiv1/drips",
+        data=b"x" * ((1 << 20) + 1),
+        headers={"Api-Key": emu.api_key, "Content-Type": "application/json"},
+        timeout=TIMEOUT,
+    )
+    assert r.status_code == 413
+    assert r.json()["error"]["name"] == "InvalidRequestException"
+    # elsewhere on the main interface, the plain shape
+    r = requests.post(
+        emu.base_url + "/apiv1/products",
+        data=b"x" * ((1 << 20) + 1),
+        headers={"Api-Key": emu.api_key, "Content-Type": "application/json"},
+        timeout=TIMEOUT,
+    )
+    assert r.status_code == 413 and r.json()["success"] is False and r.json()["message"]
 
 
 def test_a_status_fault_must_be_a_final_status(emu):
@@ -793,6 +828,10 @@ def test_admin_query_strings_carry_booleans_and_numbers(emu):
     ]
     assert got == [503, 503, 200]
     assert requests.post(f"{base}/freeze_clock?frozen=true", timeout=5).json()["frozen"] is True
+    # numbers as Python's float() writes and reads them, not only in JSON's syntax
+    before = emu.now
+    assert requests.post(f"{base}/advance?seconds=.5", timeout=5).status_code == 200
+    assert (emu.now - before).total_seconds() == 0.5
     r = requests.post(f"{base}/add_subscriber?subscriber_hash=q2&online=maybe", timeout=5)
     assert r.status_code == 400 and "online must be true or false" in r.text
 
@@ -807,9 +846,21 @@ def test_a_broadcast_with_both_spellings_of_attributes_is_refused(emu, api):
     assert emu.notifications() == []
 
 
-def test_a_site_key_with_padding_is_refused(emu):
+def test_a_site_key_no_request_could_carry_is_refused(emu):
+    # The gate trims the key a request sends, and a header carries only printable ASCII: such
+    # a key would make every call of the emulator's own clients fail with a 401.
     with pytest.raises(ValueError, match="spaces"):
         emu.add_site(" padded ")
+    with pytest.raises(ValueError, match="printable ASCII"):
+        emu.add_site("clé-12345678")
+    from pushwire.testing import Emulator
+
+    for key, problem in ((" padded-key-1 ", "spaces"), ("clé-12345678", "printable ASCII")):
+        with pytest.raises(ValueError, match=problem):
+            Emulator(api_key=key)
+    # a key with a space inside is sent as it is, and works
+    with Emulator(api_key="test key 12345678") as spaced:
+        assert spaced.client().segments.list() == []
 
 
 def test_an_alert_campaign_expiry_past_a_century_is_refused_not_a_crash(emu, api):
@@ -857,6 +908,43 @@ with EmulatorProcess(api_key="slow-key-123") as emu:
     answer = b.recv(4096).decode()
     print(json.dumps({"closed": closed, "head_s": head_s, "answer": answer}))
 """
+
+
+STEADY_CLIENT = """
+import json, socket, time
+from pushwire.testing import EmulatorProcess
+
+with EmulatorProcess(api_key="slow-key-123") as emu:
+    host, port = emu.base_url.removeprefix("http://").split(":")
+    body = json.dumps(
+        {"products": [{"product_id": "p1", "price": 10, "availability": "inStock"}]}
+    ).encode()
+    s = socket.create_connection((host, int(port)), timeout=10)
+    s.sendall(b"POST /apiv1/products HTTP/1.1\\r\\nHost: x\\r\\nApi-Key: slow-key-123\\r\\n"
+              b"Content-Type: application/json\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body))
+    # the body comes slowly, over 2.4 s, but never stops for as long as the 1 s timeout
+    step = len(body) // 6 + 1
+    for i in range(0, len(body), step):
+        s.sendall(body[i : i + step])
+        time.sleep(0.4)
+    answer = s.recv(4096).decode()
+    print(json.dumps({"answer": answer, "products": len(emu.admin("products"))}))
+"""
+
+
+def test_a_slow_body_that_keeps_arriving_is_read_to_its_end():
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PUSHWIRE_EMULATOR_READ_TIMEOUT="1")
+    run = subprocess.run(
+        [sys.executable, "-c", STEADY_CLIENT], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["answer"].startswith("HTTP/1.1 200"), out
+    assert out["products"] == 1
 
 
 def test_a_request_that_stops_arriving_is_given_up(tmp_path):

@@ -68,12 +68,8 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
     match op {
         "add_site" => {
             let key = str_arg(&args, "api_key")?.ok_or("api_key is required")?;
-            if key.is_empty() {
-                return Err("api_key must not be empty".into());
-            }
-            // The gate trims the key a request sends: a padded one could never be used.
-            if key.trim() != key {
-                return Err("api_key must not start or end with spaces".into());
+            if let Some(problem) = super::state::key_problem(&key) {
+                return Err(problem.into());
             }
             let tz = str_arg(&args, "timezone")?
                 .map(|raw| {
@@ -424,7 +420,10 @@ fn query_value(key: &str, raw: String) -> Value {
     match raw.trim() {
         "true" => Value::Bool(true),
         "false" => Value::Bool(false),
+        // JSON's number syntax, and what Python's float() takes besides (`.5`, `5.`).
         t => serde_json::from_str::<serde_json::Number>(t)
+            .ok()
+            .or_else(|| t.parse::<f64>().ok().and_then(serde_json::Number::from_f64))
             .map(Value::Number)
             .unwrap_or(Value::String(raw)),
     }

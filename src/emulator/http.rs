@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use axum::body::{to_bytes, Body, Bytes};
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
@@ -71,6 +71,15 @@ impl ApiError {
             message: "Invalid data".into(),
             details,
         }
+    }
+
+    /// A request of an earlier test: the emulator was reset since it arrived (410).
+    pub fn stale(iface: Interface) -> ApiError {
+        ApiError::plain(
+            iface,
+            StatusCode::GONE,
+            "the emulator was reset while this request waited: it belongs to an earlier test",
+        )
     }
 
     /// The plain error of `iface` for transport-level failures (bad body, 404, 413, faults).
@@ -175,36 +184,26 @@ pub struct Gate {
 pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Response {
     let Gate { emu, iface } = gate;
     let (mut parts, body) = req.into_parts();
-    // to_bytes caps the read (http-body-util's Limited underneath): nothing past the cap
-    // is buffered. A body that stops coming is given up after the read timeout.
-    let bytes = match tokio::time::timeout(read_timeout(), to_bytes(body, BODY_LIMIT)).await {
-        Ok(Ok(b)) => b,
-        Ok(Err(e)) => {
-            let too_large = std::error::Error::source(&e)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
-                || e.into_inner().is::<http_body_util::LengthLimitError>();
-            let (status, message) = if too_large {
-                (
+    let bytes = match read_body(body).await {
+        Ok(b) => b,
+        Err(e) => {
+            let (status, message) = match e {
+                BodyError::TooLarge => (
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!("Request body exceeds {BODY_LIMIT} bytes"),
-                )
-            } else {
-                (
+                ),
+                BodyError::Malformed => (
                     StatusCode::BAD_REQUEST,
                     "The request body could not be read (malformed chunked encoding, or cut \
                      short)"
                         .to_string(),
-                )
+                ),
+                BodyError::Stalled => (
+                    StatusCode::REQUEST_TIMEOUT,
+                    "The request body stopped arriving".to_string(),
+                ),
             };
-            return ApiError::plain(iface, status, message).into_response();
-        }
-        Err(_) => {
-            return ApiError::plain(
-                iface,
-                StatusCode::REQUEST_TIMEOUT,
-                "The request body did not arrive in time",
-            )
-            .into_response()
+            return route_error(iface, parts.uri.path(), status, message).into_response();
         }
     };
     let path = parts.uri.path().to_string();
@@ -224,6 +223,11 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         Some(f) => {
             if let Some(d) = f.delay {
                 tokio::time::sleep(d).await;
+                // Reset while waiting: answered 410 rather than dropped, which a client
+                // would retry into the fresh state.
+                if !emu.current(&at) {
+                    return stale(iface);
+                }
             }
             match f.drop {
                 Some(DropMode::Before) => return hang_up(kill).await,
@@ -245,7 +249,7 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
     let path = parts.uri.path().to_string();
     let resp = match authenticate(&emu, iface, &parts.headers) {
         Ok(site) => {
-            parts.extensions.insert(site);
+            parts.extensions.insert(at.admitted(site, iface));
             let handled = next.run(Request::from_parts(parts, Body::from(bytes)));
             // A bug in a handler must still answer (section 7's 500), not close the
             // connection: the client would read a write's outcome as unknown.
@@ -282,8 +286,59 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
     }
 }
 
-/// How long a request's head or body may take to arrive (90 s, longer than clients keep an
-/// idle connection: the SDK's pools drop theirs at 60 s); `PUSHWIRE_EMULATOR_READ_TIMEOUT`
+/// Why a request body could not be read.
+enum BodyError {
+    TooLarge,
+    Malformed,
+    Stalled,
+}
+
+/// The whole body, capped at [`BODY_LIMIT`] (http-body-util's `Limited`: nothing past the
+/// cap is buffered). A body that stops arriving, no part of it coming within the read
+/// timeout, is given up; a slow one that keeps arriving is read to its end.
+async fn read_body(body: Body) -> Result<Bytes, BodyError> {
+    use http_body_util::BodyExt;
+    let mut body = http_body_util::Limited::new(body, BODY_LIMIT);
+    // A body in one part (the usual case) is kept as it came, without a copy.
+    let mut first: Option<Bytes> = None;
+    let mut rest: Vec<u8> = Vec::new();
+    loop {
+        let frame = match tokio::time::timeout(read_timeout(), body.frame()).await {
+            Err(_) => return Err(BodyError::Stalled),
+            Ok(None) => break,
+            Ok(Some(Err(e))) => {
+                let too_large = e.is::<http_body_util::LengthLimitError>()
+                    || std::error::Error::source(&*e)
+                        .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+                return Err(if too_large {
+                    BodyError::TooLarge
+                } else {
+                    BodyError::Malformed
+                });
+            }
+            Ok(Some(Ok(frame))) => frame,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        match &first {
+            None if rest.is_empty() => first = Some(data),
+            _ => {
+                if let Some(f) = first.take() {
+                    rest.extend_from_slice(&f);
+                }
+                rest.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(match first {
+        Some(f) => f,
+        None => Bytes::from(rest),
+    })
+}
+
+/// How long a request's head, or the next part of its body, may take to arrive (90 s, longer
+/// than clients keep an idle connection: the SDK's pools drop theirs at 60 s); `PUSHWIRE_EMULATOR_READ_TIMEOUT`
 /// (seconds) sets it, for tests of the timeout.
 pub fn read_timeout() -> std::time::Duration {
     static SECS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
@@ -301,12 +356,7 @@ pub fn read_timeout() -> std::time::Duration {
 /// belongs to an earlier test. A 410, which no client retries into the fresh state (a
 /// dropped connection would be retried by a read or an idempotent write).
 fn stale(iface: Interface) -> Response {
-    ApiError::plain(
-        iface,
-        StatusCode::GONE,
-        "the emulator was reset while this request waited: it belongs to an earlier test",
-    )
-    .into_response()
+    ApiError::stale(iface).into_response()
 }
 
 /// The answer of a `status` fault: its body, or the route's own error shape, with its
@@ -328,7 +378,6 @@ fn fault_response(iface: Interface, path: &str, f: &Fault) -> Response {
 /// An injected error status in the shape the route's real errors have (section 7): a 401 as
 /// the interface's refused key, a campaign endpoint's 4xx with its `error` object.
 fn fault_error(iface: Interface, path: &str, status: StatusCode) -> ApiError {
-    let campaign = path.starts_with("/apiv1/triggers") || path.starts_with("/apiv1/drips");
     match (iface, status.as_u16()) {
         (Interface::Main, 401) => ApiError::Unauthorized,
         (Interface::Events, 401) => ApiError::Events {
@@ -337,10 +386,24 @@ fn fault_error(iface: Interface, path: &str, status: StatusCode) -> ApiError {
             message: "API key not found or incorrect".into(),
             details: Vec::new(),
         },
+        _ => route_error(iface, path, status, fault_message(iface, status)),
+    }
+}
+
+/// An error the gate answers for a route (a body it could not read, an injected status), in
+/// the route's shape: a campaign endpoint's 4xx carries its `error` object (section 7).
+fn route_error(
+    iface: Interface,
+    path: &str,
+    status: StatusCode,
+    message: impl Into<String>,
+) -> ApiError {
+    let campaign = path.starts_with("/apiv1/triggers") || path.starts_with("/apiv1/drips");
+    match (iface, status.as_u16()) {
         (Interface::Main, 400..=499) if campaign && status.as_u16() != 429 => {
-            ApiError::Campaign(status, fault_message(iface, status).into())
+            ApiError::Campaign(status, message.into())
         }
-        _ => ApiError::plain(iface, status, fault_message(iface, status)),
+        _ => ApiError::plain(iface, status, message),
     }
 }
 

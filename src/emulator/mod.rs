@@ -200,6 +200,9 @@ pub struct Server {
 impl Server {
     /// Binds both ports (errors surface here, before anything is served) and starts serving.
     pub fn start(config: Config) -> io::Result<Server> {
+        if let Some(problem) = state::key_problem(&config.api_key) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, problem));
+        }
         let main = std::net::TcpListener::bind((config.host, config.port))?;
         let events = std::net::TcpListener::bind((config.host, config.events_port))?;
         main.set_nonblocking(true)?;

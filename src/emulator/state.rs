@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::engine::{self, Engine};
 use super::faults::{Chaos, Fault};
-use super::http::Interface;
+use super::http::{ApiError, Interface};
 use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
 
 /// The site a request's key belongs to, put in the request by the gate.
@@ -246,6 +246,26 @@ pub struct Admission {
     entry: Option<usize>,
 }
 
+impl Admission {
+    /// The authenticated request's site, for its route.
+    pub fn admitted(&self, site: SiteId, iface: Interface) -> Admitted {
+        Admitted {
+            site,
+            epoch: self.epoch,
+            iface,
+        }
+    }
+}
+
+/// The site a request authenticated as, in the epoch (between two resets) it was admitted
+/// in. Routes act on it through [`Emu::in_site`].
+#[derive(Debug, Clone, Copy)]
+pub struct Admitted {
+    pub site: SiteId,
+    epoch: u64,
+    iface: Interface,
+}
+
 /// The emulator: its state behind one lock (every critical section is short and never
 /// awaits) and the key of its default site.
 #[derive(Debug)]
@@ -258,6 +278,21 @@ pub struct Emu {
     /// Whether API requests go to the request log (off for load tests: the log grows
     /// with every request).
     pub record_requests: std::sync::atomic::AtomicBool,
+}
+
+/// What is wrong with a site key, if anything: a key no request could authenticate with.
+/// The gate trims the key a request sends, so a padded one never matches; a header carries
+/// only visible ASCII and spaces, so a key with other characters cannot be sent at all.
+pub fn key_problem(key: &str) -> Option<&'static str> {
+    if key.is_empty() {
+        Some("api_key must not be empty")
+    } else if key.trim() != key {
+        Some("api_key must not start or end with spaces")
+    } else if !key.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        Some("api_key must be printable ASCII (a header cannot carry other characters)")
+    } else {
+        None
+    }
 }
 
 impl Emu {
@@ -288,6 +323,28 @@ impl Emu {
 
     pub fn site_for_key(&self, key: &str) -> Option<SiteId> {
         self.lock().site_id_for_key(key).map(SiteId)
+    }
+
+    /// Runs a request's work `f` on its site, under the same hold of the lock as the check
+    /// that no reset came since the request was admitted: a request of an earlier test never
+    /// lands in the next one's state (nor finds its site gone), it is answered 410.
+    pub fn in_site<R>(
+        &self,
+        at: Admitted,
+        f: impl FnOnce(&mut Site, &mut Counters, DateTime<Utc>) -> R,
+    ) -> Result<R, ApiError> {
+        let mut st = self.lock();
+        // `reset` bumps the epoch under this lock: the check cannot be overtaken.
+        if self.epoch() != at.epoch {
+            return Err(ApiError::stale(at.iface));
+        }
+        let now = st.now();
+        let State { sites, ids, .. } = &mut *st;
+        let Some(site) = sites.get_mut(&at.site.0) else {
+            return Err(ApiError::stale(at.iface));
+        };
+        engine::tick(site, ids, now);
+        Ok(f(site, ids, now))
     }
 
     /// Runs `f` on the site, with the state's id counters and clock at hand.

@@ -30,8 +30,8 @@ impl EmulatorServer {
         let host: IpAddr = host.parse().map_err(|_| {
             PyValueError::new_err(format!("host must be an IP address, got {host:?}"))
         })?;
-        if api_key.is_empty() {
-            return Err(PyValueError::new_err("api_key must not be empty"));
+        if let Some(problem) = crate::emulator::state::key_problem(api_key) {
+            return Err(PyValueError::new_err(problem));
         }
         let config = Config {
             api_key: api_key.to_string(),

@@ -11,21 +11,21 @@ use serde_json::{json, Map, Value};
 
 use crate::emulator::engine::Source;
 use crate::emulator::http::{ok, query, ApiError, ApiResult};
-use crate::emulator::state::{Emu, Site, SiteId, Subscriber};
+use crate::emulator::state::{Admitted, Emu, Site, Subscriber};
 use crate::model::common::ctr;
 use crate::model::SummaryRow;
 use crate::validate::{self, GroupBy};
 
 pub async fn summary(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     uri: Uri,
 ) -> ApiResult {
     let q = query(&uri).map_err(ApiError::bad)?;
     let (from, to, group_by) =
         validate::summary_query(q.get("from"), q.get("to"), q.get("group_by"))
             .map_err(|v| ApiError::bad(v.message))?;
-    let rows = emu.with_site(site, |s, _, _| summary_rows(s, from, to, group_by));
+    let rows = emu.in_site(site, |s, _, _| summary_rows(s, from, to, group_by))?;
     ok(json!({"success": true, "data": rows}))
 }
 
@@ -143,13 +143,13 @@ pub fn summary_rows(s: &Site, from: NaiveDate, to: NaiveDate, g: GroupBy) -> Vec
 
 pub async fn subscribers(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     uri: Uri,
 ) -> ApiResult {
     let q = query(&uri).map_err(ApiError::bad)?;
     let dims =
         validate::subscriber_dimensions(q.get("type")).map_err(|v| ApiError::bad(v.message))?;
-    let data = emu.with_site(site, |s, _, _| distribution(s, &dims));
+    let data = emu.in_site(site, |s, _, _| distribution(s, &dims))?;
     ok(json!({"success": true, "data": data}))
 }
 

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::emulator::engine::analytics::{fill_drip, fill_trigger, Range};
 use crate::emulator::http::{int_param, json_object, ok, query, ApiError, ApiResult};
-use crate::emulator::state::{iso, Counters, DripRec, Emu, Site, SiteId};
+use crate::emulator::state::{iso, Admitted, Counters, DripRec, Emu, Site};
 use crate::form::Form;
 use crate::model::{
     common::Json, Analytics, Audience, AudienceFilter, AudienceRule, Drip, DripNotification,
@@ -76,34 +76,34 @@ fn path_id(raw: Result<Path<String>, PathRejection>, what: &str) -> Result<i64, 
 
 pub async fn list_triggers(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     uri: Uri,
 ) -> ApiResult {
     let (page, limit, range) = list_params(&query(&uri).map_err(ApiError::bad_campaign)?)?;
-    let (data, meta) = emu.with_site(site, |s, _, _| {
+    let (data, meta) = emu.in_site(site, |s, _, _| {
         let (mut data, meta) = paginate(&s.triggers, page, limit);
         for t in &mut data {
             t.notifications = None;
             fill_trigger(s, t, range);
         }
         (data, meta)
-    });
+    })?;
     ok(json!({"success": true, "data": data, "meta": meta}))
 }
 
 pub async fn get_trigger(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     raw: Result<Path<String>, PathRejection>,
     uri: Uri,
 ) -> ApiResult {
     let id = path_id(raw, "trigger_id")?;
     let range = analytics_range(&query(&uri).map_err(ApiError::bad_campaign)?)?;
-    let found = emu.with_site(site, |s, _, _| {
+    let found = emu.in_site(site, |s, _, _| {
         let mut t = s.triggers.iter().find(|t| t.trigger_id == id).cloned()?;
         fill_trigger(s, &mut t, range);
         Some(t)
-    });
+    })?;
     match found {
         Some(t) => ok(json!({"success": true, "data": t})),
         None => Err(ApiError::bad_campaign(format!(
@@ -114,11 +114,11 @@ pub async fn get_trigger(
 
 pub async fn list_drips(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     uri: Uri,
 ) -> ApiResult {
     let (page, limit, range) = list_params(&query(&uri).map_err(ApiError::bad_campaign)?)?;
-    let (data, meta) = emu.with_site(site, |s, _, _| {
+    let (data, meta) = emu.in_site(site, |s, _, _| {
         let (recs, meta) = paginate(&s.drips, page, limit);
         let data: Vec<Drip> = recs
             .into_iter()
@@ -132,23 +132,23 @@ pub async fn list_drips(
             })
             .collect();
         (data, meta)
-    });
+    })?;
     ok(json!({"success": true, "data": data, "meta": meta}))
 }
 
 pub async fn get_drip(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     raw: Result<Path<String>, PathRejection>,
     uri: Uri,
 ) -> ApiResult {
     let id = path_id(raw, "drip_id")?;
     let range = analytics_range(&query(&uri).map_err(ApiError::bad_campaign)?)?;
-    let found = emu.with_site(site, |s, _, _| {
+    let found = emu.in_site(site, |s, _, _| {
         let mut d = s.drips.iter().find(|d| d.drip.drip_id == id)?.drip.clone();
         fill_drip(s, &mut d, range);
         Some(d)
-    });
+    })?;
     match found {
         Some(d) => ok(json!({"success": true, "data": d})),
         None => Err(ApiError::bad_campaign(format!(
@@ -191,14 +191,14 @@ pub fn parse_new_drip(mut obj: serde_json::Map<String, Value>) -> Result<NewDrip
 
 pub async fn create_drip(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
     let obj = json_object(&headers, &body).map_err(ApiError::bad_campaign)?;
     let new = parse_new_drip(obj).map_err(ApiError::bad_campaign)?;
     validate::drip(&new).map_err(|v| ApiError::bad_campaign(v.message_with_field()))?;
-    let drip_id = emu.with_site(site, |s, ids, now| store_drip(s, ids, now, new));
+    let drip_id = emu.in_site(site, |s, ids, now| store_drip(s, ids, now, new))?;
     ok(json!({"success": true, "drip_id": drip_id}))
 }
 

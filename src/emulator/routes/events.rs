@@ -10,12 +10,12 @@ use serde_json::{json, Value};
 
 use crate::emulator::engine;
 use crate::emulator::http::{json_object, ok, ApiError, ApiResult};
-use crate::emulator::state::{Emu, EventRec, SiteId};
+use crate::emulator::state::{Admitted, Emu, EventRec};
 use crate::validate::{self, Violation};
 
 pub async fn track(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
@@ -37,7 +37,7 @@ pub async fn track(
             .unwrap_or_default(),
         received_at: chrono::Utc::now(),
     };
-    emu.with_site(site, |s, ids, now| {
+    emu.in_site(site, |s, ids, now| {
         engine::on_event(
             s,
             ids,
@@ -51,6 +51,6 @@ pub async fn track(
             received_at: now,
             ..rec
         })
-    });
+    })?;
     ok(json!({"error_code": 0, "data": {}}))
 }

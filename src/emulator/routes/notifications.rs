@@ -10,20 +10,20 @@ use serde_json::json;
 
 use crate::emulator::engine;
 use crate::emulator::http::{form_body, ok, ApiError, ApiResult};
-use crate::emulator::state::{Counters, Emu, NotificationRec, SiteId};
+use crate::emulator::state::{Admitted, Counters, Emu, NotificationRec};
 use crate::model::{NewNotification, NotificationType};
 use crate::validate::{self, NO_PROFILE_SUBSCRIBERS};
 
 pub async fn create(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
     let form = form_body(&headers, &body).map_err(ApiError::bad)?;
     let new = NewNotification::from_form(&form).map_err(|v| ApiError::bad(v.message))?;
     validate::broadcast(&new).map_err(|v| ApiError::bad(v.message))?;
-    let id = emu.with_site(site, |s, ids, now| {
+    let id = emu.in_site(site, |s, ids, now| {
         if !new.profile_id.is_empty()
             && !s.subscribers.iter().any(|sub| {
                 sub.unsubscribed_at.is_none()
@@ -49,6 +49,6 @@ pub async fn create(
         });
         engine::on_broadcast(s, ids, now);
         Ok(notification_id)
-    })?;
+    })??;
     ok(json!({"success": true, "notification_id": id}))
 }

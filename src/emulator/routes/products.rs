@@ -11,13 +11,13 @@ use serde_json::{json, Value};
 
 use crate::emulator::engine::{self, PriceChange};
 use crate::emulator::http::{json_object, ok, ApiError, ApiResult};
-use crate::emulator::state::{Emu, ProductRec, SiteId};
+use crate::emulator::state::{Admitted, Emu, ProductRec};
 use crate::model::Product;
 use crate::validate;
 
 pub async fn update(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
@@ -34,7 +34,7 @@ pub async fn update(
         products.push(p);
     }
     validate::products(&products).map_err(|v| ApiError::bad(v.message_with_field()))?;
-    emu.with_site(site, |s, ids, now| {
+    emu.in_site(site, |s, ids, now| {
         let mut changes = Vec::with_capacity(products.len());
         for p in products {
             let key = (p.product_id.clone(), p.variant_id.clone());
@@ -57,6 +57,6 @@ pub async fn update(
             );
         }
         engine::on_products(s, ids, now, &changes);
-    });
+    })?;
     ok(json!({"success": true}))
 }

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::emulator::engine;
 use crate::emulator::http::{form_body, int_param, ok, query, ApiError, ApiResult};
-use crate::emulator::state::{Emu, SiteId};
+use crate::emulator::state::{Admitted, Emu};
 use crate::form::Form;
 use crate::model::Segment;
 use crate::validate::{self, Violation, UNKNOWN_SEGMENT_ID};
@@ -20,10 +20,10 @@ fn bad(v: Violation) -> ApiError {
 }
 
 /// `segment_id` of a form: present, a positive integer, and one of the site's segments.
-fn segment_of(form: &Form, emu: &Emu, site: SiteId) -> Result<i64, ApiError> {
+fn segment_of(form: &Form, emu: &Emu, site: Admitted) -> Result<i64, ApiError> {
     let raw = form.text("segment_id").unwrap_or_default();
     let id = validate::segment_id(&raw).map_err(bad)?;
-    let exists = emu.with_site(site, |s, _, _| s.segment(id).is_some());
+    let exists = emu.in_site(site, |s, _, _| s.segment(id).is_some())?;
     if exists {
         Ok(id)
     } else {
@@ -33,7 +33,7 @@ fn segment_of(form: &Form, emu: &Emu, site: SiteId) -> Result<i64, ApiError> {
 
 pub async fn list(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     uri: Uri,
 ) -> ApiResult {
     let q = query(&uri).map_err(ApiError::bad)?;
@@ -45,7 +45,7 @@ pub async fn list(
         .map(|raw| validate::segment_id(&raw).map_err(bad))
         .transpose()?;
     let all_types = q.text("segment_type").as_deref() == Some("all");
-    let segments: Vec<Segment> = emu.with_site(site, |s, _, _| {
+    let segments: Vec<Segment> = emu.in_site(site, |s, _, _| {
         s.segments
             .iter()
             .rev()
@@ -59,13 +59,13 @@ pub async fn list(
                 extra: Default::default(),
             })
             .collect()
-    });
+    })?;
     ok(json!({"success": true, "segments": segments, "count": segments.len()}))
 }
 
 pub async fn add_with_hash(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
@@ -73,7 +73,7 @@ pub async fn add_with_hash(
     let id = segment_of(&form, &emu, site)?;
     let hashes = form.list("subscriber_hash");
     validate::segment_hashes(&hashes).map_err(bad)?;
-    emu.with_site(site, |s, ids, now| {
+    emu.in_site(site, |s, ids, now| {
         let mut added = Vec::new();
         for sub in s.subscribers.iter_mut() {
             if hashes.contains(&sub.subscriber_hash) && sub.segments.insert(id) {
@@ -81,30 +81,30 @@ pub async fn add_with_hash(
             }
         }
         engine::on_audience_change(s, ids, now, &added);
-    });
+    })?;
     ok(json!({"success": true, "message": "Subscribers added to the segment successfully"}))
 }
 
 pub async fn delete(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
     let form = form_body(&headers, &body).map_err(ApiError::bad)?;
     let id = segment_of(&form, &emu, site)?;
-    emu.with_site(site, |s, _, _| {
+    emu.in_site(site, |s, _, _| {
         s.segments.retain(|seg| seg.segment_id != id);
         for sub in s.subscribers.iter_mut() {
             sub.segments.remove(&id);
         }
-    });
+    })?;
     ok(json!({"success": true, "message": "Segment deleted successfully"}))
 }
 
 pub async fn profile(
     State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<SiteId>,
+    Extension(site): Extension<Admitted>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
@@ -113,7 +113,7 @@ pub async fn profile(
     let profile_ids = form.list("profile_id");
     let operation = form.text("operation").unwrap_or_default();
     validate::profile_membership(&name, &profile_ids, &operation).map_err(bad)?;
-    let done = emu.with_site(site, |s, ids, now| {
+    let done = emu.in_site(site, |s, ids, now| {
         let id = s
             .segments
             .iter()
@@ -138,7 +138,7 @@ pub async fn profile(
         }
         engine::on_audience_change(s, ids, now, &added);
         Some(())
-    });
+    })?;
     match done {
         Some(()) => ok(json!({"success": true})),
         None => Err(ApiError::bad(format!("Segment {name} does not exist"))),
