@@ -829,6 +829,22 @@ def test_mypy_takes_what_the_readme_promises_and_refuses_misspelt_settings(tmp_p
                     app.names()
                 fast: pushwire.Client = c.with_options(timeout=1.0)
                 fast.close()
+                # settings as numpy and Decimal numbers, as the runtime takes them
+                tuned = emu.client(
+                    timeout=decimal.Decimal("2.5"), max_retries=np.int64(1),
+                    backoff_base=decimal.Decimal("0.1"), max_connections=np.int64(10),
+                )
+                tuned.with_options(timeout=decimal.Decimal(2), max_retries=np.int64(0))
+                tuned.segments.list(segment_id=np.int64(1))
+                pushwire.AsyncClient(api_key="k", base_url=emu.base_url, timeout=np.float64(3))
+                # whole numbers as Decimal in the input models too (a Django DecimalField)
+                pushwire.NewDripNotification(
+                    title="t", message="m", url="https://shop.example/",
+                    require_interaction=decimal.Decimal(0), expiry=decimal.Decimal(86400),
+                    schedule_options=pushwire.ScheduleOptions(
+                        type="delay", value=decimal.Decimal(5), unit="minutes"
+                    ),
+                )
                 # a hand-built fake of a read, as a test of the app builds one
                 fake = pushwire.TriggeredCampaign(
                     trigger_id=np.int64(7), campaign_name="Cart", rules={"start_event_name": "c"},
@@ -859,6 +875,20 @@ def test_mypy_takes_what_the_readme_promises_and_refuses_misspelt_settings(tmp_p
         ["bad.py", "8"],
     ], errors
     assert '"timout"' in errors[0] and '"label"' in errors[1] and '"campaing_name"' in errors[2]
+
+
+def test_result_models_built_from_keywords_take_the_services_other_utm_shape():
+    # A test's hand-built fake of a drip, with its UTM as the drip sample shows them: read as
+    # from_dict and the client's reads read them, not refused as "no field utm_params".
+    other = {"enabled": True, "source": "push", "medium": "web", "campaign": "bf"}
+    own = pushwire.UtmParams(utm_source="push", utm_medium="web", utm_campaign="bf")
+    assert pushwire.Drip(utm_params=other).utm_params == own
+    assert pushwire.Drip(utm_params=other) == pushwire.Drip.from_dict({"utm_params": other})
+    assert pushwire.TriggeredCampaign(trigger_id=7, utm_params=other).utm_params == own
+    assert pushwire.Drip(utm_params={"enabled": False}).utm_params is None
+    with pytest.raises(ValidationError) as info:
+        pushwire.Drip(utm_params={"enabled": True, "sorce": "push"})
+    assert "utm_params" in str(info.value) and "has no field" not in str(info.value)
 
 
 def test_utm_params_from_dict_reads_the_services_other_shape():

@@ -46,6 +46,8 @@ DateTimeLike = Union[_dt.datetime, str]
 # also as ``Decimal`` (a Django ``DecimalField``).
 IdLike = Union[str, SupportsIndex]
 WholeLike = Union[SupportsIndex, decimal.Decimal]
+# A number of seconds as the settings take it (numpy's floats are floats).
+Seconds = Union[float, decimal.Decimal]
 T = TypeVar("T")
 SelfT = TypeVar("SelfT")
 
@@ -252,15 +254,15 @@ class _Base:
         api_key: Optional[str] = None,
         base_url: Optional[str] = None,
         events_url: Optional[str] = None,
-        timeout: Optional[float] = 30.0,
-        max_retries: int = 2,
+        timeout: Optional[Seconds] = 30.0,
+        max_retries: SupportsIndex = 2,
         default_headers: Optional[Mapping[str, str]] = None,
         *,
         allow_insecure: bool = False,
-        backoff_base: float = 0.5,
+        backoff_base: Seconds = 0.5,
         ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
         proxy: Optional[str] = None,
-        max_connections: Optional[int] = 100,
+        max_connections: Optional[SupportsIndex] = 100,
     ) -> None:
         key, base, events = _settings(api_key, base_url, events_url)
         seconds = _LONGEST_TIMEOUT if timeout is None else _seconds("timeout", timeout)
@@ -318,8 +320,8 @@ class _Base:
     def with_options(
         self: _C,
         *,
-        timeout: Union[float, None, _Keep] = _KEEP,
-        max_retries: Union[int, _Keep] = _KEEP,
+        timeout: Union[Seconds, None, _Keep] = _KEEP,
+        max_retries: Union[SupportsIndex, _Keep] = _KEEP,
     ) -> _C:
         """A client whose calls run under their own ``timeout`` and ``max_retries``, on this
         client's connections (no new pool, so it is cheap enough to make per call)::
@@ -491,7 +493,7 @@ class Segments(_Sync):
     def list(
         self,
         *,
-        segment_id: Union[int, str, None] = None,
+        segment_id: Optional[IdLike] = None,
         limit: Optional[SupportsIndex] = None,
         offset: Optional[SupportsIndex] = None,
         segment_type: Optional[str] = None,
@@ -855,15 +857,15 @@ class Client(_Base):
         api_key: Optional[str] = None,
         base_url: Optional[str] = None,
         events_url: Optional[str] = None,
-        timeout: Optional[float] = 30.0,
-        max_retries: int = 2,
+        timeout: Optional[Seconds] = 30.0,
+        max_retries: SupportsIndex = 2,
         default_headers: Optional[Mapping[str, str]] = None,
         *,
         allow_insecure: bool = False,
-        backoff_base: float = 0.5,
+        backoff_base: Seconds = 0.5,
         ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
         proxy: Optional[str] = None,
-        max_connections: Optional[int] = 100,
+        max_connections: Optional[SupportsIndex] = 100,
     ) -> None:
         super().__init__(
             api_key,
@@ -1028,7 +1030,7 @@ class AsyncSegments(_Async):
     async def list(
         self,
         *,
-        segment_id: Union[int, str, None] = None,
+        segment_id: Optional[IdLike] = None,
         limit: Optional[SupportsIndex] = None,
         offset: Optional[SupportsIndex] = None,
         segment_type: Optional[str] = None,
@@ -1241,15 +1243,15 @@ class AsyncClient(_Base):
         api_key: Optional[str] = None,
         base_url: Optional[str] = None,
         events_url: Optional[str] = None,
-        timeout: Optional[float] = 30.0,
-        max_retries: int = 2,
+        timeout: Optional[Seconds] = 30.0,
+        max_retries: SupportsIndex = 2,
         default_headers: Optional[Mapping[str, str]] = None,
         *,
         allow_insecure: bool = False,
-        backoff_base: float = 0.5,
+        backoff_base: Seconds = 0.5,
         ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
         proxy: Optional[str] = None,
-        max_connections: Optional[int] = 100,
+        max_connections: Optional[SupportsIndex] = 100,
     ) -> None:
         super().__init__(
             api_key,

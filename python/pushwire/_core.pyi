@@ -1,5 +1,6 @@
 """Stubs of the Rust extension ``pushwire._core`` (kept honest by ``mypy.stubtest``)."""
 
+import decimal
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import (
@@ -16,6 +17,9 @@ from typing import (
 )
 
 from typing_extensions import Self
+
+# A whole number as the input models take it: ints, numpy's, and whole ``Decimal``s.
+_WholeLike = Union[SupportsIndex, decimal.Decimal]
 
 __version__: str
 
@@ -161,7 +165,7 @@ class ScheduleOptions:
         cls,
         *,
         type: str = ...,
-        value: Optional[SupportsIndex] = ...,
+        value: Optional[_WholeLike] = ...,
         unit: Optional[str] = ...,
         at: Optional[str] = ...,
     ) -> Self: ...
@@ -291,8 +295,8 @@ class TriggeredNotification:
         url: str = ...,
         image_url: Optional[str] = ...,
         big_image_url: Optional[str] = ...,
-        expiry: SupportsIndex = ...,
-        require_interaction: SupportsIndex = ...,
+        expiry: _WholeLike = ...,
+        require_interaction: _WholeLike = ...,
         actions: Sequence[Union[Action, Mapping[str, Any]]] = ...,
         schedule_options: Union[ScheduleOptions, Mapping[str, Any]] = ...,
         analytics: Union[Analytics, Mapping[str, Any]] = ...,
@@ -505,8 +509,8 @@ class DripNotification:
         url: str = ...,
         image_url: str = ...,
         big_image_url: str = ...,
-        require_interaction: SupportsIndex = ...,
-        expiry: SupportsIndex = ...,
+        require_interaction: _WholeLike = ...,
+        expiry: _WholeLike = ...,
         schedule_options: Union[ScheduleOptions, Mapping[str, Any]] = ...,
         actions: Sequence[Union[Action, Mapping[str, Any]]] = ...,
         analytics: Union[Analytics, Mapping[str, Any]] = ...,
@@ -557,8 +561,8 @@ class NewDripNotification:
         url: str = ...,
         image_url: str = ...,
         big_image_url: str = ...,
-        require_interaction: SupportsIndex = ...,
-        expiry: SupportsIndex = ...,
+        require_interaction: _WholeLike = ...,
+        expiry: _WholeLike = ...,
         schedule_options: Union[ScheduleOptions, Mapping[str, Any]] = ...,
         actions: Sequence[Union[Action, Mapping[str, Any]]] = ...,
     ) -> Self: ...

@@ -20,9 +20,9 @@ import urllib.request
 import weakref
 from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Optional, Protocol, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Optional, Protocol, SupportsIndex, TypedDict, Union
 
-from pushwire._client import AsyncClient, Client
+from pushwire._client import AsyncClient, Client, Seconds
 from pushwire._core import EmulatorServer
 
 if TYPE_CHECKING:
@@ -35,14 +35,14 @@ class _ClientOptions(TypedDict, total=False):
     a misspelt one is caught by the type checker, as it is in the constructors."""
 
     api_key: Optional[str]
-    timeout: Optional[float]
-    max_retries: int
+    timeout: Optional[Seconds]
+    max_retries: SupportsIndex
     default_headers: Optional[Mapping[str, str]]
     allow_insecure: bool
-    backoff_base: float
+    backoff_base: Seconds
     ca_bundle: Optional[Union[str, os.PathLike[str]]]
     proxy: Optional[str]
-    max_connections: Optional[int]
+    max_connections: Optional[SupportsIndex]
 
 
 DateLike = Union[_dt.date, _dt.datetime, str]

@@ -121,6 +121,26 @@ where
             }
         }
     }
+    // UTM parameters in the service's other shape of 2.5 (`{enabled, source, ...}`), as
+    // `from_dict` and the client's reads take them: compared below in the model's own shape,
+    // where they would pass for an unknown field. `enabled: false` is none.
+    if let Some(obj) = given.as_object_mut() {
+        let other_shape = obj.get("utm_params").is_some_and(|u| {
+            u.as_object()
+                .is_some_and(|o| o.keys().any(|k| !k.starts_with("utm_")))
+        });
+        if other_shape {
+            let utm = obj.remove("utm_params").unwrap_or_default();
+            super::ops::utm_keys(&utm).map_err(|e| to_pyerr(py, e, same_name))?;
+            let own = UtmParams::from_either(&utm).map_err(|m| fail("utm_params".into(), m))?;
+            obj.insert(
+                "utm_params".into(),
+                own.map_or(serde_json::Value::Null, |u| {
+                    serde_json::to_value(u).unwrap_or_default()
+                }),
+            );
+        }
+    }
     let audience = match name {
         "SendTo" => Some((&given, "")),
         "NewDrip" => given.get("send_to").map(|a| (a, "send_to.")),
