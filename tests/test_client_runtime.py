@@ -1022,28 +1022,55 @@ def test_page_can_be_subscripted_at_run_time() -> None:
     assert alias.__origin__ is Page and alias.__args__ == (pushwire.Drip,)
 
 
-def test_a_blocking_client_never_writes_into_a_connection_the_service_closed_while_idle(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # The service closes keep-alive connections left idle for 1 s, as servers do (often sooner
-    # than the client's own 60 s pool timeout). Nothing runs a blocking thread's connections
-    # between its calls: without looking first, the next write went into the closed one and
-    # failed with its outcome unknown, inviting a duplicate resend.
+@pytest.fixture
+def closes_idle_connections(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """An emulator in its own process that closes keep-alive connections left idle for 1 s,
+    as servers do (often sooner than the client's own 60 s pool timeout)."""
     from pushwire.testing import EmulatorProcess
 
     monkeypatch.setenv("PUSHWIRE_EMULATOR_READ_TIMEOUT", "1")
     server = EmulatorProcess("idle-key-12345678")
-    try:
-        client = server.client(max_retries=0)
-        server.admin("add_subscriber", subscriber_hash="h1", profile_id="p1")
-        for i in range(3):
-            client.events.track("visit", profile_id="p1", data={"n": i})
-            client.notifications.create(title=f"t{i}", message="m", url="https://shop.example")
-            time.sleep(1.3)
-        events = server.admin("events")
-        assert [e["data"]["n"] for e in events] == [0, 1, 2]
-        titles = [n["request"]["notification_title"] for n in server.admin("notifications")]
-        assert titles == ["t0", "t1", "t2"]
-        client.close()
-    finally:
-        server.close()
+    yield server
+    server.close()
+
+
+def test_a_blocking_client_never_writes_into_a_connection_the_service_closed_while_idle(
+    closes_idle_connections,
+) -> None:
+    # Nothing runs a blocking thread's connections between its calls: without looking
+    # first, the next write went into the closed one and failed with its outcome unknown,
+    # inviting a duplicate resend.
+    server = closes_idle_connections
+    client = server.client(max_retries=0)
+    server.admin("add_subscriber", subscriber_hash="h1", profile_id="p1")
+    for i in range(3):
+        client.events.track("visit", profile_id="p1", data={"n": i})
+        client.notifications.create(title=f"t{i}", message="m", url="https://shop.example")
+        time.sleep(1.3)
+    events = server.admin("events")
+    assert [e["data"]["n"] for e in events] == [0, 1, 2]
+    titles = [n["request"]["notification_title"] for n in server.admin("notifications")]
+    assert titles == ["t0", "t1", "t2"]
+    client.close()
+
+
+def test_a_slow_progress_callback_does_not_leave_the_next_chunk_a_closed_connection(
+    closes_idle_connections,
+) -> None:
+    # A blocking bulk call's progress callback runs on the calling thread, which holds up
+    # its connections meanwhile: one the service closed during a slow callback was taken by
+    # the next chunk, which failed.
+    server = closes_idle_connections
+    segment = int(server.admin("create_segment", name="bulk")["segment_id"])
+    client = server.client(max_retries=0)
+    hashes = [f"h{i}" for i in range(1000)]  # two chunks of 500
+    reports = []
+
+    def slow(done: int, total: int) -> None:
+        reports.append(done)
+        time.sleep(1.3)
+
+    result = client.segments.add_subscribers_bulk(segment, hashes, concurrency=1, progress=slow)
+    assert result.ok and result.succeeded == 1000, result
+    assert reports == [500, 1000]
+    client.close()

@@ -248,16 +248,26 @@ def test_requests_without_a_fault_say_so(emu, api):
     ]
 
 
-@pytest.mark.parametrize("drop", [False, "before", "after"])
-def test_a_request_waiting_out_a_delay_when_reset_runs_never_lands(emu, api, drop):
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {},
+        {"drop": "before"},
+        {"drop": "after"},
+        # processed into the old state first, then the status: a 503 would be retried
+        {"status": 503, "processed": True},
+    ],
+)
+def test_a_request_waiting_out_a_delay_when_reset_runs_never_lands(emu, api, fault):
     # A test that ends with a slow request in flight must not leak it into the next one,
     # not even through the client's retry of an idempotent write. A delay that was to end in
-    # a dropped connection is answered 410 too: a drop would be retried into the new state.
+    # a dropped connection or a failure is answered 410 too: either would be retried into
+    # the new state.
     import threading
 
     emu.add_subscriber(profile_id="a")
     emu.create_segment("vip")
-    emu.inject_fault("/apiv1/profile", delay=0.8, drop=drop)
+    emu.inject_fault("/apiv1/profile", delay=0.8, **fault)
     client = emu.client(max_retries=2, backoff_base=0)
     outcome = []
 
@@ -281,39 +291,86 @@ def test_a_request_waiting_out_a_delay_when_reset_runs_never_lands(emu, api, dro
     client.close()
 
 
+OTHER_KEY = "other-key-12345678"
+
+
+def race_resets(emu, work, seconds: float = 2.0, workers: int = 1) -> None:
+    """Runs `work()` over and over on `workers` threads while another resets the emulator
+    and adds the site of OTHER_KEY back, as the next test's fixture would, for `seconds`;
+    `work` returns False to stop its thread early."""
+    import threading
+
+    emu.add_site(OTHER_KEY)
+    stop = time.monotonic() + seconds
+
+    def worker() -> None:
+        while time.monotonic() < stop and work() is not False:
+            pass
+
+    def resetter() -> None:
+        while time.monotonic() < stop:
+            emu.reset()
+            emu.add_site(OTHER_KEY)
+
+    threads = [threading.Thread(target=worker) for _ in range(workers)]
+    threads.append(threading.Thread(target=resetter))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 10)
+
+
 def test_requests_racing_a_reset_are_answered_by_one_state_or_410_never_500(emu):
     # A suite whose background threads still call while the next test's fixture resets: a
     # request checked as current, then overtaken by the reset before its route ran, found
     # its site gone (a 500 from a panic) or wrote into the fresh state.
     import collections
-    import threading
 
-    emu.add_site("other-key-12345678")
-    client = emu.client(api_key="other-key-12345678", max_retries=0, timeout=5)
-    stop = time.monotonic() + 2.0
+    client = emu.client(api_key=OTHER_KEY, max_retries=0, timeout=5)
     seen: collections.Counter[object] = collections.Counter()
 
-    def reader() -> None:
-        while time.monotonic() < stop:
-            try:
-                client.segments.list()
-                seen[200] += 1
-            except pushwire.APIError as e:
-                seen[e.status_code] += 1
+    def read() -> None:
+        try:
+            client.segments.list()
+            seen[200] += 1
+        except pushwire.APIError as e:
+            seen[e.status_code] += 1
 
-    def resetter() -> None:
-        while time.monotonic() < stop:
-            emu.reset()
-            emu.add_site("other-key-12345678")
-
-    threads = [threading.Thread(target=reader), threading.Thread(target=resetter)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(10)
+    race_resets(emu, read)
     assert set(seen) <= {200, 401, 410}, seen
     assert seen[200] > 0, seen
     client.close()
+
+
+def test_seeding_another_site_while_a_reset_removes_it_is_refused_not_a_panic(emu):
+    # The site is looked up by its key, then seeded: a reset in between removed it, and the
+    # admin route panicked (its connection closed, no answer).
+    import itertools
+    import threading
+
+    outcomes: list[str] = []
+    n = itertools.count()
+    local = threading.local()
+
+    def seed() -> bool:
+        session = local.__dict__.setdefault("session", requests.Session())
+        body = {"api_key": OTHER_KEY, "subscriber_hash": f"h{next(n)}"}
+        try:
+            r = session.post(f"{emu.base_url}/_emulator/add_subscriber", json=body, timeout=5)
+        except requests.ConnectionError as e:
+            outcomes.append(f"no answer: {e}")
+            return False
+        if r.status_code == 200:
+            outcomes.append("ok")
+        elif r.status_code == 400 and "no site has that api_key" in r.text:
+            outcomes.append("refused")
+        else:
+            outcomes.append(f"{r.status_code} {r.text}")
+        return True
+
+    race_resets(emu, seed, workers=2)
+    assert set(outcomes) <= {"ok", "refused"}, [o for o in outcomes if o not in ("ok", "refused")]
+    assert "ok" in outcomes
 
 
 def test_a_status_written_after_clear_requests_lands_on_no_other_entry(emu, api):

@@ -827,6 +827,15 @@ def test_admin_query_strings_carry_booleans_and_numbers(emu):
         for _ in range(3)
     ]
     assert got == [503, 503, 200]
+    # a whole number written as float() would read it is a count all the same
+    r = requests.post(f"{base}/inject_fault?path=/apiv1/segments&status=503&times=+02", timeout=5)
+    assert r.status_code == 200, r.text
+    assert [
+        requests.get(
+            emu.base_url + "/apiv1/segments", headers={"Api-Key": emu.api_key}, timeout=5
+        ).status_code
+        for _ in range(3)
+    ] == [503, 503, 200]
     assert requests.post(f"{base}/freeze_clock?frozen=true", timeout=5).json()["frozen"] is True
     # numbers as Python's float() writes and reads them, not only in JSON's syntax
     before = emu.now

@@ -18,7 +18,7 @@ import operator
 import os
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Callable, Optional, SupportsIndex, TypeVar, Union
+from typing import Any, Callable, Optional, SupportsFloat, SupportsIndex, TypeVar, Union
 
 from pushwire._bridge import submit
 from pushwire._bulk import BulkResult, Progress, build_result, progress_callback
@@ -46,8 +46,9 @@ DateTimeLike = Union[_dt.datetime, str]
 # also as ``Decimal`` (a Django ``DecimalField``).
 IdLike = Union[str, SupportsIndex]
 WholeLike = Union[SupportsIndex, decimal.Decimal]
-# A number of seconds as the settings take it (numpy's floats are floats).
-Seconds = Union[float, decimal.Decimal]
+# A number of seconds as the settings take it: a float, numpy's numbers, a Decimal (a bool
+# passes the type but is refused at run time).
+Seconds = SupportsFloat
 T = TypeVar("T")
 SelfT = TypeVar("SelfT")
 

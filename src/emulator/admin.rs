@@ -89,7 +89,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             let raw = str_arg(&args, "timezone")?.ok_or("timezone is required")?;
             let tz = engine::parse_offset(&raw)
                 .ok_or("timezone must be a UTC offset like +05:30, -08:00 or UTC")?;
-            emu.with_site(site, |s, _, _| s.timezone = tz);
+            emu.with_site(site, |s, _, _| s.timezone = tz)?;
             Ok(json!({"timezone": tz.to_string()}))
         }
         "set_online" => {
@@ -98,7 +98,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                 .get("online")
                 .and_then(Value::as_bool)
                 .ok_or("online must be true or false")?;
-            emu.with_site(site, |s, _, now| engine::set_online(s, &hash, online, now))
+            emu.with_site(site, |s, _, now| engine::set_online(s, &hash, online, now))?
                 .then_some(json!({}))
                 .ok_or_else(|| format!("subscriber {hash} does not exist"))
         }
@@ -112,7 +112,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     .ok_or_else(|| format!("subscriber {hash} does not exist"))?;
                 sub.unsubscribed_at.get_or_insert(now);
                 Ok(json!({"unsubscribed_at": iso(now)}))
-            })
+            })?
         }
         "add_alert" => {
             let hash = str_arg(&args, "subscriber_hash")?.ok_or("subscriber_hash is required")?;
@@ -131,9 +131,9 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     baselines: Vec::new(),
                 });
                 Ok(json!({}))
-            })
+            })?
         }
-        "alerts" => Ok(emu.with_site(site, |s, _, _| json!(s.engine.alerts))),
+        "alerts" => Ok(emu.with_site(site, |s, _, _| json!(s.engine.alerts))?),
         "deliveries" => {
             let hash = str_arg(&args, "subscriber_hash")?;
             let status = str_arg(&args, "status")?.unwrap_or_else(|| "delivered".into());
@@ -159,7 +159,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     .collect();
                 out.sort_by_key(|d| (d.sent_at.unwrap_or(d.queued_at), d.delivery_id));
                 Ok(json!(out))
-            })
+            })?
         }
         "record_view" | "record_click" => {
             let id = args
@@ -187,7 +187,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                 };
                 slot.get_or_insert(now);
                 Ok(json!({}))
-            })
+            })?
         }
         "operations" => Ok(json!(OPERATIONS)),
         "create_segment" => {
@@ -202,7 +202,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     created_at: now,
                 });
                 segment_id
-            });
+            })?;
             Ok(json!({"segment_id": id}))
         }
         "create_trigger" => create_trigger(emu, site, args),
@@ -220,7 +220,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             emu.clear_log();
             Ok(json!({}))
         }
-        "subscribers" => Ok(emu.with_site(site, |s, _, _| json!(s.subscribers))),
+        "subscribers" => Ok(emu.with_site(site, |s, _, _| json!(s.subscribers))?),
         "segments" => Ok(emu.with_site(site, |s, _, _| {
             let members = |id: i64| -> Vec<&str> {
                 s.subscribers
@@ -239,12 +239,12 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     })
                     .collect(),
             )
-        })),
-        "notifications" => Ok(emu.with_site(site, |s, _, _| json!(s.notifications))),
-        "events" => Ok(emu.with_site(site, |s, _, _| json!(s.events))),
+        })?),
+        "notifications" => Ok(emu.with_site(site, |s, _, _| json!(s.notifications))?),
+        "events" => Ok(emu.with_site(site, |s, _, _| json!(s.events))?),
         "products" => Ok(emu.with_site(site, |s, _, _| {
             json!(s.products.values().collect::<Vec<_>>())
-        })),
+        })?),
         "inject_fault" => {
             let spec: FaultSpec = read_args(args)?;
             let fault = spec.into_fault()?;
@@ -420,10 +420,18 @@ fn query_value(key: &str, raw: String) -> Value {
     match raw.trim() {
         "true" => Value::Bool(true),
         "false" => Value::Bool(false),
-        // JSON's number syntax, and what Python's float() takes besides (`.5`, `5.`).
+        // JSON's number syntax, and what Python's float() takes besides (`.5`, `5.`, `02`,
+        // `+2`): a whole one as an integer, which the counting arguments want.
         t => serde_json::from_str::<serde_json::Number>(t)
             .ok()
-            .or_else(|| t.parse::<f64>().ok().and_then(serde_json::Number::from_f64))
+            .or_else(|| {
+                let f = t.parse::<f64>().ok()?;
+                if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                    Some(serde_json::Number::from(f as i64))
+                } else {
+                    serde_json::Number::from_f64(f)
+                }
+            })
             .map(Value::Number)
             .unwrap_or(Value::String(raw)),
     }
@@ -534,7 +542,7 @@ fn add_subscriber(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
         s.subscribers.push(sub);
         engine::on_audience_change(s, ids, now, std::slice::from_ref(&hash));
         Ok(())
-    })?;
+    })??;
     Ok(json!({"subscriber_hash": hash}))
 }
 
@@ -739,7 +747,7 @@ fn create_trigger(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<V
             extra: Default::default(),
         });
         trigger_id
-    });
+    })?;
     Ok(json!({"trigger_id": id}))
 }
 

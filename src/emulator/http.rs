@@ -265,6 +265,11 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
     };
     emu.log_status(&at, resp.status());
     if drop_after {
+        // Overtaken by a reset (its route answered 410): a drop would be retried into the
+        // fresh state.
+        if !emu.current(&at) {
+            return stale(iface);
+        }
         return hang_up(kill).await;
     }
     // Processed: now the delay and the failure the client sees instead of the answer.
@@ -272,6 +277,11 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         Some(f) => {
             if let Some(d) = f.delay {
                 tokio::time::sleep(d).await;
+                // Reset while waiting: the request belongs to an earlier test (processed into
+                // its state); a failure now would be retried into the fresh one.
+                if !emu.current(&at) {
+                    return stale(iface);
+                }
             }
             match f.status {
                 Some(_) => {

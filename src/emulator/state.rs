@@ -347,20 +347,23 @@ impl Emu {
         Ok(f(site, ids, now))
     }
 
-    /// Runs `f` on the site, with the state's id counters and clock at hand.
+    /// Runs `f` on the site, with the state's id counters and clock at hand (the admin
+    /// operations). A site a concurrent reset removed since it was looked up is an error,
+    /// as a key with no site is.
     pub fn with_site<R>(
         &self,
         site: SiteId,
         f: impl FnOnce(&mut Site, &mut Counters, DateTime<Utc>) -> R,
-    ) -> R {
+    ) -> Result<R, String> {
         let mut st = self.lock();
         let now = st.now();
         let State { sites, ids, .. } = &mut *st;
-        let site = sites
-            .get_mut(&site.0)
-            .expect("a SiteId is only made for a site that exists");
+        let site = sites.get_mut(&site.0).ok_or_else(|| {
+            "no site has that api_key (the emulator was reset meanwhile): add it with add_site"
+                .to_string()
+        })?;
         engine::tick(site, ids, now);
-        f(site, ids, now)
+        Ok(f(site, ids, now))
     }
 
     /// Admits a request: notes the epoch it arrived in and logs it (unless the log is off),
