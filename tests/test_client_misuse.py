@@ -483,6 +483,8 @@ def test_client_settings_of_the_wrong_type_name_the_setting(cls, emu):
     for kwargs, field in [
         ({"timeout": "5"}, "timeout"),
         ({"backoff_base": None}, "backoff_base"),
+        # a Real that float() refuses (it used to raise a bare TypeError)
+        ({"timeout": numpy.timedelta64(2, "s")}, "timeout"),
         ({"max_retries": 2.0}, "max_retries"),
         ({"max_retries": True}, "max_retries"),
         ({"api_key": 123}, "api_key"),
@@ -895,6 +897,10 @@ def test_result_models_built_from_keywords_take_the_services_other_utm_shape():
     assert pushwire.Drip(utm_params=partial).utm_params == pushwire.UtmParams(
         utm_source="push", utm_medium="", utm_campaign=""
     )
+    # but a key of neither shape is a typo, refused as any unknown keyword is
+    with pytest.raises(ValidationError) as info:
+        pushwire.Drip(utm_params={"enabled": True, "sorce": "push", "medium": "m"})
+    assert info.value.field == "utm_params.sorce"
     # an input model's stays as strict as drips.create is with the same dict
     with pytest.raises(ValidationError) as info:
         pushwire.NewDrip(

@@ -827,15 +827,19 @@ def test_admin_query_strings_carry_booleans_and_numbers(emu):
         for _ in range(3)
     ]
     assert got == [503, 503, 200]
-    # a whole number written as float() would read it is a count all the same
-    r = requests.post(f"{base}/inject_fault?path=/apiv1/segments&status=503&times=+02", timeout=5)
-    assert r.status_code == 200, r.text
-    assert [
-        requests.get(
-            emu.base_url + "/apiv1/segments", headers={"Api-Key": emu.api_key}, timeout=5
-        ).status_code
-        for _ in range(3)
-    ] == [503, 503, 200]
+    # a whole number however it is written is a count all the same
+    for times in ("2.0", "2e0", "%2B2", "02"):
+        r = requests.post(
+            f"{base}/inject_fault?path=/apiv1/segments&status=503&times={times}", timeout=5
+        )
+        assert r.status_code == 200, (times, r.text)
+        got = [
+            requests.get(
+                emu.base_url + "/apiv1/segments", headers={"Api-Key": emu.api_key}, timeout=5
+            ).status_code
+            for _ in range(3)
+        ]
+        assert got == [503, 503, 200], times
     assert requests.post(f"{base}/freeze_clock?frozen=true", timeout=5).json()["frozen"] is True
     # numbers as Python's float() writes and reads them, not only in JSON's syntax
     before = emu.now

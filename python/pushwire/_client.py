@@ -46,8 +46,9 @@ DateTimeLike = Union[_dt.datetime, str]
 # also as ``Decimal`` (a Django ``DecimalField``).
 IdLike = Union[str, SupportsIndex]
 WholeLike = Union[SupportsIndex, decimal.Decimal]
-# A number of seconds as the settings take it: a float, numpy's numbers, a Decimal (a bool
-# passes the type but is refused at run time).
+# A number of seconds as the settings take it: any real number (numpy's included) or a
+# Decimal. A few other things pass the type (a bool, a numpy array or timedelta) and are
+# refused at run time with a ValidationError naming the setting.
 Seconds = SupportsFloat
 T = TypeVar("T")
 SelfT = TypeVar("SelfT")
@@ -219,6 +220,10 @@ def _seconds(name: str, value: object) -> float:
         return float(value)
     except (OverflowError, ValueError):  # a huge int; Decimal("sNaN")
         raise ValidationError(f"{name} is out of range", field=name) from None
+    except TypeError:  # a Real that float() refuses (numpy's timedelta64)
+        raise ValidationError(
+            f"{name} must be a number of seconds, not {type(value).__name__}", field=name
+        ) from None
 
 
 def _count(name: str, value: object) -> int:

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::engine;
 use super::faults::{Chaos, ChaosKind, FaultSpec};
-use super::state::{iso, Counters, Emu, SegmentRec, SiteId, Subscriber};
+use super::state::{iso, Counters, Emu, Pinned, SegmentRec, Subscriber};
 use crate::model::{
     Analytics, CampaignOptions, Rules, TriggerOptions, TriggeredCampaign, TriggeredNotification,
     UtmParams,
@@ -377,16 +377,16 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
 }
 
 /// The site an operation acts on: the one of `api_key` when given, else the default.
-fn site_of(emu: &Emu, args: &Map<String, Value>, op: &str) -> Result<SiteId, String> {
+fn site_of(emu: &Emu, args: &Map<String, Value>, op: &str) -> Result<Pinned, String> {
     let key = match args.get("api_key").and_then(Value::as_str) {
         Some(k) => k.to_string(),
         None => emu.default_key.clone(),
     };
-    match emu.site_for_key(&key) {
+    match emu.pin_site(&key) {
         Some(site) => Ok(site),
         // add_site names a key that has no site yet.
         None if op == "add_site" => emu
-            .site_for_key(&emu.default_key)
+            .pin_site(&emu.default_key)
             .ok_or_else(|| "the emulator has no default site".to_string()),
         // A mistyped key must not seed the default site instead.
         None => Err("no site has that api_key: add it with add_site first".to_string()),
@@ -420,12 +420,16 @@ fn query_value(key: &str, raw: String) -> Value {
     match raw.trim() {
         "true" => Value::Bool(true),
         "false" => Value::Bool(false),
-        // JSON's number syntax, and what Python's float() takes besides (`.5`, `5.`, `02`,
-        // `+2`): a whole one as an integer, which the counting arguments want.
-        t => serde_json::from_str::<serde_json::Number>(t)
+        // A number however it is written (`2`, `02`, `2.0`, `1e3`, `.5`): a whole one as an
+        // integer, which the counting arguments want; anything else, `inf` included, stays
+        // text and is refused by the argument's own check.
+        t => t
+            .parse::<i64>()
+            .map(serde_json::Number::from)
+            .or_else(|_| t.parse::<u64>().map(serde_json::Number::from))
             .ok()
             .or_else(|| {
-                let f = t.parse::<f64>().ok()?;
+                let f = t.parse::<f64>().ok().filter(|f| f.is_finite())?;
                 if f.fract() == 0.0 && f.abs() < 9.0e15 {
                     Some(serde_json::Number::from(f as i64))
                 } else {
@@ -466,7 +470,7 @@ fn random_hash() -> String {
     format!("{:032x}", fastrand::u128(..))
 }
 
-fn add_subscriber(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<Value, String> {
+fn add_subscriber(emu: &Emu, site: Pinned, args: Map<String, Value>) -> Result<Value, String> {
     const KEYS: [&str; 14] = [
         "api_key",
         "subscriber_hash",
@@ -619,7 +623,7 @@ fn default_limit() -> i64 {
     10
 }
 
-fn create_trigger(emu: &Emu, site: SiteId, args: Map<String, Value>) -> Result<Value, String> {
+fn create_trigger(emu: &Emu, site: Pinned, args: Map<String, Value>) -> Result<Value, String> {
     // The notification model reads a response's `null` as empty; a seed must say what it
     // means (a `null` schedule would silently be `rightaway`).
     if let Some(Value::Array(notifications)) = args.get("notifications") {
@@ -786,5 +790,34 @@ pub async fn route(
     match dispatch(&emu, &op, Value::Object(args)) {
         Ok(v) => Json(v).into_response(),
         Err(e) => (StatusCode::BAD_REQUEST, Json(json!({"error": e}))).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Over HTTP this is a race no test can time; here the reset lands exactly between an
+    // operation's look-up of its site and its work.
+    #[test]
+    fn an_operation_overtaken_by_a_reset_never_lands_on_the_site_that_took_its_id() {
+        let emu = Emu::new("default-key-1234");
+        for key in ["site-a-12345678", "site-b-12345678"] {
+            dispatch(&emu, "add_site", json!({ "api_key": key })).expect("added");
+        }
+        let a = emu.pin_site("site-a-12345678").expect("a's site");
+        // The next test's fixture: its sites added in another order, b taking a's old id.
+        emu.reset();
+        for key in ["site-b-12345678", "site-a-12345678"] {
+            dispatch(&emu, "add_site", json!({ "api_key": key })).expect("added");
+        }
+        let b = emu.pin_site("site-b-12345678").expect("b's site");
+        assert_eq!(b.site.0, a.site.0, "the test's premise: b has a's old id");
+        let mut ran = false;
+        let refused = emu.with_site(a, |_, _, _| ran = true);
+        assert!(refused.is_err_and(|e| e.contains("reset meanwhile")));
+        assert!(!ran, "the operation must not run on b's site");
+        // b's own operations run.
+        assert_eq!(emu.with_site(b, |s, _, _| s.subscribers.len()), Ok(0));
     }
 }

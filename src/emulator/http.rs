@@ -277,11 +277,12 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         Some(f) => {
             if let Some(d) = f.delay {
                 tokio::time::sleep(d).await;
-                // Reset while waiting: the request belongs to an earlier test (processed into
-                // its state); a failure now would be retried into the fresh one.
-                if !emu.current(&at) {
-                    return stale(iface);
-                }
+            }
+            // A reset came meanwhile (its route was overtaken, or it waited out the delay):
+            // the request belongs to an earlier test, and a failure now would be retried
+            // into the fresh state.
+            if !emu.current(&at) {
+                return stale(iface);
             }
             match f.status {
                 Some(_) => {

@@ -257,6 +257,13 @@ impl Admission {
     }
 }
 
+/// A site as an admin operation looked it up ([`Emu::pin_site`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Pinned {
+    pub site: SiteId,
+    epoch: u64,
+}
+
 /// The site a request authenticated as, in the epoch (between two resets) it was admitted
 /// in. Routes act on it through [`Emu::in_site`].
 #[derive(Debug, Clone, Copy)]
@@ -325,6 +332,17 @@ impl Emu {
         self.lock().site_id_for_key(key).map(SiteId)
     }
 
+    /// The site of `key` as an admin operation looks it up: pinned to the epoch it was found
+    /// in, both read under one hold of the lock (a reset starts its ids again at 1, so after
+    /// one the same id can be another key's site).
+    pub fn pin_site(&self, key: &str) -> Option<Pinned> {
+        let st = self.lock();
+        st.site_id_for_key(key).map(|id| Pinned {
+            site: SiteId(id),
+            epoch: self.epoch(),
+        })
+    }
+
     /// Runs a request's work `f` on its site, under the same hold of the lock as the check
     /// that no reset came since the request was admitted: a request of an earlier test never
     /// lands in the next one's state (nor finds its site gone), it is answered 410.
@@ -348,20 +366,24 @@ impl Emu {
     }
 
     /// Runs `f` on the site, with the state's id counters and clock at hand (the admin
-    /// operations). A site a concurrent reset removed since it was looked up is an error,
-    /// as a key with no site is.
+    /// operations). A reset since the site was looked up is an error, as a key with no site
+    /// is: the site is gone, or its id is another key's now.
     pub fn with_site<R>(
         &self,
-        site: SiteId,
+        site: Pinned,
         f: impl FnOnce(&mut Site, &mut Counters, DateTime<Utc>) -> R,
     ) -> Result<R, String> {
         let mut st = self.lock();
-        let now = st.now();
-        let State { sites, ids, .. } = &mut *st;
-        let site = sites.get_mut(&site.0).ok_or_else(|| {
+        let gone = || {
             "no site has that api_key (the emulator was reset meanwhile): add it with add_site"
                 .to_string()
-        })?;
+        };
+        if self.epoch() != site.epoch {
+            return Err(gone());
+        }
+        let now = st.now();
+        let State { sites, ids, .. } = &mut *st;
+        let site = sites.get_mut(&site.site.0).ok_or_else(gone)?;
         engine::tick(site, ids, now);
         Ok(f(site, ids, now))
     }

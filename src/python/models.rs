@@ -136,7 +136,15 @@ where
                 super::ops::utm_keys(&utm).map_err(|e| to_pyerr(py, e, same_name))?;
                 UtmParams::from_either(&utm).map_err(|m| fail("utm_params".into(), m))?
             } else {
-                // A result's (a test's fake of a read): as leniently as from_dict reads it.
+                // A result's (a test's fake of a read): its values as leniently as from_dict
+                // reads them, but a key of neither shape is a typo, refused as any is.
+                let typo = utm.as_object().and_then(|o| {
+                    o.keys()
+                        .find(|k| *k != "enabled" && !super::ops::UTM_KEYS.contains(&k.as_str()))
+                });
+                if let Some(key) = typo {
+                    return Err(to_pyerr(py, super::ops::not_utm(key), same_name));
+                }
                 crate::model::common::read_utm(utm).unwrap_or(None)
             };
             obj.insert(

@@ -297,23 +297,37 @@ fn list_of<T: serde::de::DeserializeOwned + serde::Serialize>(
     Ok(out)
 }
 
+/// The keys of both UTM shapes of 2.5 (`enabled` aside).
+pub const UTM_KEYS: [&str; 10] = [
+    "utm_source",
+    "utm_medium",
+    "utm_campaign",
+    "utm_term",
+    "utm_content",
+    "source",
+    "medium",
+    "campaign",
+    "term",
+    "content",
+];
+
+/// The refusal of a `utm_params` key of neither shape (a typo).
+pub fn not_utm(key: &str) -> Error {
+    let field = format!("utm_params.{key}");
+    Error::validation(
+        field.clone(),
+        format!(
+            "{field} is not a UTM parameter (utm_source, utm_medium, utm_campaign, utm_term, \
+             utm_content)"
+        ),
+    )
+}
+
 /// The caller's `utm_params` holds only keys of one of the two shapes `from_either` reads,
 /// with string values: the reader (shared with the emulator, which takes what the service
 /// would) drops an unknown key and stringifies a number, so `utm_trem` or `utm_source=3`
 /// would be sent as something the caller did not write.
 pub fn utm_keys(v: &Value) -> Result<(), Error> {
-    const KEYS: [&str; 10] = [
-        "utm_source",
-        "utm_medium",
-        "utm_campaign",
-        "utm_term",
-        "utm_content",
-        "source",
-        "medium",
-        "campaign",
-        "term",
-        "content",
-    ];
     let Some(obj) = v.as_object() else {
         return Ok(()); // from_either names the shape
     };
@@ -321,13 +335,8 @@ pub fn utm_keys(v: &Value) -> Result<(), Error> {
         let field = format!("utm_params.{key}");
         let fine = match key.as_str() {
             "enabled" => value.is_boolean() || value.is_null(),
-            k if KEYS.contains(&k) => value.is_string() || value.is_null(),
-            _ => {
-                return Err(Error::validation(
-                    field.clone(),
-                    format!("{field} is not a UTM parameter (utm_source, utm_medium, utm_campaign, utm_term, utm_content)"),
-                ))
-            }
+            k if UTM_KEYS.contains(&k) => value.is_string() || value.is_null(),
+            _ => return Err(not_utm(key)),
         };
         if !fine {
             let kind = if key == "enabled" {
@@ -343,7 +352,10 @@ pub fn utm_keys(v: &Value) -> Result<(), Error> {
     }
     // One shape or the other: with both, `from_either` would keep one value of a pair.
     let long = obj.keys().any(|k| k.starts_with("utm_"));
-    if let Some(short) = obj.keys().find(|k| long && KEYS[5..].contains(&k.as_str())) {
+    if let Some(short) = obj
+        .keys()
+        .find(|k| long && UTM_KEYS[5..].contains(&k.as_str()))
+    {
         let field = format!("utm_params.{short}");
         return Err(Error::validation(
             field.clone(),
