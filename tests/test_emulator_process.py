@@ -125,3 +125,11 @@ def test_an_emulator_that_never_starts_fails_within_startup_timeout(
                 if b"29.3171" in f.read():
                     still.append(pid)
     assert still == []
+
+
+def test_an_emulator_process_refuses_a_setting_as_the_in_process_one_does() -> None:
+    # A key no request could carry: the same ValueError as Emulator(api_key=...), not
+    # "the emulator exited with 2".
+    for key, problem in ((" padded-key-1 ", "spaces"), ("clé-12345678", "printable ASCII")):
+        with pytest.raises(ValueError, match=problem):
+            EmulatorProcess(key)

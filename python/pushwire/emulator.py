@@ -62,13 +62,21 @@ def main(argv: Optional[list[str]] = None) -> int:
             stop.set()
 
         threading.Thread(target=watch_parent, name="exit-with-parent", daemon=True).start()
-    with Emulator(
-        args.api_key,
-        host=args.host,
-        port=args.port,
-        events_port=events_port,
-        record_requests=not args.no_request_log,
-    ) as emu:
+    try:
+        emu = Emulator(
+            args.api_key,
+            host=args.host,
+            port=args.port,
+            events_port=events_port,
+            record_requests=not args.no_request_log,
+        )
+    except ValueError as e:
+        # A setting refused (a key no request could carry, a host that is not an address):
+        # EmulatorProcess reads this line and raises the same ValueError.
+        print(f"PUSHWIRE_REFUSED={e}", flush=True)
+        print(f"pushwire.emulator: {e}", file=sys.stderr)
+        return 2
+    with emu:
         print(f"PUSHWIRE_BASE_URL={emu.base_url}", flush=True)
         print(f"PUSHWIRE_EVENTS_URL={emu.events_url}", flush=True)
         print("serving; Ctrl-C to stop", flush=True)

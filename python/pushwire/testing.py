@@ -497,7 +497,7 @@ class EmulatorProcess(_Clients):
                     if not line:
                         return
                     name, _, value = line.strip().partition("=")
-                    if name in ("PUSHWIRE_BASE_URL", "PUSHWIRE_EVENTS_URL"):
+                    if name in ("PUSHWIRE_BASE_URL", "PUSHWIRE_EVENTS_URL", "PUSHWIRE_REFUSED"):
                         urls[name] = value
             finally:
                 read.set()
@@ -508,6 +508,10 @@ class EmulatorProcess(_Clients):
             raise RuntimeError(
                 f"the emulator did not start within startup_timeout={startup_timeout} s"
             )
+        if "PUSHWIRE_REFUSED" in urls:
+            # The in-process emulator's refusal of the same setting, as it would raise it.
+            self.process.wait(startup_timeout)
+            raise ValueError(urls["PUSHWIRE_REFUSED"])
         if len(urls) < 2:
             self.process.wait(startup_timeout)
             raise RuntimeError(f"the emulator exited with {self.process.returncode}")
