@@ -171,11 +171,8 @@ pub async fn membership(
                 done.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed) + chunk.len();
             on_done(total);
             // A report may have held this thread (a blocking call's progress callback runs on
-            // it): its connections read what arrived meanwhile before this chunk frees its
-            // place, so that one the service closed leaves the pool before the next chunk
-            // takes a connection (it would write into it and fail).
-            tokio::task::yield_now().await;
-            tokio::task::yield_now().await;
+            // it): caught up before this chunk frees its place for the next.
+            super::transport::catch_up_connections().await;
             Chunk {
                 index,
                 start: index * size,

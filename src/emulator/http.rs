@@ -306,46 +306,24 @@ enum BodyError {
 
 /// The whole body, capped at [`BODY_LIMIT`] (http-body-util's `Limited`: nothing past the
 /// cap is buffered). A body that stops arriving, no part of it coming within the read
-/// timeout, is given up; a slow one that keeps arriving is read to its end.
+/// timeout, is given up; a slow one that keeps arriving is read to its end (tower-http's
+/// `TimeoutBody`: a timeout between parts, reset by each).
 async fn read_body(body: Body) -> Result<Bytes, BodyError> {
-    use http_body_util::BodyExt;
-    let mut body = http_body_util::Limited::new(body, BODY_LIMIT);
-    // A body in one part (the usual case) is kept as it came, without a copy.
-    let mut first: Option<Bytes> = None;
-    let mut rest: Vec<u8> = Vec::new();
-    loop {
-        let frame = match tokio::time::timeout(read_timeout(), body.frame()).await {
-            Err(_) => return Err(BodyError::Stalled),
-            Ok(None) => break,
-            Ok(Some(Err(e))) => {
-                let too_large = e.is::<http_body_util::LengthLimitError>()
-                    || std::error::Error::source(&*e)
-                        .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-                return Err(if too_large {
-                    BodyError::TooLarge
-                } else {
-                    BodyError::Malformed
-                });
-            }
-            Ok(Some(Ok(frame))) => frame,
-        };
-        let Ok(data) = frame.into_data() else {
-            continue; // trailers
-        };
-        match &first {
-            None if rest.is_empty() => first = Some(data),
-            _ => {
-                if let Some(f) = first.take() {
-                    rest.extend_from_slice(&f);
-                }
-                rest.extend_from_slice(&data);
-            }
+    use http_body_util::{BodyExt, LengthLimitError, Limited};
+    use tower_http::timeout::{TimeoutBody, TimeoutError};
+    let body = Limited::new(TimeoutBody::new(read_timeout(), body), BODY_LIMIT);
+    match body.collect().await {
+        // A body in one part (the usual case) is kept as it came, without a copy.
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<TimeoutError>() => Err(BodyError::Stalled),
+        Err(e)
+            if e.is::<LengthLimitError>()
+                || std::error::Error::source(&*e).is_some_and(|s| s.is::<LengthLimitError>()) =>
+        {
+            Err(BodyError::TooLarge)
         }
+        Err(_) => Err(BodyError::Malformed),
     }
-    Ok(match first {
-        Some(f) => f,
-        None => Bytes::from(rest),
-    })
 }
 
 /// How long a request's head, or the next part of its body, may take to arrive (90 s, longer

@@ -351,18 +351,8 @@ impl Emu {
         at: Admitted,
         f: impl FnOnce(&mut Site, &mut Counters, DateTime<Utc>) -> R,
     ) -> Result<R, ApiError> {
-        let mut st = self.lock();
-        // `reset` bumps the epoch under this lock: the check cannot be overtaken.
-        if self.epoch() != at.epoch {
-            return Err(ApiError::stale(at.iface));
-        }
-        let now = st.now();
-        let State { sites, ids, .. } = &mut *st;
-        let Some(site) = sites.get_mut(&at.site.0) else {
-            return Err(ApiError::stale(at.iface));
-        };
-        engine::tick(site, ids, now);
-        Ok(f(site, ids, now))
+        self.in_epoch(at.site, at.epoch, f)
+            .ok_or_else(|| ApiError::stale(at.iface))
     }
 
     /// Runs `f` on the site, with the state's id counters and clock at hand (the admin
@@ -373,19 +363,29 @@ impl Emu {
         site: Pinned,
         f: impl FnOnce(&mut Site, &mut Counters, DateTime<Utc>) -> R,
     ) -> Result<R, String> {
-        let mut st = self.lock();
-        let gone = || {
+        self.in_epoch(site.site, site.epoch, f).ok_or_else(|| {
             "no site has that api_key (the emulator was reset meanwhile): add it with add_site"
                 .to_string()
-        };
-        if self.epoch() != site.epoch {
-            return Err(gone());
+        })
+    }
+
+    /// `f` on the site, if no reset came since `epoch` (`reset` bumps it under this lock:
+    /// the check cannot be overtaken); `None` otherwise.
+    fn in_epoch<R>(
+        &self,
+        site: SiteId,
+        epoch: u64,
+        f: impl FnOnce(&mut Site, &mut Counters, DateTime<Utc>) -> R,
+    ) -> Option<R> {
+        let mut st = self.lock();
+        if self.epoch() != epoch {
+            return None;
         }
         let now = st.now();
         let State { sites, ids, .. } = &mut *st;
-        let site = sites.get_mut(&site.site.0).ok_or_else(gone)?;
+        let site = sites.get_mut(&site.0)?;
         engine::tick(site, ids, now);
-        Ok(f(site, ids, now))
+        Some(f(site, ids, now))
     }
 
     /// Admits a request: notes the epoch it arrived in and logs it (unless the log is off),

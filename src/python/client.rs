@@ -362,14 +362,8 @@ impl CoreClient {
         let may_spin = matches!(&work, Work::Op(op) if op.is_single_request());
         let outcome: Result<Result<Output, Error>, PyErr> = py.detach(|| {
             rt.block_on(async {
-                // Nothing runs this thread's connections between its calls, so a connection
-                // the service closed meanwhile (an idle keep-alive timeout, often shorter than
-                // the pool's 60 s) still looks open to the pool: the call would write into
-                // it and fail with its outcome unknown. Two turns first: the first reads the
-                // sockets' news and queues their connections, the second runs them, and a
-                // closed one leaves the pool before the call takes a connection from it.
-                tokio::task::yield_now().await;
-                tokio::task::yield_now().await;
+                // Nothing ran this thread's connections since its last call.
+                crate::client::transport::catch_up_connections().await;
                 let fut = async {
                     match work {
                         Work::Spread(batch) => Ok(Output::Batch(batch.finish(&transport).await)),

@@ -125,11 +125,7 @@ where
     // `from_dict` and the client's reads take them: compared below in the model's own shape,
     // where they would pass for an unknown field. `enabled: false` is none.
     if let Some(obj) = given.as_object_mut() {
-        let other_shape = obj.get("utm_params").is_some_and(|u| {
-            u.as_object()
-                .is_some_and(|o| o.keys().any(|k| !k.starts_with("utm_")))
-        });
-        if other_shape {
+        if obj.get("utm_params").is_some_and(other_utm_shape) {
             let utm = obj.remove("utm_params").unwrap_or_default();
             let own = if INPUT_MODELS.contains(&name) {
                 // Sent: as strict as drips.create is with the same dict.
@@ -237,14 +233,18 @@ const INPUT_MODELS: &[&str] = &[
     "ScheduleOptions",
 ];
 
+/// UTM parameters in the service's other shape of 2.5 (`{enabled, source, ...}`): an object
+/// with a key that is not a `utm_` one.
+fn other_utm_shape(v: &serde_json::Value) -> bool {
+    v.as_object()
+        .is_some_and(|o| o.keys().any(|k| !k.starts_with("utm_")))
+}
+
 /// `UtmParams.from_dict` of the service's other shape of 2.5 (`{enabled, source, medium,
 /// ...}`, as the drip sample has it): its values under the model's keys, checked as
 /// `drips.create` checks the same dict. Every other model's dict is as it came.
 fn service_shape(name: &str, v: serde_json::Value) -> Result<serde_json::Value, Error> {
-    let other_shape = name == "UtmParams"
-        && v.as_object()
-            .is_some_and(|o| o.keys().any(|k| !k.starts_with("utm_")));
-    if !other_shape {
+    if !(name == "UtmParams" && other_utm_shape(&v)) {
         return Ok(v);
     }
     // The checks name fields as `drips.create`'s argument does; here they are the model's.
