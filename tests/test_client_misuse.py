@@ -982,10 +982,15 @@ def test_caplog_sees_the_cores_log_lines_whatever_ran_before(tmp_path):
     run_pytest(tmp_path)
 
 
-def test_reset_log_cache_picks_up_a_new_level():
+def test_logging_configured_after_the_first_call_takes_effect_at_the_next():
+    """A notebook user runs a cell, then turns the `pushwire` logger up to see what happens:
+    the next call logs, sync and async, and turning it down again silences it; nobody calls
+    `reset_log_cache()`. While the level is above DEBUG, the I/O threads' request records never
+    reach Python at all (the logger is never asked whether it is enabled from those threads,
+    which would take the GIL)."""
     code = textwrap.dedent(
         """
-        import logging, pushwire
+        import asyncio, logging, threading, pushwire
         from pushwire.testing import Emulator
         seen = []
         class Keep(logging.Handler):
@@ -993,20 +998,47 @@ def test_reset_log_cache_picks_up_a_new_level():
                 seen.append(record.getMessage())
         log = logging.getLogger("pushwire")
         log.addHandler(Keep())
-        log.setLevel(logging.WARNING)
+        asked = []
+        plain = log.isEnabledFor
+        def counting(level):
+            asked.append(threading.current_thread().name)
+            return plain(level)
+        log.isEnabledFor = counting
+
+        def lines():
+            n = sum("/segments" in m for m in seen)
+            seen.clear()
+            return n
+
+        async def three(c):
+            for _ in range(3):
+                await c.segments.list()
+
+        out = []
         with Emulator() as emu, emu.client() as c:
+            c.segments.list()                      # logging not configured yet
+            out.append(lines())
+            asyncio.run(three(emu.async_client()))
+            out.append(lines())
+            out.append(len(asked))                 # nothing asked Python while silent
+            log.setLevel(logging.DEBUG)            # configured after the first call
             c.segments.list()
-            log.setLevel(logging.DEBUG)
+            out.append(lines())
+            asyncio.run(three(emu.async_client()))
+            out.append(lines())
+            log.setLevel(logging.WARNING)
             c.segments.list()
-            stale = sum("/segments" in m for m in seen)
-            pushwire.reset_log_cache()
+            out.append(lines())
+            log.setLevel(logging.NOTSET)           # now the root logger's level decides
+            logging.getLogger().setLevel(logging.DEBUG)
             c.segments.list()
-            print(stale, sum("/segments" in m for m in seen))
+            out.append(lines())
+        print(*out)
         """
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["0", "1"]
+    assert out.stdout.split() == ["0", "0", "0", "1", "3", "0", "1"]
 
 
 def test_the_env_fixture_points_a_client_from_the_environment_at_the_emulator(tmp_path):

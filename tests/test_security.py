@@ -140,6 +140,57 @@ def test_requests_go_through_the_configured_proxy(pushwire_emulator: Emulator) -
         pushwire.Client(api_key="k", base_url=emu.base_url, proxy="::not a url::")
 
 
+def test_the_environments_proxy_applies_except_to_a_service_on_this_machine(
+    pushwire_emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP_PROXY set for a corporate network: a client of a host elsewhere goes through it,
+    a client of the emulator on loopback does not (the proxy cannot reach this machine's
+    loopback, and would be sent the key)."""
+    emu = pushwire_emulator
+    emu.create_segment("direct")
+    proxy_seen: list[str] = []
+    proxy = socket.socket()
+    proxy.bind(("127.0.0.2", 0))
+    proxy.listen(8)
+    proxy.settimeout(0.2)
+
+    def record() -> None:
+        while True:
+            try:
+                conn, _ = proxy.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            proxy_seen.append(conn.recv(4096).decode(errors="replace"))
+            conn.close()
+
+    threading.Thread(target=record, daemon=True).start()
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.setenv(name, f"http://127.0.0.2:{proxy.getsockname()[1]}")
+    try:
+        with emu.client(max_retries=0) as client:
+            assert [s.segment_name for s in client.segments.list()] == ["direct"]
+        assert proxy_seen == []
+        with (
+            pushwire.Client(
+                api_key=SECRET,
+                base_url="http://pushwire.invalid",
+                allow_insecure=True,
+                max_retries=0,
+                timeout=5,
+            ) as elsewhere,
+            pytest.raises(pushwire.APIConnectionError),
+        ):
+            elsewhere.segments.list()
+        deadline = time.monotonic() + 5
+        while not proxy_seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proxy_seen and "pushwire.invalid" in proxy_seen[0]
+    finally:
+        proxy.close()
+
+
 def test_an_extra_ca_bundle_is_loaded_and_checked(tmp_path: Path) -> None:
     with pytest.raises(pushwire.PushwireError, match="ca_bundle"):
         pushwire.Client(api_key="k", base_url="https://x.example", ca_bundle=tmp_path / "none.pem")

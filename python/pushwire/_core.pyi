@@ -24,8 +24,9 @@ _WholeLike = Union[SupportsIndex, decimal.Decimal]
 __version__: str
 
 def reset_log_cache() -> None:
-    """Makes the Rust core read the ``pushwire`` logger's level again (it is cached at its
-    first use); call it after changing logging's configuration at run time."""
+    """Makes the Rust core read the ``pushwire`` logger's level now. Every client call and
+    emulator operation does this itself, so logging configured at any time takes effect at
+    the next call; nobody needs to call it."""
 
 __all__ = [
     "Action",

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from pushwire._core import reset_log_cache
 from pushwire.testing import Emulator
 
 
@@ -32,9 +31,6 @@ def pushwire_emulator(_pushwire_emulator_session: Emulator) -> Iterator[Emulator
     # turned it off must not leave the next one without its log. The setting the emulator
     # was made with wins (a session fixture overridden with `record_requests=False`).
     emu.set_request_log(emu.record_requests)
-    # The Rust core caches the `pushwire` logger's level at its first use: each test reads
-    # it afresh, so that `caplog.set_level(...)` works whatever the tests before it did.
-    reset_log_cache()
     yield emu
 
 

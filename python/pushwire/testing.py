@@ -445,6 +445,18 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_let_go_in_child)
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: the emulator never sends one, and a redirect's target is not it."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+# The admin client talks only to the emulator it started, on loopback: no redirect is followed
+# and no proxy of the environment (HTTP_PROXY) is used, which would send it elsewhere.
+_admin_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+
+
 def _stop_process(process: subprocess.Popen[str]) -> None:
     if process.poll() is None:
         process.terminate()
@@ -533,12 +545,18 @@ class EmulatorProcess(_Clients):
             method="POST",
         )
         try:
-            with urllib.request.urlopen(req, timeout=60) as resp:
+            with _admin_opener.open(req, timeout=60) as resp:
                 return json.loads(resp.read())
         except urllib.error.HTTPError as e:
             # The emulator says what was wrong in `{"error": ...}`; HTTPError alone says 400.
             with e:
                 body = e.read()
+            if 300 <= e.code < 400:
+                raise RuntimeError(
+                    f"{self.base_url}/_emulator/{op} answered {e.code} with a redirect to "
+                    f"{e.headers.get('Location')!r}, which was not followed: is this the "
+                    "emulator?"
+                ) from None
             try:
                 message = json.loads(body)["error"]
             except (ValueError, KeyError, TypeError):

@@ -350,6 +350,16 @@ pub struct Shared {
     secret: Option<String>,
 }
 
+/// Whether `url`'s host is this machine (`localhost`, 127.0.0.0/8, `::1`).
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
 /// Checks a root URL and strips what users paste along with it (`/apiv1`, a trailing `/`).
 fn root_url(name: &str, raw: &str, suffix: &str, allow_insecure: bool) -> Result<String> {
     let trimmed = raw.trim().trim_end_matches('/');
@@ -369,17 +379,13 @@ fn root_url(name: &str, raw: &str, suffix: &str, allow_insecure: bool) -> Result
             format!("{name} must not carry credentials: pass the key as api_key="),
         ));
     }
-    let loopback = match url.host() {
-        Some(url::Host::Domain(d)) => d == "localhost",
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => {
-            return Err(Error::validation(
-                name,
-                format!("{name} has no host: {raw:?}"),
-            ))
-        }
-    };
+    if url.host().is_none() {
+        return Err(Error::validation(
+            name,
+            format!("{name} has no host: {raw:?}"),
+        ));
+    }
+    let loopback = is_loopback(&url);
     match url.scheme() {
         "https" => {}
         "http" if loopback || allow_insecure => {}
@@ -523,6 +529,14 @@ impl Transport {
                     )
                 })?;
             builder = builder.proxy(p);
+        } else if [Some(&main), events.as_ref()]
+            .into_iter()
+            .flatten()
+            .all(|root| Url::parse(root).is_ok_and(|u| is_loopback(&u)))
+        {
+            // A service on this machine (the emulator, a tunnel) is not behind the
+            // environment's HTTP_PROXY, which would be sent the key and fail to reach it.
+            builder = builder.no_proxy();
         }
         let http = builder
             .default_headers(headers)
@@ -532,6 +546,11 @@ impl Transport {
             .connect_timeout(Duration::from_secs(10))
             .pool_idle_timeout(Duration::from_secs(60))
             .tcp_nodelay(true)
+            // The service never redirects an API call. Following one would send the key
+            // header (reqwest strips only `Authorization` and cookies on a cross-origin hop)
+            // and the body to another host, or turn a broadcast into a GET whose answer
+            // reads as a send; a 3xx is an error instead (`api_failure`).
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| Error::Config(format!("the HTTP client could not be built: {e}")))?;
         let events_root = events
@@ -894,7 +913,9 @@ fn api_failure(iface: Iface, status: StatusCode, headers: &HeaderMap, body: &[u8
     let parsed: Value = serde_json::from_slice(body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
     let mut failure = failure_from_body(status.as_u16(), parsed);
-    if failure.message.is_empty() {
+    if status.is_redirection() {
+        failure.message = redirect_message(status, headers);
+    } else if failure.message.is_empty() {
         failure.message = status
             .canonical_reason()
             .unwrap_or("request failed")
@@ -905,6 +926,18 @@ fn api_failure(iface: Iface, status: StatusCode, headers: &HeaderMap, body: &[u8
         Iface::Events => with_events_code(failure),
         Iface::Main => failure,
     }
+}
+
+/// What a redirect is told as: its target, and that it was not followed.
+fn redirect_message(status: StatusCode, headers: &HeaderMap) -> String {
+    let target = match headers.get(reqwest::header::LOCATION) {
+        Some(v) => format!("to {:?}", String::from_utf8_lossy(v.as_bytes())),
+        None => "with no Location".to_string(),
+    };
+    format!(
+        "the server answered {status} {target}; the service never redirects an API call, so \
+         pushwire does not follow it and nothing was sent there (check base_url and events_url)"
+    )
 }
 
 fn failure_from_body(status: u16, body: Value) -> ApiFailure {

@@ -304,6 +304,7 @@ impl CoreClient {
     #[pyo3(signature = (op, *args))]
     fn call(&self, py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         let rename = ops::renamer(op);
+        super::logs::refresh(py);
         let Some(_guard) = CallGuard::enter() else {
             let e = Error::Config(
                 "a blocking pushwire call was made from code running inside another one on \
@@ -439,6 +440,7 @@ impl CoreClient {
         args: &Bound<'_, PyTuple>,
     ) -> PyResult<u64> {
         let rename = ops::renamer(op);
+        super::logs::refresh(py);
         let parsed = ops::parse(op, args);
         // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
         if let Some(e) = ops::take_stop() {

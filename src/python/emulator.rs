@@ -62,6 +62,7 @@ impl EmulatorServer {
 
     /// Runs an admin operation (see `/_emulator/{op}`): JSON text in, JSON text out.
     fn admin(&self, py: Python<'_>, op: &str, args_json: &str) -> PyResult<String> {
+        super::logs::refresh(py);
         let args: serde_json::Value = serde_json::from_str(args_json)
             .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
         let guard = self.server.lock().unwrap_or_else(|e| e.into_inner());

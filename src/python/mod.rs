@@ -5,6 +5,7 @@ mod convert;
 mod emulator;
 mod fork;
 mod local;
+mod logs;
 mod models;
 mod ops;
 mod runtime;
@@ -25,26 +26,18 @@ use pyo3::prelude::*;
 #[global_allocator]
 static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// Clears pyo3-log's cache of Python loggers and their levels (see `reset_log_cache`).
-static LOG_RESET: std::sync::OnceLock<pyo3_log::ResetHandle> = std::sync::OnceLock::new();
-
-/// Makes the Rust core read the `pushwire` logger's level again. pyo3-log caches each
-/// logger's level at its first use, so that a request on an I/O thread never takes the GIL
-/// to ask whether to log; call this after changing logging's configuration at run time
-/// (the pytest fixture does, before each test, for `caplog`).
+/// Makes the Rust core read the `pushwire` logger's level now. Every call does this
+/// itself, so logging configured at any time takes effect at the next call; this is for a
+/// thread that logs through the core without making a call (an emulator serving requests).
 #[pyfunction]
-fn reset_log_cache() {
-    if let Some(handle) = LOG_RESET.get() {
-        handle.reset();
-    }
+fn reset_log_cache(py: Python<'_>) {
+    logs::refresh(py);
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Rust `log` records go to Python's `logging`, under the `pushwire` logger.
-    if let Ok(handle) = pyo3_log::try_init() {
-        let _ = LOG_RESET.set(handle);
-    }
+    logs::install(m.py());
     m.add_function(wrap_pyfunction!(reset_log_cache, m)?)?;
     fork::install();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,0 +1,78 @@
+//! Rust `log` records to Python's `logging`, at the level logging is configured with now.
+//!
+//! The `pushwire` logger's effective level is read wherever a call already holds the GIL
+//! (each client call, each emulator operation, `reset_log_cache`) and becomes `log`'s global
+//! maximum: a record above it is dropped by the `log` macros' own check, one atomic load,
+//! and never asks Python. A record at or below it goes to pyo3-log, which takes the GIL to
+//! hand it to its Python logger, whose own level, filters and handlers decide as for any
+//! Python record; emitting needs the GIL anyway. pyo3-log caches the logger objects but not
+//! their levels, so a level set after the first call takes effect at the next call: no cache
+//! to reset.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use log::LevelFilter;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyAnyMethods;
+
+/// The `pushwire` logger object.
+static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The Python level last handed to `log` (`i64::MIN` before the first).
+static SEEN: AtomicI64 = AtomicI64::new(i64::MIN);
+
+/// Installs the bridge: the `pushwire` targets at every level `log`'s maximum lets through;
+/// other crates' (hyper, rustls) at warnings and errors only, so that a user who turns the
+/// `pushwire` logger to DEBUG gets this package's lines, not every connection's internals
+/// each taking the GIL to be dropped by their own loggers.
+pub fn install(py: Python<'_>) {
+    let installed = pyo3_log::Logger::new(py, pyo3_log::Caching::Loggers).map(|logger| {
+        logger
+            .filter(LevelFilter::Warn)
+            .filter_target("pushwire".to_owned(), LevelFilter::Trace)
+            .install()
+    });
+    if let Ok(Ok(_)) = installed {
+        refresh(py);
+    }
+}
+
+/// Python's numeric level as the most verbose `log` level it lets through.
+fn filter_of(level: i64) -> LevelFilter {
+    match level {
+        // NOTSET on the root logger: everything.
+        ..=5 => LevelFilter::Trace,
+        6..=10 => LevelFilter::Debug,
+        11..=20 => LevelFilter::Info,
+        21..=30 => LevelFilter::Warn,
+        31..=40 => LevelFilter::Error,
+        _ => LevelFilter::Off,
+    }
+}
+
+/// Reads the `pushwire` logger's effective level and hands it to `log` if it changed
+/// (about 0.2 us: one Python method call).
+pub fn refresh(py: Python<'_>) {
+    let logger = LOGGER.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py
+            .import("logging")?
+            .call_method1("getLogger", ("pushwire",))?
+            .unbind())
+    });
+    let Ok(logger) = logger else {
+        return;
+    };
+    let level = match logger
+        .bind(py)
+        .call_method0(pyo3::intern!(py, "getEffectiveLevel"))
+        .and_then(|l| l.extract::<i64>())
+    {
+        Ok(level) => level,
+        // A logging patched into something odd: leave the level as it was.
+        Err(_) => return,
+    };
+    if SEEN.swap(level, Ordering::Relaxed) != level {
+        log::set_max_level(filter_of(level));
+    }
+}
