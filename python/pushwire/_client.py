@@ -25,8 +25,10 @@ from pushwire._bulk import BulkResult, Progress, build_result, progress_callback
 from pushwire._core import (
     Action,
     AttributeRule,
+    Audience,
     CoreClient,
     Drip,
+    DripNotification,
     NewDripNotification,
     Page,
     Product,
@@ -436,12 +438,15 @@ class Drips(_Sync):
     def create(
         self,
         campaign_name: str,
-        notifications: Sequence[Union[NewDripNotification, Mapping[str, Any]]],
+        notifications: Sequence[Union[NewDripNotification, DripNotification, Mapping[str, Any]]],
         *,
-        send_to: Union[SendTo, Mapping[str, Any], None] = None,
+        send_to: Union[SendTo, Audience, Mapping[str, Any], None] = None,
         utm_params: Union[UtmParams, Mapping[str, Any], None] = None,
     ) -> int:
-        """Creates a drip; its ``drip_id``. Retried only when the service refused it
+        """Creates a drip; its ``drip_id``. A drip read back can be copied as it is:
+        ``create(name, drip.notifications, send_to=drip.audience, utm_params=drip.utm_params)``
+        (the notifications' ids, order and analytics are left out; an audience becomes the
+        ``send_to`` that selects the same subscribers). Retried only when the service refused it
         unprocessed (429, or 503 with ``Retry-After``), never once it may have been received
         (it would make two). The id is 0 (with a warning) if the service accepted the drip but
         sent no usable id."""
@@ -617,7 +622,8 @@ class Products(_Sync):
     """Product updates (spec 4.12)."""
 
     def update(self, products: Sequence[Union[Product, Mapping[str, Any]]]) -> None:
-        """Sends the latest price and availability. Retried only when the service refused
+        """Sends the latest price and availability: ``Product``s, their dicts, or the
+        emulator's ``products()`` entries. Retried only when the service refused
         it unprocessed (429, or 503 with ``Retry-After``), never once it may have been
         received."""
         self._call("products.update", products)
@@ -980,9 +986,9 @@ class AsyncDrips(_Async):
     async def create(
         self,
         campaign_name: str,
-        notifications: Sequence[Union[NewDripNotification, Mapping[str, Any]]],
+        notifications: Sequence[Union[NewDripNotification, DripNotification, Mapping[str, Any]]],
         *,
-        send_to: Union[SendTo, Mapping[str, Any], None] = None,
+        send_to: Union[SendTo, Audience, Mapping[str, Any], None] = None,
         utm_params: Union[UtmParams, Mapping[str, Any], None] = None,
     ) -> int:
         out: int = await self._call(

@@ -215,8 +215,10 @@ class Emulator(_Clients):
         return int(out["segment_id"])
 
     def create_trigger(self, **fields: Any) -> int:
-        """Creates a triggered campaign from the fields of spec 2.1 (without ids and dates);
-        returns its ``trigger_id``. ``rules`` and ``campaign_name`` are required."""
+        """Creates a triggered campaign from the fields of spec 2.1; returns its
+        ``trigger_id``. ``rules`` and ``campaign_name`` are required. A campaign read from
+        the service is taken as it is (``create_trigger(**campaign.to_dict())``): its ids,
+        dates and analytics are left out."""
         return int(self._call("create_trigger", **fields)["trigger_id"])
 
     def set_online(

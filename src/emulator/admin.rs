@@ -574,6 +574,18 @@ struct NewTrigger {
     api_key: Option<String>,
 }
 
+impl NewTrigger {
+    /// The read shape's own fields (2.1): a campaign read from the service (or from another
+    /// emulator) and given back as it is seeds a copy, these left out.
+    const READ_ONLY: [&'static str; 5] = [
+        "trigger_id",
+        "site_id",
+        "created_at_utc",
+        "updated_at_utc",
+        "analytics",
+    ];
+}
+
 /// An admin operation's arguments as `T`; a refusal names the argument in plain words
 /// (serde's own reads `invalid type: string "500", expected u16`).
 fn read_args<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, String> {
@@ -623,7 +635,10 @@ fn default_limit() -> i64 {
     10
 }
 
-fn create_trigger(emu: &Emu, site: Pinned, args: Map<String, Value>) -> Result<Value, String> {
+fn create_trigger(emu: &Emu, site: Pinned, mut args: Map<String, Value>) -> Result<Value, String> {
+    for key in NewTrigger::READ_ONLY {
+        args.remove(key);
+    }
     // The notification model reads a response's `null` as empty; a seed must say what it
     // means (a `null` schedule would silently be `rightaway`).
     if let Some(Value::Array(notifications)) = args.get("notifications") {

@@ -2,8 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use serde_json::Value;
+
 use super::common::{Action, Analytics, Extra, Json, ScheduleOptions, UtmParams};
 use super::lenient;
+use crate::validate::Violation;
 
 /// Spec 2.7, the read shape.
 #[cfg_attr(
@@ -150,6 +153,31 @@ impl DripNotification {
     }
 }
 
+/// A notification as read, given back where one is created (copying a drip): its read-only
+/// fields (`id`, `order`, `analytics`, and what the service sent beyond the spec, `extra`)
+/// are left out; the rest is validated as any input is.
+impl From<DripNotification> for NewDripNotification {
+    fn from(n: DripNotification) -> Self {
+        NewDripNotification {
+            title: n.title,
+            message: n.message,
+            url: n.url,
+            image_url: n.image_url,
+            big_image_url: n.big_image_url,
+            require_interaction: Some(n.require_interaction),
+            expiry: Some(n.expiry),
+            schedule_options: n.schedule_options,
+            actions: n.actions,
+        }
+    }
+}
+
+impl NewDripNotification {
+    /// The read shape's own fields (2.8), which a notification to create does not carry: a
+    /// read notification's dict (`to_dict()`) given back has them dropped, not refused.
+    pub const READ_ONLY: [&'static str; 3] = ["id", "order", "analytics"];
+}
+
 /// Spec 2.8, the create shape.
 #[cfg_attr(
     feature = "python",
@@ -219,6 +247,135 @@ pub struct SendTo {
     pub include_cities: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude_cities: Vec<String>,
+}
+
+/// The include/exclude lists of `send_to` and the audience rule each becomes (2.7, 2.9).
+const SEND_TO_RULES: [(&str, &str); 4] = [
+    ("segments", "segments"),
+    ("country", "countries"),
+    ("states", "states"),
+    ("city", "cities"),
+];
+
+impl SendTo {
+    fn lists_mut(&mut self) -> [(&mut Vec<String>, &mut Vec<String>); 4] {
+        [
+            (&mut self.include_segments, &mut self.exclude_segments),
+            (&mut self.include_countries, &mut self.exclude_countries),
+            (&mut self.include_states, &mut self.exclude_states),
+            (&mut self.include_cities, &mut self.exclude_cities),
+        ]
+    }
+
+    /// The `send_to` that selects what `audience` does, for a drip read and created again:
+    /// one group (or none) of `in`/`nin` rules on segments, country, states and city, or
+    /// `all`. An audience `send_to` cannot say (OR-ed groups, a device rule) is refused
+    /// naming the rule, rather than widened or narrowed.
+    pub fn from_audience(audience: &Audience, path: &str) -> Result<SendTo, Violation> {
+        let groups = &audience.filter.value;
+        if groups.len() > 1 {
+            return Err(Violation::new(
+                format!("{path}.filter.value"),
+                format!(
+                    "{path}.filter.value has {} groups of rules (OR-ed), which send_to cannot \
+                     express: it takes one group of include and exclude lists",
+                    groups.len()
+                ),
+            ));
+        }
+        let mut out = SendTo::default();
+        for (i, rule) in groups.iter().flatten().enumerate() {
+            let at = format!("{path}.filter.value[0][{i}]");
+            if rule.op == "all" {
+                continue;
+            }
+            let Some(slot) = SEND_TO_RULES.iter().position(|(f, _)| *f == rule.field) else {
+                return Err(Violation::new(
+                    format!("{at}.field"),
+                    format!(
+                        "{at}.field {:?} has no send_to list (segments, country, states and \
+                         city have)",
+                        rule.field
+                    ),
+                ));
+            };
+            let values = match &rule.value.0 {
+                Value::Array(items) => items
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect::<Vec<_>>(),
+                _ => {
+                    return Err(Violation::new(
+                        format!("{at}.value"),
+                        format!("{at}.value must be a list"),
+                    ))
+                }
+            };
+            let (include, exclude) = out.lists_mut().into_iter().nth(slot).expect("4 lists");
+            match rule.op.as_str() {
+                // An empty `in` selects no one; as an empty include list it would be no
+                // filter at all, and the drip would reach everyone.
+                "in" if values.is_empty() => {
+                    return Err(Violation::new(
+                        format!("{at}.value"),
+                        format!(
+                        "{at}.value is empty, so the rule selects no one, which send_to cannot say"
+                    ),
+                    ))
+                }
+                "in" => include.extend(values),
+                "nin" => exclude.extend(values),
+                other => {
+                    return Err(Violation::new(
+                        format!("{at}.op"),
+                        format!("{at}.op must be all, in or nin, not {other:?}"),
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Audience {
+    /// The read shape's audience (2.7) for a drip's `send_to` (2.9): one group whose rules
+    /// are the include (`in`) and exclude (`nin`) lists; no lists means everyone (`all`).
+    pub fn from_send_to(send_to: &SendTo) -> Audience {
+        let mut send_to = send_to.clone();
+        let mut rules = Vec::new();
+        for ((field, _), (include, exclude)) in SEND_TO_RULES.iter().zip(send_to.lists_mut()) {
+            for (op, list) in [("in", include), ("nin", exclude)] {
+                if list.is_empty() {
+                    continue;
+                }
+                let values = list
+                    .iter()
+                    .map(|s| match (*field, s.parse::<i64>()) {
+                        ("segments", Ok(n)) => Value::from(n),
+                        _ => Value::from(s.as_str()),
+                    })
+                    .collect();
+                rules.push(AudienceRule {
+                    field: field.to_string(),
+                    op: op.to_string(),
+                    value: Json(Value::Array(values)),
+                });
+            }
+        }
+        if rules.is_empty() {
+            rules.push(AudienceRule {
+                field: "segments".into(),
+                op: "all".into(),
+                value: Json(Value::Array(Vec::new())),
+            });
+        }
+        Audience {
+            filter: AudienceFilter { value: vec![rules] },
+        }
+    }
 }
 
 /// The body of 4.3.

@@ -19,8 +19,8 @@ use crate::client::{
     Error, Transport,
 };
 use crate::model::{
-    Drip, NewDrip, NewDripNotification, NewNotification, Product, Segment, SendTo,
-    TriggeredCampaign, UtmParams,
+    Audience, Drip, DripNotification, NewDrip, NewDripNotification, NewNotification, Product,
+    Segment, SendTo, TriggeredCampaign, UtmParams,
 };
 
 pub enum Op {
@@ -276,10 +276,12 @@ fn range(args: &Bound<'_, PyTuple>, at: usize) -> Result<AnalyticsRange, Error> 
     })
 }
 
-fn list_of<T: serde::de::DeserializeOwned + serde::Serialize>(
+/// The items of the list `obj`, each as `each` makes it JSON (given the item's path).
+fn items_of(
     obj: &Bound<'_, PyAny>,
     field: &str,
-) -> Result<Vec<T>, Error> {
+    each: impl Fn(&Bound<'_, PyAny>, &str) -> Result<Value, Error>,
+) -> Result<Vec<Value>, Error> {
     if obj.is_none() {
         return Err(Error::validation(field, format!("{field} is required")));
     }
@@ -292,9 +294,66 @@ fn list_of<T: serde::de::DeserializeOwned + serde::Serialize>(
     let mut out = Vec::new();
     for (i, item) in iter.enumerate() {
         let item = item.map_err(|e| Error::validation(field, e.to_string()))?;
-        out.push(model(&item, &format!("{field}[{i}]"))?);
+        out.push(each(&item, &format!("{field}[{i}]"))?);
     }
     Ok(out)
+}
+
+/// A drip notification to create, as JSON: a notification read from a drip
+/// (`drips.get(id).notifications`, or its `to_dict()`) is taken without its read-only
+/// fields, so that a drip can be copied; anything else is read as given.
+fn drip_notification_json(item: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
+    if let Ok(read) = item.cast::<DripNotification>() {
+        let new = NewDripNotification::from(read.get().clone());
+        return serde_json::to_value(new).map_err(|e| Error::validation(path, e.to_string()));
+    }
+    let mut v = to_json(item, path)?;
+    if let Value::Object(m) = &mut v {
+        for key in NewDripNotification::READ_ONLY {
+            m.remove(key);
+        }
+    }
+    Ok(v)
+}
+
+/// A drip's `send_to`: a `SendTo` or its dict, or a read drip's `audience` (an `Audience`
+/// or its dict), which becomes the `send_to` that selects the same subscribers.
+fn send_to_of(obj: &Bound<'_, PyAny>) -> Result<Option<SendTo>, Error> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    let given = to_json(obj, "send_to")?;
+    let is_audience = obj.is_instance_of::<Audience>()
+        || given
+            .as_object()
+            .is_some_and(|m| m.len() == 1 && m.contains_key("filter"));
+    if is_audience {
+        let audience: Audience = model_of(given, "send_to")?;
+        return Ok(Some(SendTo::from_audience(&audience, "send_to")?));
+    }
+    if let Some(key) = crate::validate::empty_include(&given) {
+        let field = format!("send_to.{key}");
+        return Err(Error::validation(
+            field.clone(),
+            format!("{field} is empty, which would send to everyone: leave it out for no filter"),
+        ));
+    }
+    Ok(Some(model_of(given, "send_to")?))
+}
+
+/// A product update: a `Product` or its dict, or an entry of the emulator's `products()`
+/// (`{product, updated_at}`), which is its product.
+fn product_json(item: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
+    let v = to_json(item, path)?;
+    let recorded = v.as_object().is_some_and(|m| {
+        m.get("product").is_some_and(Value::is_object)
+            && m.keys()
+                .all(|k| matches!(k.as_str(), "product" | "updated_at"))
+    });
+    Ok(match v {
+        Value::Object(mut m) if recorded => m.remove("product").unwrap_or_default(),
+        v => v,
+    })
 }
 
 /// The keys of both UTM shapes of 2.5 (`enabled` aside).
@@ -527,28 +586,21 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             range(args, 2)?,
         ),
         "drips.create" => {
+            let notifications = items_of(&a(1), "notifications", drip_notification_json)?;
+            let send_to = send_to_of(&a(2))?;
             // The same JSON type checks as the service, before the lenient model reading
             // (which would turn 3600.5 into 3600 or true into 1 without a word).
             let mut body = Map::new();
-            body.insert("notifications".into(), to_json(&a(1), "notifications")?);
+            body.insert("notifications".into(), Value::Array(notifications.clone()));
             crate::validate::drip_json_types(&body).map_err(|m| {
                 let field = m.split(' ').next().unwrap_or("notifications").to_string();
                 Error::validation(field, m)
             })?;
-            let notifications: Vec<NewDripNotification> = list_of(&a(1), "notifications")?;
-            let send_to: Option<SendTo> = if a(2).is_none() {
-                None
-            } else {
-                let given = to_json(&a(2), "send_to")?;
-                if let Some(key) = crate::validate::empty_include(&given) {
-                    let field = format!("send_to.{key}");
-                    return Err(Error::validation(
-                        field.clone(),
-                        format!("{field} is empty, which would send to everyone: leave it out for no filter"),
-                    ));
-                }
-                Some(model_of(given, "send_to")?)
-            };
+            let notifications = notifications
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| model_of(v, &format!("notifications[{i}]")))
+                .collect::<Result<Vec<NewDripNotification>, Error>>()?;
             let utm_params = if a(3).is_none() {
                 None
             } else {
@@ -607,7 +659,13 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
         } else {
             Some(str_list(&a(0), "types")?)
         }),
-        "products.update" => Op::Products(list_of(&a(0), "products")?),
+        "products.update" => Op::Products(
+            items_of(&a(0), "products", product_json)?
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| model_of(v, &format!("products[{i}]")))
+                .collect::<Result<_, Error>>()?,
+        ),
         "notifications.create" => {
             let n: NewNotification = model(&a(0), "")?;
             Op::Notify(Box::new(n))

@@ -14,8 +14,7 @@ use crate::emulator::http::{int_param, json_object, ok, query, ApiError, ApiResu
 use crate::emulator::state::{iso, Admitted, Counters, DripRec, Emu, Site};
 use crate::form::Form;
 use crate::model::{
-    common::Json, Analytics, Audience, AudienceFilter, AudienceRule, Drip, DripNotification,
-    DripOptions, Meta, NewDrip, SendTo, UtmParams,
+    Analytics, Audience, Drip, DripNotification, DripOptions, Meta, NewDrip, UtmParams,
 };
 use crate::validate::{self, Violation};
 
@@ -230,7 +229,7 @@ fn store_drip(
         site_id: s.site_id,
         created_at_utc: iso(now),
         updated_at_utc: iso(now),
-        audience: audience_of(&send_to),
+        audience: Audience::from_send_to(&send_to),
         options: DripOptions::default(),
         analytics: Analytics::default(),
         notifications: Some(notifications),
@@ -239,45 +238,4 @@ fn store_drip(
     };
     s.drips.push(DripRec { drip, send_to });
     drip_id
-}
-
-/// The read shape's audience (2.7) for a drip's `send_to` (2.9): one group whose rules are
-/// the include (`in`) and exclude (`nin`) lists; no lists means everyone (`all`).
-pub fn audience_of(send_to: &SendTo) -> Audience {
-    let pairs: [(&str, &str, &Vec<String>); 8] = [
-        ("segments", "in", &send_to.include_segments),
-        ("segments", "nin", &send_to.exclude_segments),
-        ("country", "in", &send_to.include_countries),
-        ("country", "nin", &send_to.exclude_countries),
-        ("states", "in", &send_to.include_states),
-        ("states", "nin", &send_to.exclude_states),
-        ("city", "in", &send_to.include_cities),
-        ("city", "nin", &send_to.exclude_cities),
-    ];
-    let mut rules: Vec<AudienceRule> = pairs
-        .iter()
-        .filter(|(_, _, v)| !v.is_empty())
-        .map(|(field, op, v)| AudienceRule {
-            field: field.to_string(),
-            op: op.to_string(),
-            value: Json(Value::Array(
-                v.iter()
-                    .map(|s| match (*field, s.parse::<i64>()) {
-                        ("segments", Ok(n)) => Value::from(n),
-                        _ => Value::from(s.as_str()),
-                    })
-                    .collect(),
-            )),
-        })
-        .collect();
-    if rules.is_empty() {
-        rules.push(AudienceRule {
-            field: "segments".into(),
-            op: "all".into(),
-            value: Json(Value::Array(Vec::new())),
-        });
-    }
-    Audience {
-        filter: AudienceFilter { value: vec![rules] },
-    }
 }
