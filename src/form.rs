@@ -1,4 +1,5 @@
-//! Form-encoded bodies (`application/x-www-form-urlencoded`) with arrays.
+//! Form bodies (`application/x-www-form-urlencoded`, and the fields of
+//! `multipart/form-data`) with arrays.
 //!
 //! The spec sends arrays as indexed keys (`name[0]=a&name[1]=b`); real clients also send
 //! `name[]=a&name[]=b` and repeated plain keys (`name=a&name=b`). serde_qs reads the first two
@@ -19,15 +20,24 @@ pub struct Form {
 
 impl Form {
     pub fn parse(body: &[u8]) -> Form {
+        Form::from_pairs(form_urlencoded::parse(body))
+    }
+
+    /// A form of `(key, value)` pairs as they came, keys spelt as in a form body
+    /// (`name[0]`, `name[]`, repeated `name`): the fields of a `multipart/form-data` body.
+    pub fn from_pairs<K: AsRef<str>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Form {
         let mut fields: BTreeMap<String, Vec<(Option<u64>, String)>> = BTreeMap::new();
         let mut bad_keys = Vec::new();
-        for (key, value) in form_urlencoded::parse(body) {
-            match split_index(&key) {
+        for (key, value) in pairs {
+            let key = key.as_ref();
+            match split_index(key) {
                 Some((base, index)) => fields
                     .entry(base.to_string())
                     .or_default()
-                    .push((index, value.into_owned())),
-                None => bad_keys.push(key.into_owned()),
+                    .push((index, value.into())),
+                None => bad_keys.push(key.to_string()),
             }
         }
         for values in fields.values_mut() {

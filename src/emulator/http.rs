@@ -479,10 +479,11 @@ pub fn json_object(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Valu
 /// A form body. The spec's endpoints are form-encoded; a JSON object is accepted too (its
 /// arrays become lists, `attributes` stays the JSON it is), since clients send one by
 /// mistake and the service reads both.
-pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
+pub async fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
     let ct = content_type(headers);
     match ct.as_str() {
         "" | "application/x-www-form-urlencoded" => checked(Form::parse(body)),
+        "multipart/form-data" => checked(multipart_form(headers, body).await?),
         "application/json" => {
             let obj = json_object(headers, body)?;
             let mut w = crate::form::FormWriter::new();
@@ -521,6 +522,37 @@ pub fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
             "Unsupported Content-Type {other}: send application/x-www-form-urlencoded"
         )),
     }
+}
+
+/// The fields of a `multipart/form-data` body (Node's `form-data`, a browser's `FormData`),
+/// named as in a form body: indexed, `[]` and repeated names. The body was already read
+/// under the request body cap. A file part is refused: no parameter of the API is a file,
+/// and its name would be read as a field nobody set.
+async fn multipart_form(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
+    let ct = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let boundary = multer::parse_boundary(ct)
+        .map_err(|e| format!("Malformed multipart/form-data Content-Type: {e}"))?;
+    let whole = body.clone();
+    let stream = futures::stream::once(async move { Ok::<Bytes, std::io::Error>(whole) });
+    let mut parts = multer::Multipart::new(stream, boundary);
+    let malformed = |e: multer::Error| format!("Malformed multipart/form-data body: {e}");
+    let mut pairs = Vec::new();
+    while let Some(part) = parts.next_field().await.map_err(malformed)? {
+        let Some(name) = part.name().map(str::to_string) else {
+            return Err("A multipart/form-data part has no name".to_string());
+        };
+        if let Some(file) = part.file_name() {
+            return Err(format!(
+                "The {name} part is a file ({file:?}): this endpoint takes fields only"
+            ));
+        }
+        let value = part.text().await.map_err(malformed)?;
+        pairs.push((name, value));
+    }
+    Ok(Form::from_pairs(pairs))
 }
 
 /// The broadcast parameters (4.13) that narrow who receives it: a blank or null one would

@@ -20,7 +20,7 @@ pub async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let form = form_body(&headers, &body).map_err(ApiError::bad)?;
+    let form = form_body(&headers, &body).await.map_err(ApiError::bad)?;
     let new = NewNotification::from_form(&form).map_err(|v| ApiError::bad(v.message))?;
     validate::broadcast(&new).map_err(|v| ApiError::bad(v.message))?;
     let id = emu.in_site(site, |s, ids, now| {

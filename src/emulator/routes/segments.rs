@@ -69,7 +69,7 @@ pub async fn add_with_hash(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let form = form_body(&headers, &body).map_err(ApiError::bad)?;
+    let form = form_body(&headers, &body).await.map_err(ApiError::bad)?;
     let id = segment_of(&form, &emu, site)?;
     let hashes = form.list("subscriber_hash");
     validate::segment_hashes(&hashes).map_err(bad)?;
@@ -91,7 +91,7 @@ pub async fn delete(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let form = form_body(&headers, &body).map_err(ApiError::bad)?;
+    let form = form_body(&headers, &body).await.map_err(ApiError::bad)?;
     let id = segment_of(&form, &emu, site)?;
     emu.in_site(site, |s, _, _| {
         s.segments.retain(|seg| seg.segment_id != id);
@@ -108,7 +108,7 @@ pub async fn profile(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let form = form_body(&headers, &body).map_err(ApiError::bad)?;
+    let form = form_body(&headers, &body).await.map_err(ApiError::bad)?;
     let name = form.text("segment_name").unwrap_or_default();
     let profile_ids = form.list("profile_id");
     let operation = form.text("operation").unwrap_or_default();
