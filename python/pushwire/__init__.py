@@ -44,6 +44,7 @@ from pushwire.errors import (
     NotFoundError,
     PushwireError,
     RateLimitError,
+    ResponseTooLargeError,
     ServerError,
     ValidationError,
 )
@@ -88,6 +89,7 @@ __all__ = [
     "NotFoundError",
     "PushwireError",
     "RateLimitError",
+    "ResponseTooLargeError",
     "ServerError",
     "ValidationError",
     "__version__",

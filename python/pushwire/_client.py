@@ -41,6 +41,9 @@ from pushwire.errors import PushwireError, ValidationError
 
 _log = logging.getLogger("pushwire")
 
+# 64 MiB: the core's default (see `DEFAULT_MAX_RESPONSE_SIZE` in src/client/transport.rs).
+DEFAULT_MAX_RESPONSE_SIZE = 64 << 20
+
 DateLike = Union[_dt.date, str]
 DateTimeLike = Union[_dt.datetime, str]
 # What the core takes where the service wants a whole number or an id: ints, numpy's
@@ -271,6 +274,7 @@ class _Base:
         ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
         proxy: Optional[str] = None,
         max_connections: Optional[SupportsIndex] = 100,
+        max_response_size: SupportsIndex = DEFAULT_MAX_RESPONSE_SIZE,
     ) -> None:
         key, base, events = _settings(api_key, base_url, events_url)
         seconds = _LONGEST_TIMEOUT if timeout is None else _seconds("timeout", timeout)
@@ -288,6 +292,7 @@ class _Base:
             ca_bundle,
             proxy,
             None if max_connections is None else _count("max_connections", max_connections),
+            _count("max_response_size", max_response_size),
         )
 
     @property
@@ -315,6 +320,11 @@ class _Base:
         """The bound on the client's requests in flight at once (each one connection)."""
         return self._core.max_connections
 
+    @property
+    def max_response_size(self) -> int:
+        """The most bytes an answer's body may have (``ResponseTooLargeError`` past it)."""
+        return self._core.max_response_size
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(base_url={self.base_url!r}, events_url={self.events_url!r}, "
@@ -330,9 +340,11 @@ class _Base:
         *,
         timeout: Union[Seconds, None, _Keep] = _KEEP,
         max_retries: Union[SupportsIndex, _Keep] = _KEEP,
+        max_response_size: Union[SupportsIndex, _Keep] = _KEEP,
     ) -> _C:
-        """A client whose calls run under their own ``timeout`` and ``max_retries``, on this
-        client's connections (no new pool, so it is cheap enough to make per call)::
+        """A client whose calls run under their own ``timeout``, ``max_retries`` and
+        ``max_response_size``, on this client's connections (no new pool, so it is cheap
+        enough to make per call)::
 
             client.with_options(timeout=2.0, max_retries=0).events.track("signup", ...)
 
@@ -346,7 +358,12 @@ class _Base:
         elif not isinstance(timeout, _Keep):
             seconds = _seconds("timeout", timeout)
         retries = None if isinstance(max_retries, _Keep) else _count("max_retries", max_retries)
-        core = self._core.with_options(seconds, retries)
+        size = (
+            None
+            if isinstance(max_response_size, _Keep)
+            else _count("max_response_size", max_response_size)
+        )
+        core = self._core.with_options(seconds, retries, size)
         derived = object.__new__(type(self))
         # A subclass's own attributes come along as they are (an object of its own that holds
         # this client keeps calling through this client); the namespaces are the derived one's.
@@ -850,6 +867,9 @@ _CLIENT_DOC = """
     - ``proxy``: a proxy URL for every request (without it, ``HTTPS_PROXY``,
       ``HTTP_PROXY`` and ``NO_PROXY`` apply as for curl).
     - ``max_connections``: requests in flight at once (``None``: no bound).
+    - ``max_response_size``: the most bytes an answer's body may have, 64 MiB by default
+      (the largest answers of the API are about 1 MiB): an endless or huge answer (a broken
+      proxy) fails the call with ``ResponseTooLargeError`` instead of filling the memory.
 
     ``with_options(timeout=..., max_retries=...)`` gives a client with its own limits on the
     same connections, for one call or one part of an application.
@@ -878,6 +898,7 @@ class Client(_Base):
         ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
         proxy: Optional[str] = None,
         max_connections: Optional[SupportsIndex] = 100,
+        max_response_size: SupportsIndex = DEFAULT_MAX_RESPONSE_SIZE,
     ) -> None:
         super().__init__(
             api_key,
@@ -891,6 +912,7 @@ class Client(_Base):
             ca_bundle=ca_bundle,
             proxy=proxy,
             max_connections=max_connections,
+            max_response_size=max_response_size,
         )
         self._namespaces()
 
@@ -1264,6 +1286,7 @@ class AsyncClient(_Base):
         ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
         proxy: Optional[str] = None,
         max_connections: Optional[SupportsIndex] = 100,
+        max_response_size: SupportsIndex = DEFAULT_MAX_RESPONSE_SIZE,
     ) -> None:
         super().__init__(
             api_key,
@@ -1277,6 +1300,7 @@ class AsyncClient(_Base):
             ca_bundle=ca_bundle,
             proxy=proxy,
             max_connections=max_connections,
+            max_response_size=max_response_size,
         )
         self._namespaces()
 

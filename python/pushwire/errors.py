@@ -122,3 +122,17 @@ class APIConnectionError(PushwireError):
 
 class APITimeoutError(APIConnectionError):
     """The call did not finish within its ``timeout``."""
+
+
+class ResponseTooLargeError(APIConnectionError):
+    """An answer's body was larger than the client's ``max_response_size`` (a broken proxy
+    streaming without end, say): the connection was dropped, nothing past the bound read.
+    ``outcome_unknown`` is true for a write, whose answer was not read."""
+
+    def __init__(
+        self, message: str, outcome_unknown: bool = False, max_response_size: int = 0
+    ) -> None:
+        PushwireError.__init__(self, message, outcome_unknown, max_response_size)
+        self.message = message
+        self.outcome_unknown = outcome_unknown
+        self.max_response_size = max_response_size

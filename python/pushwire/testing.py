@@ -43,6 +43,7 @@ class _ClientOptions(TypedDict, total=False):
     ca_bundle: Optional[Union[str, os.PathLike[str]]]
     proxy: Optional[str]
     max_connections: Optional[SupportsIndex]
+    max_response_size: SupportsIndex
 
 
 DateLike = Union[_dt.date, _dt.datetime, str]

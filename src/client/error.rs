@@ -24,6 +24,13 @@ pub enum Error {
         message: String,
         outcome_unknown: bool,
     },
+    /// An answer's body was larger than `limit` (`max_response_size`): the connection was
+    /// dropped, the body neither read to its end nor kept.
+    TooLarge {
+        message: String,
+        outcome_unknown: bool,
+        limit: u64,
+    },
 }
 
 /// An error answer of the service.
@@ -87,6 +94,9 @@ impl Error {
             }
             | Error::Timeout {
                 outcome_unknown, ..
+            }
+            | Error::TooLarge {
+                outcome_unknown, ..
             } => *outcome_unknown,
             Error::Api(a) => a.outcome_unknown,
             Error::Validation(_) | Error::Config(_) => false,
@@ -110,9 +120,9 @@ impl std::fmt::Display for Error {
             Error::Validation(v) => write!(f, "{v}"),
             Error::Config(m) => f.write_str(m),
             Error::Api(a) => write!(f, "{}: {}", a.status, a.message),
-            Error::Connection { message, .. } | Error::Timeout { message, .. } => {
-                f.write_str(message)
-            }
+            Error::Connection { message, .. }
+            | Error::Timeout { message, .. }
+            | Error::TooLarge { message, .. } => f.write_str(message),
         }
     }
 }

@@ -172,6 +172,8 @@ pub struct Config {
     /// Bounds a whole call, retries and waits included.
     pub timeout: Duration,
     pub max_retries: u32,
+    /// The most bytes an answer's body may have (see [`DEFAULT_MAX_RESPONSE_SIZE`]).
+    pub max_response_size: u64,
     pub default_headers: Vec<(String, String)>,
     /// Allows `http://` to a host other than loopback.
     pub allow_insecure: bool,
@@ -225,6 +227,7 @@ impl Config {
             events_url: events_url.to_string(),
             timeout: Duration::from_secs(30),
             max_retries: 2,
+            max_response_size: DEFAULT_MAX_RESPONSE_SIZE,
             default_headers: Vec::new(),
             allow_insecure: false,
             backoff_base: Duration::from_millis(500),
@@ -311,6 +314,13 @@ pub fn tls_config(ca_bundle: Option<&std::path::Path>) -> Result<rustls::ClientC
     Ok(tls)
 }
 
+/// The default bound on an answer's body: 64 MiB. The largest answers the API gives at the
+/// spec's limits are about 1 MiB (`benches/largest_answer.py`: 500 campaigns of long fields
+/// in one `triggers.list` page, 727 KiB; ten years of daily summary rows, 969 KiB), so the
+/// bound is far from any real answer, and far below what an endless body from a broken
+/// proxy would take before the deadline (gigabytes).
+pub const DEFAULT_MAX_RESPONSE_SIZE: u64 = 64 << 20;
+
 pub const USER_AGENT_VALUE: &str =
     concat!("pushwire-python/", env!("CARGO_PKG_VERSION"), " (rust)");
 
@@ -319,8 +329,7 @@ pub const USER_AGENT_VALUE: &str =
 #[derive(Debug)]
 pub struct Transport {
     shared: Arc<Shared>,
-    timeout: Duration,
-    max_retries: u32,
+    limits: Limits,
 }
 
 /// A call's own limits, where they differ from its client's (`Client.with_options`).
@@ -328,6 +337,24 @@ pub struct Transport {
 pub struct Limits {
     pub timeout: Duration,
     pub max_retries: u32,
+    pub max_response_size: u64,
+}
+
+/// How an attempt failed: the HTTP stack, or an answer larger than `max_response_size`.
+#[derive(Debug)]
+enum AttemptError {
+    Http(reqwest::Error),
+    TooLarge {
+        status: StatusCode,
+        /// Its `Content-Length`, when that alone was over the bound (nothing was read).
+        announced: Option<u64>,
+    },
+}
+
+impl From<reqwest::Error> for AttemptError {
+    fn from(e: reqwest::Error) -> Self {
+        AttemptError::Http(e)
+    }
 }
 
 /// What every view of a transport shares: the pool and the client's fixed settings.
@@ -569,8 +596,11 @@ impl Transport {
         };
         Ok(Transport {
             shared: Arc::new(shared),
-            timeout: cfg.timeout,
-            max_retries: cfg.max_retries,
+            limits: Limits {
+                timeout: cfg.timeout,
+                max_retries: cfg.max_retries,
+                max_response_size: cfg.max_response_size,
+            },
         })
     }
 
@@ -578,8 +608,7 @@ impl Transport {
     pub fn with_limits(&self, limits: Limits) -> Transport {
         Transport {
             shared: self.shared.clone(),
-            timeout: limits.timeout,
-            max_retries: limits.max_retries,
+            limits,
         }
     }
 
@@ -640,7 +669,7 @@ impl Transport {
             ));
         }
         let started = Instant::now();
-        let deadline = started.checked_add(self.timeout).unwrap_or(started);
+        let deadline = started.checked_add(self.limits.timeout).unwrap_or(started);
         // One slot for the call's requests, one at a time; let go during a backoff wait,
         // when no request is in flight.
         let mut slot = match &self.slots {
@@ -656,7 +685,7 @@ impl Transport {
                                  max_connections={} connections of the client were busy",
                                 call.method,
                                 call.shown_path(),
-                                self.timeout.as_secs_f64(),
+                                self.limits.timeout.as_secs_f64(),
                                 self.max_connections
                             ),
                             outcome_unknown: false,
@@ -669,7 +698,7 @@ impl Transport {
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
-                return Err(timeout_error(call, self.timeout, false));
+                return Err(timeout_error(call, self.limits.timeout, false));
             }
             let outcome = self.attempt(call, remaining).await;
             let (err, wait_hint, retryable) = match outcome {
@@ -703,7 +732,17 @@ impl Transport {
                     let hint = failure.retry_after;
                     (Error::Api(Box::new(failure)), hint, retryable)
                 }
-                Err(e) => {
+                Err(AttemptError::TooLarge { status, announced }) => {
+                    // Not retried: the same request would most likely get the same answer.
+                    log_call(call, status.as_u16(), started, retries);
+                    return Err(too_large(
+                        call,
+                        status,
+                        announced,
+                        self.limits.max_response_size,
+                    ));
+                }
+                Err(AttemptError::Http(e)) => {
                     // Only a failed connect proves the request never left.
                     let not_sent = e.is_connect();
                     let outcome_unknown = call.method != Method::GET && !not_sent;
@@ -720,7 +759,7 @@ impl Transport {
                         Idempotency::Unsafe => not_sent,
                     };
                     let err = if e.is_timeout() {
-                        timeout_error(call, self.timeout, outcome_unknown)
+                        timeout_error(call, self.limits.timeout, outcome_unknown)
                     } else {
                         Error::Connection {
                             message: connection_message(call, &e, outcome_unknown),
@@ -730,7 +769,7 @@ impl Transport {
                     (err, None, retryable)
                 }
             };
-            if !retryable || retries >= self.max_retries {
+            if !retryable || retries >= self.limits.max_retries {
                 return Err(err);
             }
             let wait = self.backoff(retries, wait_hint);
@@ -744,7 +783,7 @@ impl Transport {
                 call.shown_path(),
                 wait.as_secs_f64() * 1e3,
                 retries + 1,
-                self.max_retries,
+                self.limits.max_retries,
                 err
             );
             drop(slot.take());
@@ -763,7 +802,7 @@ impl Transport {
                                  until then",
                                 call.method,
                                 call.shown_path(),
-                                self.timeout.as_secs_f64(),
+                                self.limits.timeout.as_secs_f64(),
                                 self.max_connections
                             ),
                             outcome_unknown: err.outcome_unknown(),
@@ -793,7 +832,7 @@ impl Transport {
         &self,
         call: &Call,
         remaining: Duration,
-    ) -> std::result::Result<(StatusCode, HeaderMap, bytes::Bytes), reqwest::Error> {
+    ) -> std::result::Result<(StatusCode, HeaderMap, bytes::Bytes), AttemptError> {
         let root = match call.iface {
             Iface::Main => &self.main_root,
             Iface::Events => match &self.events_root {
@@ -820,7 +859,7 @@ impl Transport {
                 .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
                 .body(f.clone()),
         };
-        let resp = req.send().await?;
+        let mut resp = req.send().await?;
         let status = resp.status();
         // Only a failure's headers are read (Retry-After): a success keeps none.
         let headers = if status.is_success() {
@@ -828,8 +867,42 @@ impl Transport {
         } else {
             resp.headers().clone()
         };
-        let body = resp.bytes().await?;
-        Ok((status, headers, body))
+        let limit = self.limits.max_response_size;
+        let too_large = |announced| AttemptError::TooLarge { status, announced };
+        // Returning early drops `resp` with its body unread: the connection is closed,
+        // never returned to the pool, and nothing past the bound is read or buffered.
+        let announced = resp.content_length();
+        if announced.is_some_and(|n| n > limit) {
+            return Err(too_large(announced));
+        }
+        // Read part by part, the bound checked before each is kept. Written here rather
+        // than with http-body-util's `Limited`: reqwest's `Response` gives its parts, not
+        // its body, and a one-part answer (most of them) is kept without a copy. The parts
+        // are kept as they came and joined once at the end: what is held never passes the
+        // bound, where a growing buffer would hold its old and new copies at once.
+        let Some(first) = resp.chunk().await? else {
+            return Ok((status, headers, bytes::Bytes::new()));
+        };
+        let mut total = first.len() as u64;
+        if total > limit {
+            return Err(too_large(None));
+        }
+        let mut parts = vec![first];
+        while let Some(part) = resp.chunk().await? {
+            total += part.len() as u64;
+            if total > limit {
+                return Err(too_large(None));
+            }
+            parts.push(part);
+        }
+        if parts.len() == 1 {
+            return Ok((status, headers, parts.swap_remove(0)));
+        }
+        let mut body = bytes::BytesMut::with_capacity(total as usize);
+        for part in parts {
+            body.extend_from_slice(&part);
+        }
+        Ok((status, headers, body.freeze()))
     }
 }
 
@@ -875,6 +948,30 @@ fn timeout_error(call: &Call, timeout: Duration, outcome_unknown: bool) -> Error
     Error::Timeout {
         message,
         outcome_unknown,
+    }
+}
+
+/// The error of an answer over `max_response_size`: a write's outcome is unknown, as its
+/// answer was not read.
+fn too_large(call: &Call, status: StatusCode, announced: Option<u64>, limit: u64) -> Error {
+    let outcome_unknown = call.method != Method::GET;
+    let what = match announced {
+        Some(n) => format!("announced {n} bytes (Content-Length)"),
+        None => "went past it".to_string(),
+    };
+    let mut message = format!(
+        "{} {}: the answer ({status}) {what}, over max_response_size={limit} bytes; the \
+         connection was dropped without reading the rest",
+        call.method,
+        call.shown_path(),
+    );
+    if outcome_unknown {
+        message.push_str("; the service may have processed it, so it was not retried");
+    }
+    Error::TooLarge {
+        message,
+        outcome_unknown,
+        limit,
     }
 }
 

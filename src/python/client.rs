@@ -114,7 +114,12 @@ type Done = (u64, Result<Output, Error>, Renamer);
 
 /// `timeout` and `max_retries` as a client takes them, or a `ValidationError` naming the one
 /// out of range.
-fn checked_limits(py: Python<'_>, timeout: f64, max_retries: i64) -> PyResult<Limits> {
+fn checked_limits(
+    py: Python<'_>,
+    timeout: f64,
+    max_retries: i64,
+    max_response_size: i64,
+) -> PyResult<Limits> {
     let bad = |field: &str, m: &str| to_pyerr(py, Error::validation(field, m), |f| f.to_string());
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
         return Err(bad(
@@ -125,9 +130,16 @@ fn checked_limits(py: Python<'_>, timeout: f64, max_retries: i64) -> PyResult<Li
     if !(0..=20).contains(&max_retries) {
         return Err(bad("max_retries", "max_retries must be between 0 and 20"));
     }
+    if !(1024..=1 << 40).contains(&max_response_size) {
+        return Err(bad(
+            "max_response_size",
+            "max_response_size must be a number of bytes from 1024 to 2**40",
+        ));
+    }
     Ok(Limits {
         timeout: Duration::from_secs_f64(timeout),
         max_retries: max_retries as u32,
+        max_response_size: max_response_size as u64,
     })
 }
 
@@ -167,7 +179,7 @@ impl Drop for CoreClient {
 #[pymethods]
 impl CoreClient {
     #[new]
-    #[pyo3(signature = (api_key, base_url, events_url, timeout = 30.0, max_retries = 2, default_headers = None, allow_insecure = false, backoff_base = 0.5, ca_bundle = None, proxy = None, max_connections = Some(100)))]
+    #[pyo3(signature = (api_key, base_url, events_url, timeout = 30.0, max_retries = 2, default_headers = None, allow_insecure = false, backoff_base = 0.5, ca_bundle = None, proxy = None, max_connections = Some(100), max_response_size = transport::DEFAULT_MAX_RESPONSE_SIZE as i64))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -182,10 +194,11 @@ impl CoreClient {
         ca_bundle: Option<std::path::PathBuf>,
         proxy: Option<String>,
         max_connections: Option<i64>,
+        max_response_size: i64,
     ) -> PyResult<Self> {
         let bad =
             |field: &str, m: &str| to_pyerr(py, Error::validation(field, m), |f| f.to_string());
-        let limits = checked_limits(py, timeout, max_retries)?;
+        let limits = checked_limits(py, timeout, max_retries, max_response_size)?;
         if !(backoff_base.is_finite() && (0.0..=3600.0).contains(&backoff_base)) {
             return Err(bad(
                 "backoff_base",
@@ -202,6 +215,7 @@ impl CoreClient {
             .with_max_connections(max_connections.map(|n| n as usize));
         config.timeout = limits.timeout;
         config.max_retries = limits.max_retries;
+        config.max_response_size = limits.max_response_size;
         config.allow_insecure = allow_insecure;
         config.backoff_base = Duration::from_secs_f64(backoff_base);
         config.ca_bundle = ca_bundle;
@@ -224,19 +238,21 @@ impl CoreClient {
         })
     }
 
-    /// A client on the same connections whose calls run under their own timeout and
-    /// retries (`None` keeps this client's).
-    #[pyo3(signature = (timeout = None, max_retries = None))]
+    /// A client on the same connections whose calls run under their own timeout, retries
+    /// and answer bound (`None` keeps this client's).
+    #[pyo3(signature = (timeout = None, max_retries = None, max_response_size = None))]
     fn with_options(
         &self,
         py: Python<'_>,
         timeout: Option<f64>,
         max_retries: Option<i64>,
+        max_response_size: Option<i64>,
     ) -> PyResult<CoreClient> {
         let limits = checked_limits(
             py,
             timeout.unwrap_or_else(|| self.timeout()),
             max_retries.unwrap_or_else(|| i64::from(self.max_retries())),
+            max_response_size.unwrap_or_else(|| self.max_response_size() as i64),
         )?;
         Ok(CoreClient {
             config: self.config.clone(),
@@ -265,6 +281,12 @@ impl CoreClient {
     fn max_retries(&self) -> u32 {
         self.limits
             .map_or(self.config.max_retries, |l| l.max_retries)
+    }
+
+    #[getter]
+    fn max_response_size(&self) -> u64 {
+        self.limits
+            .map_or(self.config.max_response_size, |l| l.max_response_size)
     }
 
     /// Whether `close()` was called on this client or on one sharing its connections.

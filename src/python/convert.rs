@@ -619,6 +619,15 @@ fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> Py
             kwargs.set_item("outcome_unknown", outcome_unknown)?;
             ("APITimeoutError", message)
         }
+        Error::TooLarge {
+            message,
+            outcome_unknown,
+            limit,
+        } => {
+            kwargs.set_item("outcome_unknown", outcome_unknown)?;
+            kwargs.set_item("max_response_size", limit)?;
+            ("ResponseTooLargeError", message)
+        }
         Error::Api(a) => {
             kwargs.set_item("status_code", a.status)?;
             kwargs.set_item("body", pythonize(py, &a.body)?)?;
