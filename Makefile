@@ -44,9 +44,11 @@ bench: $(VENV)/.dev-deps
 	$(VENV)/bin/maturin develop --release -q
 	$(PY) benches/run.py
 
-# The full soak of issue 6: 100,000 calls under 5% random faults (the short form runs in `make test`).
+# The full soak: 100,000 calls under 5% random faults (the short form runs in `make test`),
+# then a million events through the standalone emulator, its memory flat after warm-up.
 soak: $(VENV)/.dev-deps develop
 	$(PY) soak/soak.py --calls 100000
+	$(PY) soak/retention.py --events 1000000
 
 # cargo-fuzz on both decoders, FUZZ_SECONDS each (the corpus in fuzz/corpus grows and is
 # kept). cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP lets the stable toolchain use them.

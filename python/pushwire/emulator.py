@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Optional
 
-from pushwire.testing import Emulator
+from pushwire.testing import DEFAULT_RETENTION, Emulator
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -34,6 +34,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         "--no-request-log",
         action="store_true",
         help="do not keep the request log (for load tests: it grows with every request)",
+    )
+    parser.add_argument(
+        "--retention",
+        type=int,
+        default=DEFAULT_RETENTION,
+        metavar="N",
+        help="keep the most recent N requests and N events per site, the oldest pruned "
+        f"first (default {DEFAULT_RETENTION}; 0 keeps all). The service's own state "
+        "(subscribers, segments, campaigns, deliveries, analytics) is never pruned",
     )
     parser.add_argument(
         "--exit-with-parent",
@@ -69,6 +78,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             port=args.port,
             events_port=events_port,
             record_requests=not args.no_request_log,
+            retention=args.retention,
         )
     except ValueError as e:
         # A setting refused (a key no request could carry, a host that is not an address):

@@ -31,6 +31,7 @@ def pushwire_emulator(_pushwire_emulator_session: Emulator) -> Iterator[Emulator
     # turned it off must not leave the next one without its log. The setting the emulator
     # was made with wins (a session fixture overridden with `record_requests=False`).
     emu.set_request_log(emu.record_requests)
+    emu.set_retention(emu.retention)
     yield emu
 
 

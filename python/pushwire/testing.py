@@ -48,7 +48,32 @@ class _ClientOptions(TypedDict, total=False):
 
 DateLike = Union[_dt.date, _dt.datetime, str]
 
-__all__ = ["Emulator", "EmulatorProcess"]
+__all__ = ["DEFAULT_RETENTION", "Emulator", "EmulatorProcess", "Records"]
+
+# How many requests the request log keeps, and events each site keeps, by default.
+DEFAULT_RETENTION = 10_000
+
+
+class Records(list[dict[str, Any]]):
+    """The records the emulator kept, oldest first (a plain list of dicts), with
+    :attr:`pruned`, how many older ones the retention dropped, and :attr:`retention`, how many
+    it keeps (0: all)."""
+
+    pruned: int
+    retention: int
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        super().__init__(answer["entries"])
+        self.pruned = int(answer["pruned"])
+        self.retention = int(answer["retention"])
+
+
+def _retention(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(
+            f"retention must be a whole number of entries, 0 to keep all, not {value!r}"
+        )
+    return value
 
 
 def _jsonable(value: Any) -> Any:
@@ -107,15 +132,23 @@ class Emulator(_Clients):
         port: int = 0,
         events_port: int = 0,
         record_requests: bool = True,
+        retention: int = DEFAULT_RETENTION,
     ) -> None:
+        """``retention``: how many requests the request log keeps, and events each site
+        keeps, the oldest pruned first (0: all). The service's own state (subscribers,
+        segments, campaigns, deliveries, analytics) is never pruned."""
+        retention = _retention(retention)
         self._server = EmulatorServer(api_key, host, port, events_port)
         self.api_key = api_key
-        # The setting it was made with, which the pytest fixture restores for each test.
+        # The settings it was made with, which the pytest fixture restores for each test.
         self.record_requests = record_requests
+        self.retention = retention
         # The pytest fixture's, shared by the session: no test may stop it for the rest.
         self._shared = False
         if not record_requests:
             self.set_request_log(False)
+        if retention != DEFAULT_RETENTION:
+            self.set_retention(retention)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -290,9 +323,20 @@ class Emulator(_Clients):
         self._call("record_click", delivery_id=delivery_id, api_key=api_key)
 
     # -- what the service received and holds -------------------------------------------------
-    def requests(self) -> list[dict[str, Any]]:
-        """Every API request received, oldest first, with the key redacted."""
-        out: list[dict[str, Any]] = self._call("requests")
+    def requests(self) -> Records:
+        """The API requests received, oldest first, with the key redacted: the most recent
+        ``retention`` of them (``.pruned`` counts those dropped before)."""
+        return Records(self._call("requests", meta=True))
+
+    def set_retention(self, retention: int) -> None:
+        """Keeps the most recent ``retention`` requests and events per site from now on (0:
+        all), pruning what is over it now; ``reset`` keeps the setting."""
+        self._call("set_retention", retention=_retention(retention))
+
+    def retention_stats(self, *, api_key: Optional[str] = None) -> dict[str, Any]:
+        """``{"retention": n, "requests": {"kept", "pruned"}, "events": {"kept", "pruned"}}``
+        (the events of ``api_key``'s site)."""
+        out: dict[str, Any] = self._call("retention", api_key=api_key)
         return out
 
     def set_request_log(self, enabled: bool) -> None:
@@ -316,10 +360,10 @@ class Emulator(_Clients):
         out: list[dict[str, Any]] = self._call("notifications", api_key=api_key)
         return out
 
-    def events(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
-        """Every event tracked, oldest first."""
-        out: list[dict[str, Any]] = self._call("events", api_key=api_key)
-        return out
+    def events(self, *, api_key: Optional[str] = None) -> Records:
+        """The events tracked, oldest first: the most recent ``retention`` of them
+        (``.pruned`` counts those dropped before)."""
+        return Records(self._call("events", api_key=api_key, meta=True))
 
     def products(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
         """The latest state of every product updated."""
@@ -484,11 +528,12 @@ class EmulatorProcess(_Clients):
         api_key: str = "test-key",
         *,
         record_requests: bool = True,
+        retention: int = DEFAULT_RETENTION,
         startup_timeout: float = 20.0,
     ) -> None:
         self.api_key = api_key
         cmd = [sys.executable, "-m", "pushwire.emulator", "--port", "0", "--api-key", api_key]
-        cmd.append("--exit-with-parent")
+        cmd += ["--exit-with-parent", "--retention", str(_retention(retention))]
         if not record_requests:
             cmd.append("--no-request-log")
         # The child stops when its stdin pipe closes: it cannot outlive this process, even

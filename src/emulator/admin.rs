@@ -24,10 +24,12 @@ use crate::model::{
 use crate::validate::{self, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, CAMPAIGN_EXPIRY_MAX_SECONDS};
 
 /// The operations, for the admin index and error messages.
-pub const OPERATIONS: [&str; 30] = [
+pub const OPERATIONS: [&str; 32] = [
     "inject_random_faults",
     "fault_stats",
     "set_request_log",
+    "set_retention",
+    "retention",
     "add_site",
     "set_timezone",
     "add_subscriber",
@@ -206,7 +208,37 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             Ok(json!({"segment_id": id}))
         }
         "create_trigger" => create_trigger(emu, site, args),
-        "requests" => Ok(json!(emu.lock().log)),
+        // With `meta`, the entries come with what the retention pruned: one read of the
+        // lock, so the count is the entries' own.
+        "requests" => {
+            let st = emu.lock();
+            Ok(if flag(&args, "meta")? {
+                json!({"entries": st.log, "pruned": st.log_pruned, "retention": emu.retention()})
+            } else {
+                json!(st.log)
+            })
+        }
+        "set_retention" => {
+            let keep = args
+                .get("retention")
+                .and_then(Value::as_u64)
+                .ok_or("retention must be a whole number of entries (0: keep all)")?;
+            emu.set_retention(keep as usize);
+            Ok(json!({"retention": keep}))
+        }
+        "retention" => {
+            let (log, pruned) = {
+                let st = emu.lock();
+                (st.log.len(), st.log_pruned)
+            };
+            let (events, events_pruned) =
+                emu.with_site(site, |s, _, _| (s.events.len(), s.events_pruned))?;
+            Ok(json!({
+                "retention": emu.retention(),
+                "requests": {"kept": log, "pruned": pruned},
+                "events": {"kept": events, "pruned": events_pruned},
+            }))
+        }
         "set_request_log" => {
             let on = args
                 .get("enabled")
@@ -241,7 +273,17 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             )
         })?),
         "notifications" => Ok(emu.with_site(site, |s, _, _| json!(s.notifications))?),
-        "events" => Ok(emu.with_site(site, |s, _, _| json!(s.events))?),
+        "events" => {
+            let meta = flag(&args, "meta")?;
+            let retention = emu.retention();
+            Ok(emu.with_site(site, |s, _, _| {
+                if meta {
+                    json!({"entries": s.events, "pruned": s.events_pruned, "retention": retention})
+                } else {
+                    json!(s.events)
+                }
+            })?)
+        }
         "products" => Ok(emu.with_site(site, |s, _, _| {
             json!(s.products.values().collect::<Vec<_>>())
         })?),
@@ -394,7 +436,9 @@ fn site_of(emu: &Emu, args: &Map<String, Value>, op: &str) -> Result<Pinned, Str
 }
 
 /// The arguments that are booleans or numbers, which a query string can only spell as text.
-const TYPED_ARGS: [&str; 13] = [
+const TYPED_ARGS: [&str; 15] = [
+    "meta",
+    "retention",
     "online",
     "enabled",
     "frozen",
@@ -438,6 +482,15 @@ fn query_value(key: &str, raw: String) -> Value {
             })
             .map(Value::Number)
             .unwrap_or(Value::String(raw)),
+    }
+}
+
+/// An optional boolean argument (false when not given).
+fn flag(args: &Map<String, Value>, key: &str) -> Result<bool, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(format!("{key} must be true or false")),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The emulator's state, explicit and in one place so a test can reset it: sites (one per
 //! API key) and everything each site holds, the request log, armed faults and the clock.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
 use axum::body::Bytes;
@@ -99,7 +99,11 @@ pub struct Site {
     pub drips: Vec<DripRec>,
     pub notifications: Vec<NotificationRec>,
     pub products: BTreeMap<(String, Option<String>), ProductRec>,
-    pub events: Vec<EventRec>,
+    /// The most recent events (`Emu::retention` of them): a history for tests to read,
+    /// which the engine never consults (it acts on each event as it comes).
+    pub events: VecDeque<EventRec>,
+    /// Events dropped from `events` to keep it within the retention.
+    pub events_pruned: u64,
     /// The site's time zone, for scheduled broadcasts, drip times and daily caps.
     pub timezone: FixedOffset,
     pub engine: Engine,
@@ -116,7 +120,8 @@ impl Site {
             drips: Vec::new(),
             notifications: Vec::new(),
             products: BTreeMap::new(),
-            events: Vec::new(),
+            events: VecDeque::new(),
+            events_pruned: 0,
             timezone: FixedOffset::east_opt(0).unwrap_or_else(|| Utc.fix()),
             engine: Engine::default(),
         }
@@ -170,10 +175,14 @@ pub struct State {
     pub sites: BTreeMap<i64, Site>,
     keys: HashMap<String, i64>,
     pub ids: Counters,
-    pub log: Vec<LogEntry>,
-    /// Entries `clear_requests` dropped: an entry's number is this plus its index, so a
-    /// status written after a clear never lands on another request's entry.
-    pub log_cleared: usize,
+    /// The most recent requests (`Emu::retention` of them).
+    pub log: VecDeque<LogEntry>,
+    /// Entries dropped from the front of `log`, by `clear_requests` or pruning: an entry's
+    /// number is this plus its index, so a status written after its entry went never lands
+    /// on another request's entry.
+    pub log_dropped: usize,
+    /// Entries pruned from `log` to keep it within the retention (not those cleared).
+    pub log_pruned: u64,
     pub faults: Vec<Fault>,
     pub chaos: Option<Chaos>,
     /// The clock: wall time plus what `advance` added.
@@ -188,8 +197,9 @@ impl State {
             sites: BTreeMap::new(),
             keys: HashMap::new(),
             ids: Counters::default(),
-            log: Vec::new(),
-            log_cleared: 0,
+            log: VecDeque::new(),
+            log_dropped: 0,
+            log_pruned: 0,
             faults: Vec::new(),
             chaos: None,
             clock_offset: Duration::zero(),
@@ -285,6 +295,24 @@ pub struct Emu {
     /// Whether API requests go to the request log (off for load tests: the log grows
     /// with every request).
     pub record_requests: std::sync::atomic::AtomicBool,
+    /// How many requests the log keeps, and events each site keeps, the oldest pruned
+    /// first (0: all). The service's own state (subscribers, segments, campaigns,
+    /// deliveries, analytics) is never pruned: its behaviour depends on it.
+    pub retention: std::sync::atomic::AtomicUsize,
+}
+
+/// The default retention: enough for a developer to look back over a session, bounded so
+/// that an emulator left running for days stays at the size of its state.
+pub const DEFAULT_RETENTION: usize = 10_000;
+
+/// Drops the oldest entries of `list` past `keep` (0: keep all); how many it dropped.
+pub fn prune<T>(list: &mut VecDeque<T>, keep: usize) -> usize {
+    if keep == 0 || list.len() <= keep {
+        return 0;
+    }
+    let over = list.len() - keep;
+    list.drain(..over);
+    over
 }
 
 /// What is wrong with a site key, if anything: a key no request could authenticate with.
@@ -309,6 +337,26 @@ impl Emu {
             epoch: std::sync::atomic::AtomicU64::new(0),
             default_key: default_key.to_string(),
             record_requests: std::sync::atomic::AtomicBool::new(true),
+            retention: std::sync::atomic::AtomicUsize::new(DEFAULT_RETENTION),
+        }
+    }
+
+    /// How many requests and events are kept (0: all).
+    pub fn retention(&self) -> usize {
+        self.retention.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Keeps `keep` requests and events from now on (0: all), pruning what is over it now.
+    pub fn set_retention(&self, keep: usize) {
+        self.retention
+            .store(keep, std::sync::atomic::Ordering::Relaxed);
+        let mut st = self.lock();
+        let st = &mut *st;
+        let dropped = prune(&mut st.log, keep);
+        st.log_dropped += dropped;
+        st.log_pruned += dropped as u64;
+        for site in st.sites.values_mut() {
+            site.events_pruned += prune(&mut site.events, keep) as u64;
         }
     }
 
@@ -418,7 +466,7 @@ impl Emu {
             };
             headers.insert(name.as_str().to_string(), Value::String(shown));
         }
-        st.log.push(LogEntry {
+        st.log.push_back(LogEntry {
             interface: iface.name(),
             method: parts.method.to_string(),
             path: redact(parts.uri.path().to_string()),
@@ -429,9 +477,13 @@ impl Emu {
             received_at,
             fault: None,
         });
+        let entry = st.log_dropped + st.log.len() - 1;
+        let dropped = prune(&mut st.log, self.retention());
+        st.log_dropped += dropped;
+        st.log_pruned += dropped as u64;
         Admission {
             epoch,
-            entry: Some(st.log_cleared + st.log.len() - 1),
+            entry: Some(entry),
         }
     }
 
@@ -442,7 +494,7 @@ impl Emu {
 
     /// The request's log entry, if it is still there (not cleared, no reset since).
     fn entry<'s>(&self, st: &'s mut State, at: &Admission) -> Option<&'s mut LogEntry> {
-        let n = at.entry?.checked_sub(st.log_cleared)?;
+        let n = at.entry?.checked_sub(st.log_dropped)?;
         if !self.current(at) {
             return None;
         }
@@ -452,7 +504,7 @@ impl Emu {
     /// Empties the request log.
     pub fn clear_log(&self) {
         let mut st = self.lock();
-        st.log_cleared += st.log.len();
+        st.log_dropped += st.log.len();
         st.log.clear();
     }
 

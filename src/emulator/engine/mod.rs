@@ -817,7 +817,8 @@ mod tests {
             drips: Vec::new(),
             notifications: Vec::new(),
             products: Default::default(),
-            events: Vec::new(),
+            events: Default::default(),
+            events_pruned: 0,
             timezone: FixedOffset::east_opt(0).unwrap(),
             engine: Engine::default(),
         }

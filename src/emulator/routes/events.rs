@@ -37,6 +37,7 @@ pub async fn track(
             .unwrap_or_default(),
         received_at: chrono::Utc::now(),
     };
+    let keep = emu.retention();
     emu.in_site(site, |s, ids, now| {
         engine::on_event(
             s,
@@ -47,10 +48,11 @@ pub async fn track(
             rec.device_token_hash.as_deref(),
             &rec.data,
         );
-        s.events.push(EventRec {
+        s.events.push_back(EventRec {
             received_at: now,
             ..rec
-        })
+        });
+        s.events_pruned += crate::emulator::state::prune(&mut s.events, keep) as u64;
     })?;
     ok(json!({"error_code": 0, "data": {}}))
 }
