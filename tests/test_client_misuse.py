@@ -1055,3 +1055,42 @@ def test_the_env_fixture_points_a_client_from_the_environment_at_the_emulator(tm
         )
     )
     run_pytest(tmp_path)
+
+
+def test_logging_disable_silences_the_core_without_asking_python_from_io_threads():
+    code = textwrap.dedent(
+        """
+        import asyncio, logging, threading
+        from pushwire.testing import Emulator
+        seen, asked = [], []
+        class Keep(logging.Handler):
+            def emit(self, record):
+                seen.append(record.getMessage())
+        log = logging.getLogger("pushwire")
+        log.addHandler(Keep())
+        log.setLevel(logging.DEBUG)
+        plain = log.isEnabledFor
+        def counting(level):
+            asked.append(threading.current_thread().name)
+            return plain(level)
+        log.isEnabledFor = counting
+
+        async def three(c):
+            for _ in range(3):
+                await c.segments.list()
+
+        out = []
+        with Emulator() as emu, emu.client() as c:
+            logging.disable(logging.CRITICAL)
+            c.segments.list()
+            asyncio.run(three(emu.async_client()))
+            out += [len(seen), len(asked)]
+            logging.disable(logging.NOTSET)
+            c.segments.list()
+            out.append(sum("/segments" in m for m in seen))
+        print(*out)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "0", "1"]

@@ -111,7 +111,7 @@ def test_a_file_part_or_a_malformed_body_is_a_400_in_the_endpoints_shape(emu: Em
             timeout=TIMEOUT,
         )
         body = assert_main_error(r, 400)
-        assert "multipart" in body["message"].lower() or "required" in body["message"].lower()
+        assert body["message"].startswith("Malformed multipart/form-data"), body
     assert emu.notifications() == []
 
 

@@ -247,3 +247,68 @@ def test_a_triggered_campaign_read_from_the_service_seeds_a_copy_in_the_emulator
     # A misspelt field of a hand-written seed is still refused.
     with pytest.raises(ValueError, match="campaign_nmae"):
         emu.create_trigger(**{**original.to_dict(), "campaign_nmae": "x"})
+
+
+def test_a_read_notifications_dict_with_fields_beyond_the_spec_is_copied(
+    drv: Driver, emu: Emulator
+):
+    original = drv(drv.client.drips.get, seed_drip(drv, emu))
+    # What a service that sends more than the spec reads as: the extra kept in `extra`.
+    read = DripNotification.from_dict({**original.notifications[0].to_dict(), "status": "on"})
+    assert read.extra == {"status": "on"}
+    copy = copied(drv, original.drip_id, [read.to_dict()])
+    assert copy.notifications[0].title == read.title and copy.notifications[0].extra == {}
+    # Without the read shape's own fields, the same key is a hand-written typo.
+    hand = without(read.to_dict(), NOTIFICATION_READ_ONLY)
+    with pytest.raises(ValidationError) as info:
+        drv(drv.client.drips.create, "Copy", [hand])
+    assert info.value.field == "notifications[0].status"
+
+
+def rules(*group: dict[str, Any]) -> dict[str, Any]:
+    return {"filter": {"value": [list(group)]}}
+
+
+@pytest.mark.parametrize(
+    "audience,field",
+    [
+        ({"filter": {"value": []}}, "send_to.filter.value"),
+        (
+            rules(
+                {"field": "segments", "op": "in", "value": [1]},
+                {"field": "segments", "op": "in", "value": [2]},
+            ),
+            "send_to.filter.value[0][1].field",
+        ),
+        (rules({"field": "segments", "op": "all", "value": [1]}), "send_to.filter.value[0][0].op"),
+        (
+            rules({"field": "country", "op": "in", "value": [None]}),
+            "send_to.filter.value[0][0].value",
+        ),
+    ],
+    ids=["no_group", "two_in_rules_on_one_field", "all_with_values", "null_value"],
+)
+def test_an_audience_that_would_be_widened_is_refused(
+    drv: Driver, emu: Emulator, audience: dict[str, Any], field: str
+):
+    with pytest.raises(ValidationError) as info:
+        drv(drv.client.drips.create, "Copy", [new_drip_notification()], send_to=audience)
+    assert info.value.field == field
+    assert emu.requests() == []
+
+
+def test_two_exclusions_on_one_field_exclude_both(drv: Driver, emu: Emulator):
+    a, b = emu.create_segment("a"), emu.create_segment("b")
+    audience = rules(
+        {"field": "segments", "op": "nin", "value": [a]},
+        {"field": "segments", "op": "nin", "value": [b]},
+    )
+    copy_id = drv(drv.client.drips.create, "Copy", [new_drip_notification()], send_to=audience)
+    people = {
+        "a": emu.add_subscriber(segments=[a]),
+        "b": emu.add_subscriber(segments=[b]),
+        "none": emu.add_subscriber(),
+    }
+    emu.advance(60)
+    reached = {d["subscriber_hash"] for d in emu.deliveries() if d["source_id"] == copy_id}
+    assert reached == {people["none"]}

@@ -217,3 +217,34 @@ def test_the_emulator_process_admin_client_follows_no_redirect_and_no_proxy(
         assert elsewhere.root in str(info.value)
         assert elsewhere.seen == []
         assert len(origin.seen) == 1
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        SECRET,
+        SECRET.replace("-", "%2D"),
+        "".join(f"%{b:02X}" for b in SECRET.encode()),
+        "".join(f"%25{b:02X}" for b in SECRET.encode()),
+    ],
+    ids=["raw", "partly_encoded", "encoded", "encoded_twice"],
+)
+def test_a_location_carrying_the_key_is_shown_without_it(elsewhere: Recorder, spelling: str):
+    origin = Recorder(
+        "127.0.0.1",
+        lambda s, path: (
+            302,
+            {"Location": f"{elsewhere.root}/collect?k={spelling}&x=" + "y" * 5000},
+        ),
+    )
+    try:
+        err = sync_and_async(CALLS[0][1], origin.root, "sync")
+    finally:
+        origin.shutdown()
+        origin.server_close()
+    shown = str(err)
+    assert f"{elsewhere.root}/collect?k=[redacted]" in shown
+    for text in (shown, repr(err), str(err.args)):
+        assert SECRET not in text and spelling not in text
+    assert len(shown) < 700  # a long Location is cut
+    assert elsewhere.seen == []

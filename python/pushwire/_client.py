@@ -865,7 +865,8 @@ _CLIENT_DOC = """
     - ``ca_bundle``: a PEM file of certificates to trust besides the platform's (a
       corporate CA); certificates are always verified.
     - ``proxy``: a proxy URL for every request (without it, ``HTTPS_PROXY``,
-      ``HTTP_PROXY`` and ``NO_PROXY`` apply as for curl).
+      ``HTTP_PROXY`` and ``NO_PROXY`` apply as for curl, except when every host is
+      loopback).
     - ``max_connections``: requests in flight at once (``None``: no bound).
     - ``max_response_size``: the most bytes an answer's body may have, 64 MiB by default
       (the largest answers of the API are about 1 MiB): an endless or huge answer (a broken

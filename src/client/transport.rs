@@ -709,6 +709,10 @@ impl Transport {
                 Ok((status, headers, body)) => {
                     let body = self.without_secret(&body);
                     let mut failure = api_failure(call.iface, status, &headers, &body);
+                    if status.is_redirection() {
+                        failure.message =
+                            redirect_message(status, &headers, self.secret.as_deref());
+                    }
                     if let Some(secret) = &self.secret {
                         failure.redact(secret);
                     }
@@ -1010,9 +1014,7 @@ fn api_failure(iface: Iface, status: StatusCode, headers: &HeaderMap, body: &[u8
     let parsed: Value = serde_json::from_slice(body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
     let mut failure = failure_from_body(status.as_u16(), parsed);
-    if status.is_redirection() {
-        failure.message = redirect_message(status, headers);
-    } else if failure.message.is_empty() {
+    if failure.message.is_empty() {
         failure.message = status
             .canonical_reason()
             .unwrap_or("request failed")
@@ -1025,10 +1027,36 @@ fn api_failure(iface: Iface, status: StatusCode, headers: &HeaderMap, body: &[u8
     }
 }
 
-/// What a redirect is told as: its target, and that it was not followed.
-fn redirect_message(status: StatusCode, headers: &HeaderMap) -> String {
+/// What a redirect is told as: its target, and that it was not followed. The target as a
+/// log may show it: percent-decoded (an encoded key would pass a search for the key), the
+/// key blanked, control characters dropped, at most 300 characters.
+fn redirect_message(status: StatusCode, headers: &HeaderMap, secret: Option<&str>) -> String {
     let target = match headers.get(reqwest::header::LOCATION) {
-        Some(v) => format!("to {:?}", String::from_utf8_lossy(v.as_bytes())),
+        Some(v) => {
+            let mut shown = String::from_utf8_lossy(v.as_bytes()).into_owned();
+            // Until nothing is left to decode (a key encoded twice), a few rounds at most.
+            for _ in 0..4 {
+                let decoded = percent_encoding::percent_decode_str(&shown)
+                    .decode_utf8_lossy()
+                    .into_owned();
+                if decoded == shown {
+                    break;
+                }
+                shown = decoded;
+            }
+            if let Some(secret) = secret {
+                // Also as a form encodes a space (`+`).
+                for spelling in [secret.to_string(), secret.replace(' ', "+")] {
+                    shown = shown.replace(&spelling, crate::client::error::REDACTED);
+                }
+            }
+            let mut shown: String = shown.chars().filter(|c| !c.is_control()).collect();
+            if let Some((cut, _)) = shown.char_indices().nth(300) {
+                shown.truncate(cut);
+                shown.push_str("...");
+            }
+            format!("to {shown}")
+        }
         None => "with no Location".to_string(),
     };
     format!(

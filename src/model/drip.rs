@@ -176,6 +176,19 @@ impl NewDripNotification {
     /// The read shape's own fields (2.8), which a notification to create does not carry: a
     /// read notification's dict (`to_dict()`) given back has them dropped, not refused.
     pub const READ_ONLY: [&'static str; 3] = ["id", "order", "analytics"];
+
+    /// The create shape's fields (2.8).
+    pub const FIELDS: [&'static str; 9] = [
+        "title",
+        "message",
+        "url",
+        "image_url",
+        "big_image_url",
+        "require_interaction",
+        "expiry",
+        "schedule_options",
+        "actions",
+    ];
 }
 
 /// Spec 2.8, the create shape.
@@ -249,15 +262,20 @@ pub struct SendTo {
     pub exclude_cities: Vec<String>,
 }
 
-/// The include/exclude lists of `send_to` and the audience rule each becomes (2.7, 2.9).
-const SEND_TO_RULES: [(&str, &str); 4] = [
-    ("segments", "segments"),
-    ("country", "countries"),
-    ("states", "states"),
-    ("city", "cities"),
-];
+/// The audience rule fields (2.7) that `send_to` has lists for (2.9), in its order.
+const SEND_TO_FIELDS: [&str; 4] = ["segments", "country", "states", "city"];
 
 impl SendTo {
+    /// The include and exclude lists of each of [`SEND_TO_FIELDS`].
+    fn lists(&self) -> [(&Vec<String>, &Vec<String>); 4] {
+        [
+            (&self.include_segments, &self.exclude_segments),
+            (&self.include_countries, &self.exclude_countries),
+            (&self.include_states, &self.exclude_states),
+            (&self.include_cities, &self.exclude_cities),
+        ]
+    }
+
     fn lists_mut(&mut self) -> [(&mut Vec<String>, &mut Vec<String>); 4] {
         [
             (&mut self.include_segments, &mut self.exclude_segments),
@@ -268,71 +286,107 @@ impl SendTo {
     }
 
     /// The `send_to` that selects what `audience` does, for a drip read and created again:
-    /// one group (or none) of `in`/`nin` rules on segments, country, states and city, or
-    /// `all`. An audience `send_to` cannot say (OR-ed groups, a device rule) is refused
-    /// naming the rule, rather than widened or narrowed.
+    /// one group of rules AND-ed, each `in` or `nin` on segments, country, states or city,
+    /// or the single `all` rule. Every audience `send_to` cannot say exactly is refused
+    /// naming the rule, never widened or narrowed: OR-ed groups, no group at all (which
+    /// selects no one), a device rule, two `in` rules on one field (AND-ed, where an include
+    /// list is any of its values), an `in` with no value, `all` with values.
     pub fn from_audience(audience: &Audience, path: &str) -> Result<SendTo, Violation> {
         let groups = &audience.filter.value;
-        if groups.len() > 1 {
-            return Err(Violation::new(
-                format!("{path}.filter.value"),
-                format!(
-                    "{path}.filter.value has {} groups of rules (OR-ed), which send_to cannot \
-                     express: it takes one group of include and exclude lists",
-                    groups.len()
-                ),
-            ));
+        fn refuse<T>(field: String, why: String) -> Result<T, Violation> {
+            Err(Violation::new(field, why))
         }
+        let group = match groups.as_slice() {
+            [group] => group,
+            [] => {
+                return refuse(
+                    format!("{path}.filter.value"),
+                    format!(
+                        "{path}.filter.value has no group of rules, which selects no one: \
+                         send_to cannot say that (leave send_to out to reach everyone)"
+                    ),
+                )
+            }
+            more => {
+                return refuse(
+                    format!("{path}.filter.value"),
+                    format!(
+                        "{path}.filter.value has {} groups of rules (OR-ed), which send_to \
+                         cannot express: it takes one group of include and exclude lists",
+                        more.len()
+                    ),
+                )
+            }
+        };
         let mut out = SendTo::default();
-        for (i, rule) in groups.iter().flatten().enumerate() {
+        for (i, rule) in group.iter().enumerate() {
             let at = format!("{path}.filter.value[0][{i}]");
+            let values = match &rule.value.0 {
+                Value::Array(items) => items
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(s) => Ok(s.clone()),
+                        Value::Number(n) => Ok(n.to_string()),
+                        other => Err(other),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .or_else(|bad| {
+                        refuse(
+                            format!("{at}.value"),
+                            format!("{at}.value holds {bad}: only strings and numbers match"),
+                        )
+                    })?,
+                _ => return refuse(format!("{at}.value"), format!("{at}.value must be a list")),
+            };
             if rule.op == "all" {
+                if !values.is_empty() || group.len() > 1 {
+                    return refuse(
+                        format!("{at}.op"),
+                        format!("{at}: `all` selects everyone, so it stands alone with no values"),
+                    );
+                }
                 continue;
             }
-            let Some(slot) = SEND_TO_RULES.iter().position(|(f, _)| *f == rule.field) else {
-                return Err(Violation::new(
+            let Some(slot) = SEND_TO_FIELDS.iter().position(|f| *f == rule.field) else {
+                return refuse(
                     format!("{at}.field"),
                     format!(
                         "{at}.field {:?} has no send_to list (segments, country, states and \
                          city have)",
                         rule.field
                     ),
-                ));
-            };
-            let values = match &rule.value.0 {
-                Value::Array(items) => items
-                    .iter()
-                    .map(|v| match v {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    })
-                    .collect::<Vec<_>>(),
-                _ => {
-                    return Err(Violation::new(
-                        format!("{at}.value"),
-                        format!("{at}.value must be a list"),
-                    ))
-                }
+                );
             };
             let (include, exclude) = out.lists_mut().into_iter().nth(slot).expect("4 lists");
             match rule.op.as_str() {
                 // An empty `in` selects no one; as an empty include list it would be no
                 // filter at all, and the drip would reach everyone.
                 "in" if values.is_empty() => {
-                    return Err(Violation::new(
+                    return refuse(
                         format!("{at}.value"),
                         format!(
                         "{at}.value is empty, so the rule selects no one, which send_to cannot say"
                     ),
-                    ))
+                    )
                 }
-                "in" => include.extend(values),
+                "in" if !include.is_empty() => {
+                    return refuse(
+                        format!("{at}.field"),
+                        format!(
+                            "{at} is a second `in` rule on {}: the two are AND-ed, which an \
+                             include list (any of its values) cannot express",
+                            rule.field
+                        ),
+                    )
+                }
+                "in" => *include = values,
+                // `nin a` AND `nin b` is `nin` both.
                 "nin" => exclude.extend(values),
                 other => {
-                    return Err(Violation::new(
+                    return refuse(
                         format!("{at}.op"),
                         format!("{at}.op must be all, in or nin, not {other:?}"),
-                    ))
+                    )
                 }
             }
         }
@@ -344,9 +398,8 @@ impl Audience {
     /// The read shape's audience (2.7) for a drip's `send_to` (2.9): one group whose rules
     /// are the include (`in`) and exclude (`nin`) lists; no lists means everyone (`all`).
     pub fn from_send_to(send_to: &SendTo) -> Audience {
-        let mut send_to = send_to.clone();
         let mut rules = Vec::new();
-        for ((field, _), (include, exclude)) in SEND_TO_RULES.iter().zip(send_to.lists_mut()) {
+        for (field, (include, exclude)) in SEND_TO_FIELDS.iter().zip(send_to.lists()) {
             for (op, list) in [("in", include), ("nin", exclude)] {
                 if list.is_empty() {
                     continue;

@@ -1,13 +1,16 @@
 //! Rust `log` records to Python's `logging`, at the level logging is configured with now.
 //!
-//! The `pushwire` logger's effective level is read wherever a call already holds the GIL
-//! (each client call, each emulator operation, `reset_log_cache`) and becomes `log`'s global
-//! maximum: a record above it is dropped by the `log` macros' own check, one atomic load,
-//! and never asks Python. A record at or below it goes to pyo3-log, which takes the GIL to
-//! hand it to its Python logger, whose own level, filters and handlers decide as for any
-//! Python record; emitting needs the GIL anyway. pyo3-log caches the logger objects but not
-//! their levels, so a level set after the first call takes effect at the next call: no cache
-//! to reset.
+//! The `pushwire` logger's effective level (and `logging.disable`'s) is read wherever a
+//! call already holds the GIL (each client call, each emulator operation, `reset_log_cache`)
+//! and becomes `log`'s global maximum, never below warnings: a debug or info record above it
+//! is dropped by the `log` macros' own check, one atomic load, and never asks Python. A
+//! record at or below it goes to pyo3-log, which takes the GIL to hand it to its Python
+//! logger, whose own level, filters and handlers decide as for any Python record; emitting
+//! needs the GIL anyway. pyo3-log caches the logger objects but not their levels, so a level
+//! set after the first call takes effect at the next call: no cache to reset. Warnings and
+//! errors, which are rare, always reach Python, so a child logger's level
+//! (`pushwire.emulator`) or one set while no call runs (an emulator serving requests) is
+//! honoured for them too.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -63,16 +66,23 @@ pub fn refresh(py: Python<'_>) {
     let Ok(logger) = logger else {
         return;
     };
-    let level = match logger
-        .bind(py)
-        .call_method0(pyo3::intern!(py, "getEffectiveLevel"))
-        .and_then(|l| l.extract::<i64>())
-    {
-        Ok(level) => level,
-        // A logging patched into something odd: leave the level as it was.
-        Err(_) => return,
+    let logger = logger.bind(py);
+    let read = || -> PyResult<i64> {
+        let level: i64 = logger
+            .call_method0(pyo3::intern!(py, "getEffectiveLevel"))?
+            .extract()?;
+        // `logging.disable(n)` turns off every record at n and below, whatever the levels.
+        let disabled: i64 = logger
+            .getattr(pyo3::intern!(py, "manager"))?
+            .getattr(pyo3::intern!(py, "disable"))?
+            .extract()?;
+        Ok(level.max(disabled.saturating_add(1)))
+    };
+    // A logging patched into something odd: leave the level as it was.
+    let Ok(level) = read() else {
+        return;
     };
     if SEEN.swap(level, Ordering::Relaxed) != level {
-        log::set_max_level(filter_of(level));
+        log::set_max_level(filter_of(level).max(LevelFilter::Warn));
     }
 }

@@ -302,6 +302,11 @@ fn items_of(
 /// A drip notification to create, as JSON: a notification read from a drip
 /// (`drips.get(id).notifications`, or its `to_dict()`) is taken without its read-only
 /// fields, so that a drip can be copied; anything else is read as given.
+///
+/// A dict with all of the read shape's own fields (`id`, `order`, `analytics`) is a read
+/// notification's: the fields the service sent beyond the spec are left out with them (its
+/// model keeps them in `extra`), the create shape's fields checked as any input's. A
+/// hand-written dict keeps every check: a misspelt field is refused.
 fn drip_notification_json(item: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
     if let Ok(read) = item.cast::<DripNotification>() {
         let new = NewDripNotification::from(read.get().clone());
@@ -309,6 +314,12 @@ fn drip_notification_json(item: &Bound<'_, PyAny>, path: &str) -> Result<Value, 
     }
     let mut v = to_json(item, path)?;
     if let Value::Object(m) = &mut v {
+        let read = NewDripNotification::READ_ONLY
+            .iter()
+            .all(|k| m.contains_key(*k));
+        if read {
+            m.retain(|k, _| NewDripNotification::FIELDS.contains(&k.as_str()));
+        }
         for key in NewDripNotification::READ_ONLY {
             m.remove(key);
         }
@@ -591,11 +602,15 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             // The same JSON type checks as the service, before the lenient model reading
             // (which would turn 3600.5 into 3600 or true into 1 without a word).
             let mut body = Map::new();
-            body.insert("notifications".into(), Value::Array(notifications.clone()));
+            body.insert("notifications".into(), Value::Array(notifications));
             crate::validate::drip_json_types(&body).map_err(|m| {
                 let field = m.split(' ').next().unwrap_or("notifications").to_string();
                 Error::validation(field, m)
             })?;
+            let notifications = match body.remove("notifications") {
+                Some(Value::Array(notifications)) => notifications,
+                _ => Vec::new(),
+            };
             let notifications = notifications
                 .into_iter()
                 .enumerate()
