@@ -17,7 +17,36 @@ pub struct Row {
     pub row: SummaryRow,
     pub extra: Map<String, Value>,
 }
-envelope!(Distribution { data: Map<String, Value>; });
+envelope!(Distribution { data: Dimensions; });
+
+/// 4.11's `data`, `{dimension: {value: count}}`. An empty one may come as `[]`, as PHP
+/// encodes an empty map; it reads as no dimension.
+#[derive(Debug)]
+pub struct Dimensions(Map<String, Value>);
+
+impl<'de> serde::Deserialize<'de> for Dimensions {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Object(m) => Ok(Dimensions(m)),
+            Value::Array(a) if a.is_empty() => Ok(Dimensions(Map::new())),
+            other => Err(serde::de::Error::invalid_type(
+                serde::de::Unexpected::Other(json_kind(&other)),
+                &"an object of dimensions",
+            )),
+        }
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
 
 pub async fn summary(t: &Transport, from: &str, to: &str, group_by: &str) -> Result<Vec<Row>> {
     validate::summary_query(Some(from), Some(to), Some(group_by))?;
@@ -64,8 +93,14 @@ pub async fn subscribers(t: &Transport, types: Option<&[String]>) -> Result<Map<
     validate::subscriber_dimensions(joined.as_deref())?;
     let call = Call::get("/subscribers/analytics/summary").query("type", joined);
     let mut d: Distribution = t.send(&call).await?;
+    // A dimension with no value may come as `[]` too.
+    for counts in d.data.0.values_mut() {
+        if counts.as_array().is_some_and(Vec::is_empty) {
+            *counts = Value::Object(Map::new());
+        }
+    }
     // Counts as integers, as the other reads are lenient with numbers sent as text.
-    for counts in d.data.values_mut().filter_map(Value::as_object_mut) {
+    for counts in d.data.0.values_mut().filter_map(Value::as_object_mut) {
         for count in counts.values_mut() {
             let number = match &*count {
                 Value::String(s) => s.trim().parse::<f64>().ok(),
@@ -80,5 +115,5 @@ pub async fn subscribers(t: &Transport, types: Option<&[String]>) -> Result<Map<
             }
         }
     }
-    Ok(d.data)
+    Ok(d.data.0)
 }

@@ -29,7 +29,9 @@ impl Envelope for Created {
 /// invite the caller to retry it, which would create (and send) it twice. A warning on the
 /// `pushwire` logger says so instead.
 pub fn id_of(field: &str, v: Option<&Value>) -> i64 {
+    // A fraction is no id: a truncated one would name another notification.
     let id = v
+        .filter(|v| v.as_f64().is_none_or(|f| f.fract() == 0.0))
         .and_then(|v| crate::model::lenient::opt_int(v).ok().flatten())
         .filter(|id| *id > 0);
     id.unwrap_or_else(|| {

@@ -516,6 +516,28 @@ impl Transport {
                     "default_headers must not carry the key: pass api_key=",
                 ));
             }
+            // Headers that frame the message or the connection are the HTTP stack's: a
+            // `Content-Length` of its own would cut every body short.
+            if matches!(
+                name.as_str(),
+                "content-length"
+                    | "transfer-encoding"
+                    | "host"
+                    | "connection"
+                    | "keep-alive"
+                    | "te"
+                    | "trailer"
+                    | "upgrade"
+                    | "proxy-connection"
+            ) {
+                return Err(Error::validation(
+                    "default_headers",
+                    format!(
+                        "default_headers must not set {k}: the HTTP client sets it for each \
+                         request"
+                    ),
+                ));
+            }
             let value = HeaderValue::from_str(v).map_err(|_| {
                 Error::validation(
                     "default_headers",
@@ -624,11 +646,14 @@ impl Transport {
 
     /// Sends `call` (with retries) and decodes a successful answer into `R`.
     pub async fn send<R: DeserializeOwned + Envelope>(&self, call: &Call) -> Result<R> {
-        let bytes = self.send_raw(call).await?;
-        decode::<R>(call.iface, &bytes).map_err(|e| {
+        let (status, bytes) = self.send_raw(call).await?;
+        // A byte-order mark some servers put before the JSON.
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        let write = call.method != Method::GET;
+        decode::<R>(call.iface, status, bytes, write).map_err(|e| {
             // Described again from the body without the key: a message quotes an excerpt,
             // which could cut the key where a whole-key replacement would miss it.
-            let e = match decode::<R>(call.iface, &self.without_secret(&bytes)) {
+            let e = match decode::<R>(call.iface, status, &self.without_secret(bytes), write) {
                 Err(redacted) => redacted,
                 Ok(_) => e,
             };
@@ -660,8 +685,8 @@ impl Transport {
         }
     }
 
-    /// Sends `call` with retries; the body of the first successful answer.
-    pub async fn send_raw(&self, call: &Call) -> Result<bytes::Bytes> {
+    /// Sends `call` with retries; the status and body of the first successful answer.
+    pub async fn send_raw(&self, call: &Call) -> Result<(StatusCode, bytes::Bytes)> {
         if call.iface == Iface::Events && self.events_root.is_none() {
             return Err(Error::validation(
                 "events_url",
@@ -704,7 +729,7 @@ impl Transport {
             let (err, wait_hint, retryable) = match outcome {
                 Ok((status, _, body)) if status.is_success() => {
                     log_call(call, status.as_u16(), started, retries);
-                    return Ok(body);
+                    return Ok((status, body));
                 }
                 Ok((status, headers, body)) => {
                     let body = self.without_secret(&body);
@@ -1122,12 +1147,20 @@ pub trait Envelope {
 }
 
 /// Decodes a 2xx answer. A `success: false` answer becomes [`Error::Api`] with the
-/// service's message, as the real service sends some failures with HTTP 200.
-pub fn decode<R: DeserializeOwned + Envelope>(iface: Iface, body: &[u8]) -> Result<R> {
+/// service's message, as the real service sends some failures with HTTP 200. An answer that
+/// does not decode is an error with its status; for a `write`, whose 2xx says the service
+/// took it, its outcome is unknown (it must not be sent again blindly).
+pub fn decode<R: DeserializeOwned + Envelope>(
+    iface: Iface,
+    status: StatusCode,
+    body: &[u8],
+    write: bool,
+) -> Result<R> {
+    let code = status.as_u16();
     match serde_json::from_slice::<R>(body) {
         Ok(r) if r.success() == Some(false) => {
             let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-            let failure = refusal(failure_from_body(200, v));
+            let failure = refusal(failure_from_body(code, v));
             Err(Error::Api(Box::new(match iface {
                 Iface::Events => with_events_code(failure),
                 Iface::Main => failure,
@@ -1137,7 +1170,7 @@ pub fn decode<R: DeserializeOwned + Envelope>(iface: Iface, body: &[u8]) -> Resu
         Err(e) => {
             let v: Value = serde_json::from_slice(body)
                 .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
-            let mut failure = failure_from_body(200, v);
+            let mut failure = failure_from_body(code, v);
             let refused = failure.body.get("success") == Some(&Value::Bool(false));
             if refused {
                 // A refusal is a refusal, whatever else its answer lacks.
@@ -1163,6 +1196,13 @@ pub fn decode<R: DeserializeOwned + Envelope>(iface: Iface, body: &[u8]) -> Resu
                         "the {interface} interface answered with an unexpected shape{at}: {e}"
                     ),
                 };
+                if write {
+                    failure.outcome_unknown = true;
+                    failure.message.push_str(&format!(
+                        "; the service answered {status}, so it may have acted on the request: \
+                         it was not retried, check before sending it again"
+                    ));
+                }
             }
             Err(Error::Api(Box::new(failure)))
         }

@@ -459,6 +459,31 @@ fn content_type(headers: &HeaderMap) -> String {
         .to_ascii_lowercase()
 }
 
+/// The `charset` a body declares, if any, is UTF-8 (or its subset ASCII): a form in another
+/// one (`caf%E9` in ISO-8859-1) would be read as replacement characters and stored so.
+fn utf8_charset(headers: &HeaderMap) -> Result<(), String> {
+    let raw = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    for param in raw.split(';').skip(1) {
+        let Some((name, value)) = param.split_once('=') else {
+            continue;
+        };
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            continue;
+        }
+        let value = value.trim().trim_matches('"');
+        if !["utf-8", "utf8", "us-ascii"]
+            .iter()
+            .any(|ok| value.eq_ignore_ascii_case(ok))
+        {
+            return Err(format!("Unsupported charset {value}: send UTF-8"));
+        }
+    }
+    Ok(())
+}
+
 /// A JSON object body; `None` names what is wrong with it.
 pub fn json_object(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>, String> {
     let ct = content_type(headers);
@@ -469,6 +494,7 @@ pub fn json_object(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Valu
             format!("Unsupported Content-Type {ct}: send application/json")
         });
     }
+    utf8_charset(headers)?;
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err("The body must be a JSON object".to_string()),
@@ -481,6 +507,9 @@ pub fn json_object(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Valu
 /// mistake and the service reads both.
 pub async fn form_body(headers: &HeaderMap, body: &Bytes) -> Result<Form, String> {
     let ct = content_type(headers);
+    if ct == "application/x-www-form-urlencoded" {
+        utf8_charset(headers)?;
+    }
     match ct.as_str() {
         "" | "application/x-www-form-urlencoded" => checked(Form::parse(body)),
         "multipart/form-data" => checked(multipart_form(headers, body).await?),

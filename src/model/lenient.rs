@@ -12,6 +12,8 @@ use serde::de::{self, Deserializer, Visitor};
 /// A scalar as the service may spell it, `None` for null.
 enum Scalar {
     Int(i64),
+    /// A whole number past `i64`: kept exact for text, refused as an integer.
+    Big(u64),
     Float(f64),
     Text(String),
     Bool(bool),
@@ -32,7 +34,7 @@ impl<'de> Visitor<'de> for ScalarVisitor {
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
-        Ok(i64::try_from(v).map_or(Scalar::Float(v as f64), Scalar::Int))
+        Ok(i64::try_from(v).map_or(Scalar::Big(v), Scalar::Int))
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
@@ -68,12 +70,15 @@ fn scalar<'de, D: Deserializer<'de>>(d: D) -> Result<Scalar, D::Error> {
     d.deserialize_any(ScalarVisitor)
 }
 
+/// The largest magnitude an `f64` holds every integer up to (2^53).
+const EXACT_IN_F64: f64 = 9_007_199_254_740_992.0;
+
 fn text_to_int(s: &str) -> Option<i64> {
     let s = s.trim();
     s.parse::<i64>().ok().or_else(|| {
         s.parse::<f64>()
             .ok()
-            .filter(|f| f.is_finite())
+            .filter(|f| f.is_finite() && f.abs() <= EXACT_IN_F64)
             .map(|f| f as i64)
     })
 }
@@ -81,6 +86,17 @@ fn text_to_int(s: &str) -> Option<i64> {
 fn as_int<E: de::Error>(v: Scalar) -> Result<Option<i64>, E> {
     match v {
         Scalar::Int(i) => Ok(Some(i)),
+        // Past `i64` (or past where a float holds every integer), any integer read from it
+        // would be another number, an id of something else: refused, the read fails saying
+        // where, rather than clamped.
+        Scalar::Big(u) => Err(E::invalid_value(
+            de::Unexpected::Unsigned(u),
+            &"an integer within 64 bits",
+        )),
+        Scalar::Float(f) if !(f.is_finite() && f.abs() <= EXACT_IN_F64) => Err(E::invalid_value(
+            de::Unexpected::Float(f),
+            &"an integer within 2^53",
+        )),
         Scalar::Float(f) => Ok(Some(f as i64)),
         Scalar::Bool(b) => Ok(Some(i64::from(b))),
         Scalar::Null => Ok(None),
@@ -105,6 +121,7 @@ pub fn opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error>
 pub fn float<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     match scalar(d)? {
         Scalar::Int(i) => Ok(i as f64),
+        Scalar::Big(u) => Ok(u as f64),
         Scalar::Float(f) => Ok(f),
         Scalar::Null => Ok(0.0),
         Scalar::Bool(b) => Err(de::Error::invalid_type(
@@ -188,6 +205,11 @@ fn as_text(v: Scalar) -> Option<String> {
     match v {
         Scalar::Text(s) => Some(s),
         Scalar::Int(i) => Some(i.to_string()),
+        Scalar::Big(u) => Some(u.to_string()),
+        // A whole number sent as a float (`12.0`) is the id `12`.
+        Scalar::Float(f) if f.fract() == 0.0 && f.abs() <= EXACT_IN_F64 => {
+            Some((f as i64).to_string())
+        }
         Scalar::Float(f) => {
             Some(serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| n.to_string()))
         }
@@ -215,6 +237,7 @@ pub fn ids<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
             match scalar(d)? {
                 Scalar::Text(s) => Ok(Id(s)),
                 Scalar::Int(i) => Ok(Id(i.to_string())),
+                Scalar::Big(u) => Ok(Id(u.to_string())),
                 _ => Err(de::Error::custom("expected an id: a string or an integer")),
             }
         }

@@ -41,7 +41,7 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(s.to_string_lossy().into_owned()));
+        return text(s, path).map(Value::String);
     }
     if obj.is_instance_of::<PyInt>() {
         if let Ok(i) = obj.extract::<i64>() {
@@ -64,8 +64,8 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         for (k, v) in d.iter() {
             let key = k
                 .cast::<PyString>()
-                .map(|s| s.to_string_lossy().into_owned())
-                .map_err(|_| Error::validation(path, "dict keys must be strings"))?;
+                .map_err(|_| Error::validation(path, "dict keys must be strings"))
+                .and_then(|s| text(s, path))?;
             let child = if path.is_empty() {
                 key.clone()
             } else {
@@ -140,7 +140,17 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
             .name()
             .is_ok_and(|n| n == "bool_" || n == "bool")
     {
-        return as_float(obj, path);
+        // Its own text is the shortest decimal of its precision (`19.99` for float32's
+        // 19.9899997...): the number the caller wrote, not float64's reading of it.
+        let shortest = obj
+            .str()
+            .ok()
+            .and_then(|t| t.to_cow().ok().and_then(|t| t.trim().parse::<f64>().ok()))
+            .and_then(serde_json::Number::from_f64);
+        return match shortest {
+            Some(n) => Ok(Value::Number(n)),
+            None => as_float(obj, path),
+        };
     }
     // numpy's bool (no __index__, and no subclass of bool)
     if obj
@@ -169,6 +179,22 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         path,
         format!("{path}: {type_name} is not a JSON value, a model or a dict"),
     ))
+}
+
+/// A Python string as UTF-8. A lone surrogate (what `surrogateescape` decoding leaves of a
+/// byte that was not UTF-8) has no UTF-8 form: refused, never sent as a replacement
+/// character, which would name another profile or segment.
+pub fn text(s: &Bound<'_, PyString>, path: &str) -> Result<String, Error> {
+    s.to_cow().map(|t| t.into_owned()).map_err(|_| {
+        let name = if path.is_empty() { "the value" } else { path };
+        Error::validation(
+            path,
+            format!(
+                "{name} holds a lone surrogate (a byte that was not UTF-8, decoded with \
+                 surrogateescape?), which is not text that can be sent"
+            ),
+        )
+    })
 }
 
 /// pandas' missing values (`pd.NaT`, `pd.NA`) as `null`, and numpy's times: a `datetime64`

@@ -12,7 +12,7 @@ use pyo3::types::{
 use pythonize::pythonize;
 use serde_json::{Map, Value};
 
-use super::convert::{date_text, is_missing, model, model_of, to_json, to_pyerr};
+use super::convert::{self, date_text, is_missing, model, model_of, to_json, to_pyerr};
 use super::models::Page;
 use crate::client::{
     analytics, bulk, drips, events, notifications, products, segments, triggers, AnalyticsRange,
@@ -188,7 +188,7 @@ fn opt_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<i64>, Error> {
 /// A resource id: an int, or a str of digits (an id taken from a URL or a form).
 fn id_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
     if let Ok(s) = obj.cast::<PyString>() {
-        let s = s.to_string_lossy();
+        let s = convert::text(s, field)?;
         let digits = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         return match s.parse::<i64>() {
             Ok(i) if digits => Ok(i),
@@ -209,7 +209,7 @@ fn int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
 /// An id given as an int or a str.
 fn id_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(s.to_string_lossy().into_owned());
+        return convert::text(s, field);
     }
     if is_missing(obj) {
         return Err(Error::validation(
@@ -225,7 +225,7 @@ fn opt_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<String>, Error
         return Ok(None);
     }
     match obj.cast::<PyString>() {
-        Ok(s) => Ok(Some(s.to_string_lossy().into_owned())),
+        Ok(s) => convert::text(s, field).map(Some),
         Err(_) => Err(Error::validation(
             field,
             format!("{field} must be a string"),
@@ -672,7 +672,15 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
         "analytics.subscribers" => Op::Subscribers(if a(0).is_none() {
             None
         } else {
-            Some(str_list(&a(0), "types")?)
+            let types = str_list(&a(0), "types")?;
+            // Sent as `type=`, which the service reads as no filter: every dimension.
+            if types.is_empty() {
+                return Err(Error::validation(
+                    "types",
+                    "types is empty: leave it out (None) for every dimension",
+                ));
+            }
+            Some(types)
         }),
         "products.update" => Op::Products(
             items_of(&a(0), "products", product_json)?
