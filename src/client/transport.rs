@@ -916,16 +916,18 @@ impl Transport {
         if total > limit {
             return Err(too_large(None));
         }
+        let Some(second) = resp.chunk().await? else {
+            return Ok((status, headers, first));
+        };
         let mut parts = vec![first];
-        while let Some(part) = resp.chunk().await? {
+        let mut next = Some(second);
+        while let Some(part) = next {
             total += part.len() as u64;
             if total > limit {
                 return Err(too_large(None));
             }
             parts.push(part);
-        }
-        if parts.len() == 1 {
-            return Ok((status, headers, parts.swap_remove(0)));
+            next = resp.chunk().await?;
         }
         let mut body = bytes::BytesMut::with_capacity(total as usize);
         for part in parts {

@@ -17,10 +17,13 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use log::LevelFilter;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyAnyMethods;
+use pyo3::types::{PyAnyMethods, PyDict};
 
-/// The `pushwire` logger object.
-static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// The `pushwire` logger object, and its `_cache` dict when it has one.
+static LOGGER: PyOnceLock<(Py<PyAny>, Option<Py<PyDict>>)> = PyOnceLock::new();
+
+/// The key this module keeps in the logger's `_cache` while the level it read holds.
+const MARK: &str = "pushwire-core-level";
 
 /// The Python level last handed to `log` (`i64::MIN` before the first).
 static SEEN: AtomicI64 = AtomicI64::new(i64::MIN);
@@ -54,18 +57,42 @@ fn filter_of(level: i64) -> LevelFilter {
     }
 }
 
-/// Reads the `pushwire` logger's effective level and hands it to `log` if it changed
-/// (about 0.2 us: one Python method call).
+/// Reads the `pushwire` logger's effective level and hands it to `log` if it changed: one
+/// dict look-up while logging's levels stay as they were, two Python calls after a change.
 pub fn refresh(py: Python<'_>) {
-    let logger = LOGGER.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        Ok(py
+    read_level(py, false);
+}
+
+/// [`refresh`], whatever the mark says (`reset_log_cache`).
+pub fn refresh_now(py: Python<'_>) {
+    read_level(py, true);
+}
+
+fn read_level(py: Python<'_>, force: bool) {
+    let looked_up = LOGGER.get_or_try_init(py, || -> PyResult<_> {
+        let logger = py
             .import("logging")?
-            .call_method1("getLogger", ("pushwire",))?
-            .unbind())
+            .call_method1("getLogger", ("pushwire",))?;
+        let cache = logger
+            .getattr("_cache")
+            .ok()
+            .and_then(|c| c.cast_into::<PyDict>().ok())
+            .map(Bound::unbind);
+        Ok((logger.unbind(), cache))
     });
-    let Ok(logger) = logger else {
+    let Ok((logger, cache)) = looked_up else {
         return;
     };
+    // logging empties every logger's `_cache` whenever a level changes anywhere (`setLevel`,
+    // `disable`, `basicConfig`, `dictConfig`): while the mark put there is still in it, the
+    // level read last still holds, and this costs one dict look-up instead of asking the
+    // logger (a CPython detail since 3.7; without `_cache`, the logger is asked every time).
+    let mark = pyo3::intern!(py, MARK);
+    if let Some(cache) = cache.as_ref().filter(|_| !force) {
+        if cache.bind(py).contains(mark).unwrap_or(false) {
+            return;
+        }
+    }
     let logger = logger.bind(py);
     let read = || -> PyResult<i64> {
         let level: i64 = logger
@@ -84,5 +111,8 @@ pub fn refresh(py: Python<'_>) {
     };
     if SEEN.swap(level, Ordering::Relaxed) != level {
         log::set_max_level(filter_of(level).max(LevelFilter::Warn));
+    }
+    if let Some(cache) = cache {
+        let _ = cache.bind(py).set_item(mark, true);
     }
 }

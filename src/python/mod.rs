@@ -31,7 +31,7 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// thread that logs through the core without making a call (an emulator serving requests).
 #[pyfunction]
 fn reset_log_cache(py: Python<'_>) {
-    logs::refresh(py);
+    logs::refresh_now(py);
 }
 
 #[pymodule]
