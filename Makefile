@@ -31,6 +31,7 @@ demo: develop
 test: $(VENV)/.dev-deps develop
 	cargo fmt --check
 	cargo test -q
+	cargo build -q --bin pushwire-emulator
 	$(VENV)/bin/ruff check python tests examples benches soak
 	$(VENV)/bin/ruff format --check python tests examples benches soak
 	$(PY) -m mypy.stubtest pushwire._core
@@ -67,6 +68,8 @@ lint: $(VENV)/.dev-deps
 	cargo deny check bans licenses sources
 	$(VENV)/bin/ruff check python tests examples benches soak
 	$(VENV)/bin/ruff format --check python tests examples benches soak
+	$(PY) -m pip install -q "check-jsonschema>=0.29"
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
 fmt: $(VENV)/.dev-deps
 	cargo fmt

@@ -1,4 +1,7 @@
-"""``python -m pushwire.emulator``: serve the emulator until interrupted."""
+"""``pushwire-emulator`` (or ``python -m pushwire.emulator``): serve the emulator until
+interrupted. It prints the URLs and the key it serves, one ``NAME=value`` a line, and stops
+cleanly on SIGINT or SIGTERM. The Rust binary of the same name (``cargo install --path .
+--bin pushwire-emulator``) takes the same flags and prints the same lines, without Python."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from pushwire.testing import DEFAULT_RETENTION, Emulator
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m pushwire.emulator",
+        prog="pushwire-emulator",
         description="Serve a local emulator of the push notification service.",
     )
     parser.add_argument("--host", default="127.0.0.1")
@@ -89,12 +92,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     with emu:
         print(f"PUSHWIRE_BASE_URL={emu.base_url}", flush=True)
         print(f"PUSHWIRE_EVENTS_URL={emu.events_url}", flush=True)
+        print(f"PUSHWIRE_API_KEY={emu.api_key}", flush=True)
         print("serving; Ctrl-C to stop", flush=True)
         try:
             while not stop.wait(0.2):
                 pass
         except KeyboardInterrupt:
             pass
+    print("stopped", flush=True)
     return 0
 
 
