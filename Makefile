@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: demo test develop lint fmt clean bench soak fuzz
+.PHONY: demo test develop lint fmt clean bench soak fuzz dist dist-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,20 @@ $(VENV)/.maturin: | $(PY)
 	$(PY) -m pip install -q "maturin>=1.8,<2"
 	touch $@
 
+# zig as the C compiler and linker of the manylinux2014 wheels (tools/dist.py).
+$(VENV)/.zig: | $(PY)
+	$(PY) -m pip install -q "ziglang>=0.13,<0.14"
+	touch $@
+
+# One manylinux2014 wheel per CPython 3.9-3.13 found, and the sdist, into dist/.
+dist: $(VENV)/.maturin $(VENV)/.zig
+	$(PY) tools/dist.py build
+
+# The wheels installed in a fresh venv per CPython found (no compiler or cargo on PATH), the
+# quick start and a smoke subset of the tests run against each.
+dist-check: dist
+	$(PY) tools/dist.py check
+
 # Builds the extension into the venv (debug profile: the tests and the demo share it).
 develop: $(VENV)/.maturin
 	$(VENV)/bin/maturin develop -q
@@ -32,8 +46,8 @@ test: $(VENV)/.dev-deps develop
 	cargo fmt --check
 	cargo test -q
 	cargo build -q --bin pushwire-emulator
-	$(VENV)/bin/ruff check python tests examples benches soak
-	$(VENV)/bin/ruff format --check python tests examples benches soak
+	$(VENV)/bin/ruff check python tests examples benches soak tools
+	$(VENV)/bin/ruff format --check python tests examples benches soak tools
 	$(PY) -m mypy.stubtest pushwire._core
 	$(VENV)/bin/mypy --strict examples python/pushwire
 	$(PY) -m pytest -q

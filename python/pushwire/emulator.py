@@ -12,6 +12,7 @@ import sys
 import threading
 from typing import Optional
 
+from pushwire import __version__
 from pushwire.testing import DEFAULT_RETENTION, Emulator
 
 
@@ -19,6 +20,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="pushwire-emulator",
         description="Serve a local emulator of the push notification service.",
+    )
+    parser.add_argument(
+        "-V", "--version", action="version", version=f"pushwire-emulator {__version__}"
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8900, help="main interface (0: any free)")

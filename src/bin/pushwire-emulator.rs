@@ -68,9 +68,7 @@ fn parse() -> Result<Args, (String, u8)> {
             Long("events-port") => {
                 args.events_port = Some(parser.value().map_err(bad)?.parse().map_err(bad)?)
             }
-            Long("api-key") => {
-                args.api_key = parser.value().map_err(bad)?.string().map_err(bad)?
-            }
+            Long("api-key") => args.api_key = parser.value().map_err(bad)?.string().map_err(bad)?,
             Long("no-request-log") => args.request_log = false,
             Long("retention") => {
                 args.retention = parser.value().map_err(bad)?.parse().map_err(bad)?
@@ -139,9 +137,11 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let events_port = args
-        .events_port
-        .unwrap_or(if args.port == 0 { 0 } else { args.port.saturating_add(1) });
+    let events_port = args.events_port.unwrap_or(if args.port == 0 {
+        0
+    } else {
+        args.port.saturating_add(1)
+    });
     let config = Config {
         api_key: args.api_key.clone(),
         host: args.host,

@@ -204,8 +204,8 @@ pub fn text(s: &Bound<'_, PyString>, path: &str) -> Result<String, Error> {
 fn pandas_or_numpy_time(obj: &Bound<'_, PyAny>, path: &str) -> Option<Result<Value, Error>> {
     let ty = obj.get_type();
     let name = ty.name().ok()?;
-    let name = name.to_str().ok()?;
-    match name {
+    let name = name.to_cow().ok()?;
+    match name.as_ref() {
         "NaTType" | "NAType" => Some(Ok(Value::Null)),
         "datetime64" | "timedelta64" => {
             let numpy = ty
@@ -215,7 +215,7 @@ fn pandas_or_numpy_time(obj: &Bound<'_, PyAny>, path: &str) -> Option<Result<Val
                 return None;
             }
             let text = obj.str().ok()?.to_string();
-            Some(match (name, text.as_str()) {
+            Some(match (name.as_ref(), text.as_str()) {
                 (_, "NaT") => Ok(Value::Null),
                 ("datetime64", _) => Ok(Value::String(text)),
                 _ => Err(Error::validation(

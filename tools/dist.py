@@ -1,0 +1,205 @@
+"""Builds the wheels and the sdist (`make dist`) and checks that they install and work on every
+CPython from 3.9 to 3.13 found on this machine (`make dist-check`).
+
+    python tools/dist.py build     # dist/: one manylinux2014 wheel per CPython found, the sdist
+    python tools/dist.py check     # a fresh venv per CPython: install, quick start, smoke tests
+
+One wheel per CPython version rather than one abi3 wheel: abi3 measured 3.5-10.7% slower in
+bench case 2 on this machine (README, "Performance"). The wheels are manylinux2014 (glibc
+2.17): built with zig as the C compiler and linker (maturin's `--zig`, the `ziglang` package),
+so no Docker image is needed.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DIST = ROOT / "dist"
+VERSIONS = ["3.9", "3.10", "3.11", "3.12", "3.13"]
+
+
+def interpreters() -> dict[str, str]:
+    """CPython 3.9-3.13 on this machine: pyenv's, then `python3.X` on PATH."""
+    found: dict[str, str] = {}
+    roots = [os.environ.get("PYENV_ROOT", ""), str(Path.home() / ".pyenv")]
+    for version in VERSIONS:
+        candidates = []
+        for root in filter(None, roots):
+            candidates += sorted(glob.glob(f"{root}/versions/{version}.*/bin/python{version}"))
+        on_path = shutil.which(f"python{version}")
+        if on_path:
+            candidates.append(on_path)
+        for exe in candidates:
+            out = subprocess.run(
+                [exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+            )
+            if out.returncode == 0 and out.stdout.strip() == version:
+                found[version] = exe
+                break
+    return found
+
+
+def report(found: dict[str, str]) -> None:
+    print("CPython found: " + ", ".join(f"{v} ({exe})" for v, exe in found.items()), flush=True)
+    missing = [v for v in VERSIONS if v not in found]
+    if missing:
+        print("CPython not found (not checked): " + ", ".join(missing), flush=True)
+    if "3.9" not in found and "3.13" not in found:
+        sys.exit("neither CPython 3.9 nor 3.13 was found: the oldest and newest must be checked")
+
+
+def run(cmd: list[str], **kwargs: object) -> None:
+    print("+ " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, **kwargs)  # type: ignore[call-overload]
+
+
+def build() -> None:
+    found = interpreters()
+    report(found)
+    shutil.rmtree(DIST, ignore_errors=True)
+    maturin = shutil.which("maturin") or sys.exit("maturin is not installed")
+    env = dict(os.environ)
+    # Its own target directory: zig as the C compiler would otherwise rebuild the
+    # development build's C dependencies (and the next `make develop` rebuild them back).
+    env["CARGO_TARGET_DIR"] = str(ROOT / "target" / "dist")
+    cmd = [maturin, "build", "--release", "--zig", "--compatibility", "manylinux2014"]
+    cmd += ["--out", str(DIST)]
+    for exe in found.values():
+        cmd += ["--interpreter", exe]
+    run(cmd, cwd=ROOT, env=env)
+    run([maturin, "sdist", "--out", str(DIST)], cwd=ROOT, env=env)
+    for f in sorted(DIST.iterdir()):
+        print(f"  {f.name}  {f.stat().st_size / 1e6:.1f} MB")
+
+
+SMOKE = '''
+"""The smoke subset, run against the installed wheel."""
+import asyncio
+
+import pytest
+
+import pushwire
+
+
+def test_a_sync_call(pushwire_emulator):
+    seg = pushwire_emulator.create_segment("vip")
+    with pushwire_emulator.client() as c:
+        assert [s.segment_id for s in c.segments.list()] == [str(seg)]
+
+
+def test_an_async_call(pushwire_emulator):
+    async def main():
+        async with pushwire_emulator.async_client() as c:
+            await c.events.track("signup", profile_id="u1")
+    asyncio.run(main())
+    assert [e["event_name"] for e in pushwire_emulator.events()] == ["signup"]
+
+
+def test_an_error(pushwire_emulator):
+    with pushwire_emulator.client(max_retries=0) as c:
+        with pytest.raises(pushwire.BadRequestError) as info:
+            c.drips.get(999)
+    assert info.value.status_code == 400
+    with pytest.raises(pushwire.ValidationError):
+        pushwire.Client(api_key="k", base_url="ftp://nowhere")
+
+
+def test_the_fixture_gives_fresh_state(pushwire_emulator):
+    assert pushwire_emulator.requests() == []
+
+
+def test_the_version_is_the_crates():
+    assert pushwire.__version__ == "{version}"
+'''
+
+
+def crate_version() -> str:
+    for line in (ROOT / "Cargo.toml").read_text().splitlines():
+        if line.startswith("version = "):
+            return line.split('"')[1]
+    raise SystemExit("no version in Cargo.toml")
+
+
+def check() -> None:
+    found = interpreters()
+    report(found)
+    version = crate_version()
+    wheels = sorted(DIST.glob("*.whl"))
+    if not wheels:
+        sys.exit("no wheel in dist/: run `make dist` first")
+    failed = []
+    for py, exe in found.items():
+        tag = "cp" + py.replace(".", "")
+        wheel = [w for w in wheels if f"-{tag}-" in w.name]
+        if not wheel:
+            failed.append(f"{py}: no {tag} wheel in dist/")
+            continue
+        with tempfile.TemporaryDirectory(prefix=f"pushwire-dist-{py}-") as tmp:
+            venv = Path(tmp) / "venv"
+            run([exe, "-m", "venv", str(venv)])
+            bin_ = venv / "bin"
+            # Nothing on PATH but the venv: no compiler, no cargo, no system Python.
+            env = {"PATH": str(bin_), "HOME": tmp, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+            try:
+                run(
+                    [
+                        str(bin_ / "python"),
+                        "-m",
+                        "pip",
+                        "install",
+                        "-q",
+                        "--only-binary",
+                        ":all:",
+                        "--no-index",
+                        str(wheel[0]),
+                    ],
+                    env=env,
+                )
+                # pytest for the smoke tests, from the registry (the wheel needs nothing).
+                run([str(bin_ / "python"), "-m", "pip", "install", "-q", "pytest"], env=env)
+                run(
+                    [str(bin_ / "python"), str(ROOT / "examples" / "quickstart.py")],
+                    env=env,
+                    cwd=tmp,
+                    stdout=subprocess.DEVNULL,
+                )
+                smoke = Path(tmp) / "test_smoke.py"
+                smoke.write_text(SMOKE.replace("{version}", version))
+                run(
+                    [
+                        str(bin_ / "python"),
+                        "-m",
+                        "pytest",
+                        "-q",
+                        "-p",
+                        "no:cacheprovider",
+                        str(smoke),
+                    ],
+                    env=env,
+                    cwd=tmp,
+                )
+                run([str(bin_ / "pushwire-emulator"), "--version"], env=env)
+                print(f"CPython {py}: ok", flush=True)
+            except subprocess.CalledProcessError as e:
+                failed.append(f"{py}: {' '.join(map(str, e.cmd))} exited {e.returncode}")
+    if failed:
+        sys.exit("dist-check failed:\n  " + "\n  ".join(failed))
+    print(f"dist-check: the wheel installs and works on CPython {', '.join(found)}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["build"]:
+        build()
+    elif sys.argv[1:] == ["check"]:
+        check()
+    else:
+        sys.exit(__doc__)
