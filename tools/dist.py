@@ -191,9 +191,64 @@ def check() -> None:
                 print(f"CPython {py}: ok", flush=True)
             except subprocess.CalledProcessError as e:
                 failed.append(f"{py}: {' '.join(map(str, e.cmd))} exited {e.returncode}")
+    newest = list(found)[-1]
+    try:
+        check_sdist(found[newest], version)
+    except subprocess.CalledProcessError as e:
+        failed.append(f"sdist on {newest}: {' '.join(map(str, e.cmd))} exited {e.returncode}")
     if failed:
         sys.exit("dist-check failed:\n  " + "\n  ".join(failed))
-    print(f"dist-check: the wheel installs and works on CPython {', '.join(found)}")
+    print(
+        f"dist-check: the wheel installs and works on CPython {', '.join(found)}; "
+        f"the sdist builds and works on {newest}"
+    )
+
+
+def check_sdist(exe: str, version: str) -> None:
+    """The sdist built by pip alone (its build backend, maturin, from the registry) with the
+    Rust toolchain and a C compiler on PATH, and nothing else."""
+    (sdist,) = DIST.glob("*.tar.gz")
+    cargo = shutil.which("cargo") or sys.exit("cargo is not on PATH: the sdist needs Rust")
+    cc = shutil.which("cc") or sys.exit("no C compiler: the sdist's C dependencies need one")
+    with tempfile.TemporaryDirectory(prefix="pushwire-sdist-") as tmp:
+        venv = Path(tmp) / "venv"
+        run([exe, "-m", "venv", str(venv)])
+        bin_ = venv / "bin"
+        path = os.pathsep.join(
+            dict.fromkeys([str(bin_), str(Path(cargo).parent), str(Path(cc).parent)])
+        )
+        env = {
+            "PATH": path,
+            "HOME": os.environ.get("HOME", tmp),
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        }
+        run(
+            [
+                str(bin_ / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-binary",
+                "pushwire",
+                str(sdist),
+            ],
+            env=env,
+            cwd=tmp,
+        )
+        run(
+            [
+                str(bin_ / "python"),
+                "-c",
+                "import pushwire; from pushwire.testing import Emulator\n"
+                f"assert pushwire.__version__ == {version!r}\n"
+                "with Emulator() as emu, emu.client() as c:\n"
+                "    emu.create_segment('vip'); assert len(c.segments.list()) == 1",
+            ],
+            env=env,
+            cwd=tmp,
+        )
+        print(f"sdist: builds with pip and Rust, and works ({sdist.name})", flush=True)
 
 
 if __name__ == "__main__":

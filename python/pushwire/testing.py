@@ -2,7 +2,7 @@
 
 >>> from pushwire.testing import Emulator
 >>> with Emulator(api_key="test-key") as emu:
-...     emu.create_segment("vip")
+...     vip = emu.create_segment("vip")
 ...     # point your code at emu.base_url / emu.events_url with emu.api_key
 """
 

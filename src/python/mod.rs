@@ -26,9 +26,9 @@ use pyo3::prelude::*;
 #[global_allocator]
 static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// Makes the Rust core read the `pushwire` logger's level now. Every call does this
-/// itself, so logging configured at any time takes effect at the next call; this is for a
-/// thread that logs through the core without making a call (an emulator serving requests).
+/// Makes the Rust core read the `pushwire` logger's level now. Every client call and
+/// emulator operation does this itself, so logging configured at any time takes effect at
+/// the next call; nobody needs to call it.
 #[pyfunction]
 fn reset_log_cache(py: Python<'_>) {
     logs::refresh_now(py);
