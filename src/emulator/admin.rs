@@ -108,9 +108,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             let hash = str_arg(&args, "subscriber_hash")?.ok_or("subscriber_hash is required")?;
             emu.with_site(site, |s, _, now| {
                 let sub = s
-                    .subscribers
-                    .iter_mut()
-                    .find(|x| x.subscriber_hash == hash)
+                    .subscriber_mut(&hash)
                     .ok_or_else(|| format!("subscriber {hash} does not exist"))?;
                 sub.unsubscribed_at.get_or_insert(now);
                 Ok(json!({"unsubscribed_at": iso(now)}))
@@ -121,7 +119,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             let product_id = str_arg(&args, "product_id")?.ok_or("product_id is required")?;
             let variant_id = str_arg(&args, "variant_id")?;
             emu.with_site(site, |s, _, now| {
-                if !s.subscribers.iter().any(|x| x.subscriber_hash == hash) {
+                if s.subscriber(&hash).is_none() {
                     return Err(format!("subscriber {hash} does not exist"));
                 }
                 s.engine.alerts.push(engine::Alert {
@@ -148,7 +146,7 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             emu.with_site(site, |s, _, _| {
                 // A misspelt hash must not read as "received nothing".
                 if let Some(h) = hash.as_ref() {
-                    if !s.subscribers.iter().any(|x| &x.subscriber_hash == h) {
+                    if s.subscriber(h).is_none() {
                         return Err(format!("subscriber {h} does not exist"));
                     }
                 }
@@ -586,7 +584,7 @@ fn add_subscriber(emu: &Emu, site: Pinned, args: Map<String, Value>) -> Result<V
         Some(_) => return Err("segments must be a list of segment ids".into()),
     };
     emu.with_site(site, |s, ids, now| {
-        if s.subscribers.iter().any(|x| x.subscriber_hash == hash) {
+        if s.subscriber(&hash).is_some() {
             return Err(format!("subscriber {hash} already exists"));
         }
         for id in &segments {
@@ -596,7 +594,7 @@ fn add_subscriber(emu: &Emu, site: Pinned, args: Map<String, Value>) -> Result<V
         }
         sub.subscribed_at = subscribed_at.unwrap_or(now);
         sub.segments = segments.iter().copied().collect();
-        s.subscribers.push(sub);
+        s.add_subscriber(sub);
         engine::on_audience_change(s, ids, now, std::slice::from_ref(&hash));
         Ok(())
     })??;

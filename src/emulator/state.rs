@@ -93,7 +93,12 @@ pub struct EventRec {
 pub struct Site {
     pub site_id: i64,
     pub api_key: String,
+    /// In the order they subscribed; added only through [`Site::add_subscriber`], which
+    /// keeps `by_hash` (they are never removed: one who leaves is marked unsubscribed).
     pub subscribers: Vec<Subscriber>,
+    /// Each subscriber's position in `subscribers`: seeding, broadcasts, drips and triggers
+    /// look a subscriber up by hash once per item, which a scan made quadratic.
+    by_hash: HashMap<String, usize>,
     pub segments: Vec<SegmentRec>,
     pub triggers: Vec<TriggeredCampaign>,
     pub drips: Vec<DripRec>,
@@ -110,11 +115,12 @@ pub struct Site {
 }
 
 impl Site {
-    fn new(site_id: i64, api_key: String) -> Site {
+    pub(crate) fn new(site_id: i64, api_key: String) -> Site {
         Site {
             site_id,
             api_key,
             subscribers: Vec::new(),
+            by_hash: HashMap::new(),
             segments: Vec::new(),
             triggers: Vec::new(),
             drips: Vec::new(),
@@ -124,6 +130,32 @@ impl Site {
             events_pruned: 0,
             timezone: FixedOffset::east_opt(0).unwrap_or_else(|| Utc.fix()),
             engine: Engine::default(),
+        }
+    }
+
+    /// The subscriber with this hash.
+    pub fn subscriber(&self, hash: &str) -> Option<&Subscriber> {
+        self.by_hash.get(hash).map(|&i| &self.subscribers[i])
+    }
+
+    pub fn subscriber_mut(&mut self, hash: &str) -> Option<&mut Subscriber> {
+        self.by_hash.get(hash).map(|&i| &mut self.subscribers[i])
+    }
+
+    /// Where the subscriber with this hash stands in `subscribers`.
+    pub fn subscriber_position(&self, hash: &str) -> Option<usize> {
+        self.by_hash.get(hash).copied()
+    }
+
+    /// Adds a subscriber; false (and nothing added) when its hash is taken.
+    pub fn add_subscriber(&mut self, sub: Subscriber) -> bool {
+        match self.by_hash.entry(sub.subscriber_hash.clone()) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(self.subscribers.len());
+                self.subscribers.push(sub);
+                true
+            }
         }
     }
 

@@ -135,14 +135,18 @@ impl Alert {
 /// The engine's share of a site's state.
 #[derive(Debug, Clone, Default)]
 pub struct Engine {
-    /// Kept sorted by `due_at`.
-    pub scheduled: Vec<Scheduled>,
+    /// Kept sorted by `due_at`; the earliest leaves from the front (a `Vec` shifted every
+    /// item left for each one that went out).
+    pub scheduled: std::collections::VecDeque<Scheduled>,
     pub deliveries: Vec<Delivery>,
     pub drip_starts: std::collections::HashSet<(i64, String)>,
     pub alerts: Vec<Alert>,
     /// Triggered runs: (trigger_id, subscriber) -> run ids still pending.
     pub runs: BTreeMap<(i64, String), Vec<u64>>,
     pub next_run: u64,
+    /// How many deliveries wait for their device (`pending`): `tick` looks for expired ones
+    /// only while some wait, instead of going through every delivery on every request.
+    pub pending: usize,
 }
 
 impl Engine {
@@ -157,17 +161,25 @@ pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
     while site
         .engine
         .scheduled
-        .first()
+        .front()
         .is_some_and(|s| s.due_at <= now)
     {
-        let item = site.engine.scheduled.remove(0);
+        let Some(item) = site.engine.scheduled.pop_front() else {
+            break;
+        };
         fire(site, ids, item);
     }
+    if site.engine.pending == 0 {
+        return;
+    }
+    let mut expired = 0;
     for d in site.engine.deliveries.iter_mut() {
         if d.status == "pending" && now >= d.expires_at {
             d.status = "expired";
+            expired += 1;
         }
     }
+    site.engine.pending -= expired;
 }
 
 fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
@@ -202,9 +214,7 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             let audience = drip.drip.audience.filter.value.clone();
             let active = drip.drip.status == "active";
             let matches = site
-                .subscribers
-                .iter()
-                .find(|s| s.subscriber_hash == hash)
+                .subscriber(&hash)
                 .is_some_and(|s| audience_match(&audience, s));
             if active && matches {
                 hand_over(site, ids, &item, &hash);
@@ -224,9 +234,8 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             }
             let (daily, weekly) = (t.daily_trigger_limit, t.weekly_trigger_limit);
             let subscribed = site
-                .subscribers
-                .iter()
-                .any(|s| s.subscriber_hash == hash && s.unsubscribed_at.is_none());
+                .subscriber(&hash)
+                .is_some_and(|s| s.unsubscribed_at.is_none());
             if within_caps(site, item.source_id, &hash, item.due_at, daily, weekly) {
                 hand_over(site, ids, &item, &hash);
             } else if subscribed {
@@ -286,7 +295,7 @@ fn within_caps(
 /// Hands a notification to a subscriber's device: delivered at once if it is online, else
 /// kept until it comes online or the notification expires.
 fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, hash: &str) {
-    let Some(sub) = site.subscribers.iter().find(|s| s.subscriber_hash == hash) else {
+    let Some(sub) = site.subscriber(hash) else {
         return;
     };
     if sub.unsubscribed_at.is_some() {
@@ -295,6 +304,7 @@ fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, hash: &str) 
     let status = if sub.online { "delivered" } else { "pending" };
     let expires_at = item.due_at + Duration::seconds(item.expiry_seconds);
     let delivery = Delivery::of(ids, item, hash, status, expires_at);
+    site.engine.pending += usize::from(status == "pending");
     site.engine.deliveries.push(delivery);
 }
 
@@ -327,16 +337,13 @@ impl Delivery {
 /// A subscriber's device comes online (or goes offline): what waits for it and has not
 /// expired is delivered now.
 pub fn set_online(site: &mut Site, hash: &str, online: bool, now: DateTime<Utc>) -> bool {
-    let Some(sub) = site
-        .subscribers
-        .iter_mut()
-        .find(|s| s.subscriber_hash == hash)
-    else {
+    let Some(sub) = site.subscriber_mut(hash) else {
         return false;
     };
     sub.online = online;
     // Nothing reaches a subscriber who unsubscribed, not even what waited for the device.
-    if online && sub.unsubscribed_at.is_none() {
+    if online && sub.unsubscribed_at.is_none() && site.engine.pending > 0 {
+        let mut settled = 0;
         for d in site.engine.deliveries.iter_mut() {
             if d.subscriber_hash == hash && d.status == "pending" {
                 if now < d.expires_at {
@@ -345,8 +352,10 @@ pub fn set_online(site: &mut Site, hash: &str, online: bool, now: DateTime<Utc>)
                 } else {
                     d.status = "expired";
                 }
+                settled += 1;
             }
         }
+        site.engine.pending -= settled;
     }
     true
 }
@@ -415,9 +424,7 @@ pub fn on_audience_change(
                 continue;
             }
             let matches = site
-                .subscribers
-                .iter()
-                .find(|s| &s.subscriber_hash == hash)
+                .subscriber(hash)
                 .is_some_and(|s| audience_match(&rec.drip.audience.filter.value, s));
             if matches {
                 starts.push((key, rec.drip.clone()));
@@ -808,20 +815,7 @@ mod tests {
     use chrono::TimeZone;
 
     fn site() -> Site {
-        Site {
-            site_id: 1,
-            api_key: "k".into(),
-            subscribers: Vec::new(),
-            segments: Vec::new(),
-            triggers: Vec::new(),
-            drips: Vec::new(),
-            notifications: Vec::new(),
-            products: Default::default(),
-            events: Default::default(),
-            events_pruned: 0,
-            timezone: FixedOffset::east_opt(0).unwrap(),
-            engine: Engine::default(),
-        }
+        Site::new(1, "k".into())
     }
 
     fn subscriber(hash: &str, at: DateTime<Utc>, online: bool) -> Subscriber {
@@ -861,8 +855,7 @@ mod tests {
         let now = Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap();
         let mut s = site();
         let mut ids = Counters::default();
-        s.subscribers
-            .push(subscriber("a", now - Duration::days(1), true));
+        s.add_subscriber(subscriber("a", now - Duration::days(1), true));
         broadcast(&mut s, NotificationType::Later, Some("2020-01-01 00:00:00"));
         on_broadcast(&mut s, &mut ids, now);
         assert_eq!(s.engine.deliveries.len(), 1);
@@ -874,10 +867,8 @@ mod tests {
         let now = Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap();
         let mut s = site();
         let mut ids = Counters::default();
-        s.subscribers
-            .push(subscriber("before", now - Duration::days(1), true));
-        s.subscribers
-            .push(subscriber("after", now + Duration::days(1), true));
+        s.add_subscriber(subscriber("before", now - Duration::days(1), true));
+        s.add_subscriber(subscriber("after", now + Duration::days(1), true));
         broadcast(&mut s, NotificationType::Later, Some("2030-05-01 13:00:00"));
         on_broadcast(&mut s, &mut ids, now);
         tick(&mut s, &mut ids, now + Duration::days(2));
@@ -895,8 +886,7 @@ mod tests {
         let now = Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap();
         let mut s = site();
         let mut ids = Counters::default();
-        s.subscribers
-            .push(subscriber("a", now - Duration::days(1), false));
+        s.add_subscriber(subscriber("a", now - Duration::days(1), false));
         broadcast(&mut s, NotificationType::Now, None);
         on_broadcast(&mut s, &mut ids, now);
         assert_eq!(s.engine.deliveries[0].status, "pending");
