@@ -56,16 +56,19 @@ DEFAULT_RETENTION = 10_000
 
 class Records(list[dict[str, Any]]):
     """The records the emulator kept, oldest first (a plain list of dicts), with
-    :attr:`pruned`, how many older ones the retention dropped, and :attr:`retention`, how many
-    it keeps (0: all)."""
+    :attr:`pruned`, how many older ones the retention dropped, :attr:`retention`, how many
+    it keeps (0: all), and :attr:`total`, how many matched the filters before the page was
+    cut (``limit``/``offset``)."""
 
     pruned: int
     retention: int
+    total: int
 
     def __init__(self, answer: dict[str, Any]) -> None:
         super().__init__(answer["entries"])
         self.pruned = int(answer["pruned"])
         self.retention = int(answer["retention"])
+        self.total = int(answer.get("total", len(self)))
 
 
 def _retention(value: int) -> int:
@@ -293,9 +296,20 @@ class Emulator(_Clients):
         subscriber_hash: Optional[str] = None,
         *,
         status: str = "delivered",
+        notification_id: Optional[int] = None,
+        source: Optional[str] = None,
+        source_id: Optional[int] = None,
+        since: Optional[DateLike] = None,
+        until: Optional[DateLike] = None,
+        limit: Optional[int] = None,
+        offset: int = 0,
         api_key: Optional[str] = None,
     ) -> list[dict[str, Any]]:
         """Notifications the service handed to subscribers' devices, in the order sent.
+        Filtered and paged in the emulator, so that a test over a million deliveries reads
+        only what it asks for: ``notification_id``, ``source`` and ``source_id``, sent (or
+        queued) ``since`` (inclusive) and ``until`` (exclusive), then ``offset`` and
+        ``limit``; the order is stable from page to page while nothing is sent meanwhile.
 
         Each has ``delivery_id``, ``subscriber_hash``, ``title``, ``message``, ``url``,
         ``sent_at`` (aware datetime, UTC), ``source`` (``"broadcast"``, ``"drip"`` or
@@ -306,7 +320,17 @@ class Emulator(_Clients):
         ``ValueError``, so that a misspelt one cannot read as "received nothing".
         """
         rows: list[dict[str, Any]] = self._call(
-            "deliveries", subscriber_hash=subscriber_hash, status=status, api_key=api_key
+            "deliveries",
+            subscriber_hash=subscriber_hash,
+            status=status,
+            notification_id=notification_id,
+            source=source,
+            source_id=source_id,
+            since=since,
+            until=until,
+            limit=limit,
+            offset=offset or None,
+            api_key=api_key,
         )
         for row in rows:
             for key in ("sent_at", "queued_at", "expires_at", "viewed_at", "clicked_at"):
@@ -323,10 +347,35 @@ class Emulator(_Clients):
         self._call("record_click", delivery_id=delivery_id, api_key=api_key)
 
     # -- what the service received and holds -------------------------------------------------
-    def requests(self) -> Records:
+    def requests(
+        self,
+        path: Optional[str] = None,
+        *,
+        method: Optional[str] = None,
+        status: Optional[int] = None,
+        since: Optional[DateLike] = None,
+        until: Optional[DateLike] = None,
+        limit: Optional[int] = None,
+        offset: int = 0,
+    ) -> Records:
         """The API requests received, oldest first, with the key redacted: the most recent
-        ``retention`` of them (``.pruned`` counts those dropped before)."""
-        return Records(self._call("requests", meta=True))
+        ``retention`` of them (``.pruned`` counts those dropped before). Filtered and paged
+        in the emulator: ``path`` (a prefix when it ends with ``*``), ``method``, ``status``,
+        received ``since`` (inclusive) and ``until`` (exclusive), then ``offset`` and
+        ``limit`` (``.total`` counts every match)."""
+        return Records(
+            self._call(
+                "requests",
+                meta=True,
+                path=path,
+                method=method,
+                status=status,
+                since=since,
+                until=until,
+                limit=limit,
+                offset=offset or None,
+            )
+        )
 
     def set_retention(self, retention: int) -> None:
         """Keeps the most recent ``retention`` requests and events per site from now on (0:

@@ -143,6 +143,18 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             ) {
                 return Err("status must be delivered, pending, expired, capped or all".into());
             }
+            let notification = int_arg(&args, "notification_id")?;
+            let source_id = int_arg(&args, "source_id")?;
+            let source = match str_arg(&args, "source")?.as_deref() {
+                None => None,
+                Some("broadcast") => Some(engine::Source::Broadcast),
+                Some("drip") => Some(engine::Source::Drip),
+                Some("trigger") => Some(engine::Source::Trigger),
+                Some(_) => return Err("source must be broadcast, drip or trigger".into()),
+            };
+            let window = Window::of(&args)?;
+            let page = Page::of_args(&args)?;
+            let meta = flag(&args, "meta")?;
             emu.with_site(site, |s, _, _| {
                 // A misspelt hash must not read as "received nothing".
                 if let Some(h) = hash.as_ref() {
@@ -156,9 +168,13 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     .iter()
                     .filter(|d| hash.as_ref().is_none_or(|h| &d.subscriber_hash == h))
                     .filter(|d| status == "all" || d.status == status)
+                    .filter(|d| notification.is_none_or(|n| d.notification_id == n))
+                    .filter(|d| source.as_ref().is_none_or(|src| d.source == *src))
+                    .filter(|d| source_id.is_none_or(|id| d.source_id == id))
+                    .filter(|d| window.holds(d.sent_at.unwrap_or(d.queued_at)))
                     .collect();
                 out.sort_by_key(|d| (d.sent_at.unwrap_or(d.queued_at), d.delivery_id));
-                Ok(json!(out))
+                Ok(page.of(out, meta))
             })?
         }
         "record_view" | "record_click" => {
@@ -209,12 +225,35 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
         // With `meta`, the entries come with what the retention pruned: one read of the
         // lock, so the count is the entries' own.
         "requests" => {
+            let path = str_arg(&args, "path")?;
+            let method = str_arg(&args, "method")?.map(|m| m.to_ascii_uppercase());
+            let status = int_arg(&args, "status")?;
+            let window = Window::of(&args)?;
+            let page = Page::of_args(&args)?;
+            let meta = flag(&args, "meta")?;
             let st = emu.lock();
-            Ok(if flag(&args, "meta")? {
-                json!({"entries": st.log, "pruned": st.log_pruned, "retention": emu.retention()})
-            } else {
-                json!(st.log)
-            })
+            // A path ending in `*` is a prefix, as in `inject_fault`.
+            let path_matches = |p: &str| match path.as_deref() {
+                None => true,
+                Some(want) => match want.strip_suffix('*') {
+                    Some(prefix) => p.starts_with(prefix),
+                    None => p == want,
+                },
+            };
+            let entries: Vec<&super::state::LogEntry> = st
+                .log
+                .iter()
+                .filter(|e| path_matches(&e.path))
+                .filter(|e| method.as_ref().is_none_or(|m| &e.method == m))
+                .filter(|e| status.is_none_or(|s| e.status.map(i64::from) == Some(s)))
+                .filter(|e| window.holds(e.received_at))
+                .collect();
+            let mut out = page.of(entries, meta);
+            if let Value::Object(m) = &mut out {
+                m.insert("pruned".into(), json!(st.log_pruned));
+                m.insert("retention".into(), json!(emu.retention()));
+            }
+            Ok(out)
         }
         "set_retention" => {
             let keep = args
@@ -434,8 +473,12 @@ fn site_of(emu: &Emu, args: &Map<String, Value>, op: &str) -> Result<Pinned, Str
 }
 
 /// The arguments that are booleans or numbers, which a query string can only spell as text.
-const TYPED_ARGS: [&str; 15] = [
+const TYPED_ARGS: [&str; 19] = [
     "meta",
+    "limit",
+    "offset",
+    "notification_id",
+    "source_id",
     "retention",
     "online",
     "enabled",
@@ -480,6 +523,74 @@ fn query_value(key: &str, raw: String) -> Value {
             })
             .map(Value::Number)
             .unwrap_or(Value::String(raw)),
+    }
+}
+
+/// An optional whole-number argument.
+fn int_arg(args: &Map<String, Value>, key: &str) -> Result<Option<i64>, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_i64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            .map(Some)
+            .ok_or_else(|| format!("{key} must be a whole number")),
+    }
+}
+
+/// `since` (inclusive) and `until` (exclusive), ISO 8601, of a listing.
+struct Window {
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+}
+
+impl Window {
+    fn of(args: &Map<String, Value>) -> Result<Window, String> {
+        Ok(Window {
+            since: time_arg(args, "since")?,
+            until: time_arg(args, "until")?,
+        })
+    }
+
+    fn holds(&self, at: DateTime<Utc>) -> bool {
+        self.since.is_none_or(|s| at >= s) && self.until.is_none_or(|u| at < u)
+    }
+}
+
+/// `offset` and `limit` of a listing, applied in Rust: a test over a million deliveries
+/// takes the page it reads, never every entry copied into Python.
+struct Page {
+    offset: usize,
+    limit: Option<usize>,
+}
+
+impl Page {
+    fn of_args(args: &Map<String, Value>) -> Result<Page, String> {
+        let count = |key: &str| -> Result<Option<usize>, String> {
+            match int_arg(args, key)? {
+                Some(n) if n < 0 => Err(format!("{key} must not be negative")),
+                n => Ok(n.map(|n| n as usize)),
+            }
+        };
+        Ok(Page {
+            offset: count("offset")?.unwrap_or(0),
+            limit: count("limit")?,
+        })
+    }
+
+    /// The page of `all`: the entries alone, or with `meta` `{entries, total}`.
+    fn of<T: serde::Serialize>(&self, all: Vec<T>, meta: bool) -> Value {
+        let total = all.len();
+        let page: Vec<T> = all
+            .into_iter()
+            .skip(self.offset)
+            .take(self.limit.unwrap_or(usize::MAX))
+            .collect();
+        if meta {
+            json!({"entries": page, "total": total})
+        } else {
+            json!(page)
+        }
     }
 }
 
