@@ -213,3 +213,34 @@ def test_the_binary_needs_no_python():
         [str(BINARY), "--version"], capture_output=True, text=True, timeout=30, env=env
     )
     assert out.returncode == 0 and out.stdout.startswith("pushwire-emulator ")
+
+
+@pytest.mark.parametrize("cmd", commands())
+def test_a_signal_as_soon_as_the_urls_are_read_stops_it_cleanly(cmd: list[str]):
+    for sig in (signal.SIGTERM, signal.SIGINT) * 3:
+        emu = Running(cmd)
+        rc, _ = emu.stop(sig)
+        assert rc == 0
+
+
+@pytest.mark.parametrize("cmd", commands())
+@pytest.mark.parametrize(
+    "args,said",
+    [
+        (["--host", "localhost"], "host must be an IP address"),
+        (["--port", "65535"], "--events-port"),
+    ],
+    ids=["host-name", "last-port"],
+)
+def test_both_commands_refuse_the_same_settings_the_same_way(cmd, args, said):
+    need(cmd)
+    out = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2
+    assert out.stdout.startswith("PUSHWIRE_REFUSED=") and said in out.stdout
+
+
+@pytest.mark.parametrize("cmd", commands())
+def test_a_flag_is_spelt_whole(cmd: list[str]):
+    need(cmd)
+    out = subprocess.run([*cmd, "--ret", "5"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "--ret" in out.stderr

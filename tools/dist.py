@@ -54,7 +54,10 @@ def report(found: dict[str, str]) -> None:
     if missing:
         print("CPython not found (not checked): " + ", ".join(missing), flush=True)
     if "3.9" not in found and "3.13" not in found:
-        sys.exit("neither CPython 3.9 nor 3.13 was found: the oldest and newest must be checked")
+        sys.exit(
+            "neither CPython 3.9 nor 3.13 was found: at least one end of the supported range "
+            "must be checked"
+        )
 
 
 def run(cmd: list[str], **kwargs: object) -> None:
@@ -129,6 +132,37 @@ def crate_version() -> str:
     raise SystemExit("no version in Cargo.toml")
 
 
+def serve_once(command: Path, env: dict[str, str]) -> None:
+    """The wheel's `pushwire-emulator` started on free ports, asked for its operations over
+    HTTP, and stopped with SIGTERM: it must exit 0."""
+    import json
+    import signal
+    import urllib.request
+
+    print(f"+ {command} --port 0", flush=True)
+    proc = subprocess.Popen(
+        [str(command), "--port", "0"], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        printed: dict[str, str] = {}
+        assert proc.stdout is not None
+        while "PUSHWIRE_API_KEY" not in printed:
+            line = proc.stdout.readline()
+            if not line:
+                raise subprocess.CalledProcessError(proc.wait(), [str(command)])
+            name, _, value = line.strip().partition("=")
+            printed[name] = value
+        url = printed["PUSHWIRE_BASE_URL"] + "/_emulator/operations"
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(url, timeout=30) as answer:
+            assert "add_subscriber" in json.loads(answer.read())
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(30)
+    if rc != 0:
+        raise subprocess.CalledProcessError(rc, [str(command), "--port", "0"])
+
+
 def check() -> None:
     found = interpreters()
     report(found)
@@ -187,7 +221,7 @@ def check() -> None:
                     env=env,
                     cwd=tmp,
                 )
-                run([str(bin_ / "pushwire-emulator"), "--version"], env=env)
+                serve_once(bin_ / "pushwire-emulator", env)
                 print(f"CPython {py}: ok", flush=True)
             except subprocess.CalledProcessError as e:
                 failed.append(f"{py}: {' '.join(map(str, e.cmd))} exited {e.returncode}")

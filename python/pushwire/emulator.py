@@ -20,15 +20,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="pushwire-emulator",
         description="Serve a local emulator of the push notification service.",
+        # As the Rust binary of the same name: a flag is spelt whole.
+        allow_abbrev=False,
     )
     parser.add_argument(
         "-V", "--version", action="version", version=f"pushwire-emulator {__version__}"
     )
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8900, help="main interface (0: any free)")
+    parser.add_argument("--port", type=_port, default=8900, help="main interface (0: any free)")
     parser.add_argument(
         "--events-port",
-        type=int,
+        type=_port,
         default=None,
         help="event-tracking interface (default: port + 1, or any free when port is 0)",
     )
@@ -78,6 +80,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             stop.set()
 
         threading.Thread(target=watch_parent, name="exit-with-parent", daemon=True).start()
+    if events_port > 65535:
+        return _refuse("--port 65535 leaves no port after it: give --events-port")
     try:
         emu = Emulator(
             args.api_key,
@@ -90,21 +94,43 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ValueError as e:
         # A setting refused (a key no request could carry, a host that is not an address):
         # EmulatorProcess reads this line and raises the same ValueError.
-        print(f"PUSHWIRE_REFUSED={e}", flush=True)
-        print(f"pushwire.emulator: {e}", file=sys.stderr)
-        return 2
+        return _refuse(str(e))
     with emu:
-        print(f"PUSHWIRE_BASE_URL={emu.base_url}", flush=True)
-        print(f"PUSHWIRE_EVENTS_URL={emu.events_url}", flush=True)
-        print(f"PUSHWIRE_API_KEY={emu.api_key}", flush=True)
-        print("serving; Ctrl-C to stop", flush=True)
+        # SIGINT and SIGTERM are handled from here on: a parent that signals as soon as it
+        # reads the URLs gets a clean stop.
         try:
+            _say(
+                f"PUSHWIRE_BASE_URL={emu.base_url}\nPUSHWIRE_EVENTS_URL={emu.events_url}\n"
+                f"PUSHWIRE_API_KEY={emu.api_key}\nserving; Ctrl-C to stop"
+            )
             while not stop.wait(0.2):
                 pass
         except KeyboardInterrupt:
             pass
-    print("stopped", flush=True)
+    _say("stopped")
     return 0
+
+
+def _port(raw: str) -> int:
+    port = int(raw)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{raw} is not a port (0 to 65535)")
+    return port
+
+
+def _say(text: str) -> None:
+    """Lines on standard output; a parent that closed its end is no error (it is going
+    away)."""
+    try:
+        print(text, flush=True)
+    except (BrokenPipeError, OSError):
+        pass
+
+
+def _refuse(message: str) -> int:
+    _say(f"PUSHWIRE_REFUSED={message}")
+    print(f"pushwire-emulator: {message}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

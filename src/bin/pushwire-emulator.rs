@@ -30,7 +30,7 @@ Options:
   -V, --version        print the version";
 
 struct Args {
-    host: IpAddr,
+    host: String,
     port: u16,
     events_port: Option<u16>,
     api_key: String,
@@ -43,7 +43,7 @@ struct Args {
 fn parse() -> Result<Args, (String, u8)> {
     use lexopt::prelude::*;
     let mut args = Args {
-        host: IpAddr::from([127, 0, 0, 1]),
+        host: "127.0.0.1".into(),
         port: 8900,
         events_port: None,
         api_key: std::env::var("PUSHWIRE_API_KEY").unwrap_or_else(|_| "test-key".into()),
@@ -55,15 +55,7 @@ fn parse() -> Result<Args, (String, u8)> {
     let mut parser = lexopt::Parser::from_env();
     while let Some(arg) = parser.next().map_err(bad)? {
         match arg {
-            Long("host") => {
-                let raw: String = parser.value().map_err(bad)?.string().map_err(bad)?;
-                args.host = raw.parse().map_err(|_| {
-                    (
-                        format!("pushwire-emulator: --host must be an IP address, got {raw:?}"),
-                        2,
-                    )
-                })?;
-            }
+            Long("host") => args.host = parser.value().map_err(bad)?.string().map_err(bad)?,
             Long("port") => args.port = parser.value().map_err(bad)?.parse().map_err(bad)?,
             Long("events-port") => {
                 args.events_port = Some(parser.value().map_err(bad)?.parse().map_err(bad)?)
@@ -87,99 +79,147 @@ fn parse() -> Result<Args, (String, u8)> {
     Ok(args)
 }
 
-/// Waits for SIGINT or SIGTERM, or for standard input to close when `stdin` is set.
-fn wait_for_stop(stdin: bool) -> std::io::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async {
-        let (closed_tx, closed_rx) = tokio::sync::oneshot::channel::<()>();
-        if stdin {
+/// What stops the emulator: SIGINT or SIGTERM, or standard input closing (with
+/// `--exit-with-parent`). Listening starts when it is made, before anything is printed, so a
+/// parent that signals as soon as it reads the URLs always gets a clean stop.
+struct Stop {
+    runtime: tokio::runtime::Runtime,
+    #[cfg(unix)]
+    signals: [tokio::signal::unix::Signal; 2],
+    closed: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl Stop {
+    fn listen(stdin: bool) -> std::io::Result<Stop> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        #[cfg(unix)]
+        let signals = {
+            use tokio::signal::unix::{signal, SignalKind};
+            let _inside = runtime.enter();
+            [
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ]
+        };
+        let closed = stdin.then(|| {
+            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
             // A thread: reading a pipe to its end is blocking work.
             std::thread::spawn(move || {
                 let mut sink = [0u8; 4096];
                 let mut input = std::io::stdin().lock();
                 while matches!(input.read(&mut sink), Ok(n) if n > 0) {}
-                let _ = closed_tx.send(());
+                let _ = tx.send(());
             });
-        } else {
-            std::mem::forget(closed_tx);
-        }
-        #[cfg(unix)]
-        let terminate = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
+            rx
+        });
+        Ok(Stop {
+            runtime,
+            #[cfg(unix)]
+            signals,
+            closed,
+        })
+    }
+
+    fn wait(self) {
+        let Stop {
+            runtime,
+            #[cfg(unix)]
+            mut signals,
+            closed,
+        } = self;
+        runtime.block_on(async move {
+            let closed = async {
+                match closed {
+                    Some(rx) => {
+                        let _ = rx.await;
+                    }
+                    None => std::future::pending().await,
                 }
-                Err(_) => std::future::pending().await,
+            };
+            #[cfg(unix)]
+            {
+                let [interrupt, terminate] = &mut signals;
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                    _ = closed => {}
+                }
             }
-        };
-        #[cfg(not(unix))]
-        let terminate = std::future::pending::<()>();
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = terminate => {}
-            _ = closed_rx => {}
-        }
-        Ok(())
-    })
+            #[cfg(not(unix))]
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = closed => {}
+            }
+        });
+    }
+}
+
+/// A line on standard output; a parent that closed its end is no error (it is going away).
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+}
+
+/// A refused setting, said on standard output too, where a parent reads the URLs (as
+/// `python -m pushwire.emulator` says it).
+fn refuse(message: &str) -> ExitCode {
+    say(&format!("PUSHWIRE_REFUSED={message}"));
+    eprintln!("pushwire-emulator: {message}");
+    ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let args = match parse() {
         Ok(args) => args,
+        Err((message, 0)) => {
+            say(&message);
+            return ExitCode::SUCCESS;
+        }
         Err((message, code)) => {
-            if code == 0 {
-                println!("{message}");
-            } else {
-                eprintln!("{message}");
-            }
+            eprintln!("{message}");
             return ExitCode::from(code);
         }
     };
-    let events_port = args.events_port.unwrap_or(if args.port == 0 {
-        0
-    } else {
-        args.port.saturating_add(1)
-    });
+    let Ok(host) = args.host.parse::<IpAddr>() else {
+        return refuse(&format!("host must be an IP address, got {:?}", args.host));
+    };
+    let events_port = match args.events_port {
+        Some(p) => p,
+        None if args.port == 0 => 0,
+        None => match args.port.checked_add(1) {
+            Some(p) => p,
+            None => return refuse("--port 65535 leaves no port after it: give --events-port"),
+        },
+    };
+    let stop = match Stop::listen(args.exit_with_parent) {
+        Ok(stop) => stop,
+        Err(e) => return refuse(&format!("signals could not be watched: {e}")),
+    };
     let config = Config {
         api_key: args.api_key.clone(),
-        host: args.host,
+        host,
         port: args.port,
         events_port,
         worker_threads: 2,
     };
     let mut server = match Server::start(config) {
         Ok(server) => server,
-        Err(e) => {
-            // A refused setting is said on standard output too, where a parent reads the
-            // URLs (as `python -m pushwire.emulator` says it).
-            println!("PUSHWIRE_REFUSED={e}");
-            eprintln!("pushwire-emulator: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return refuse(&e.to_string()),
     };
     let emu = server.emu();
     emu.record_requests
         .store(args.request_log, std::sync::atomic::Ordering::Relaxed);
     emu.set_retention(args.retention);
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "PUSHWIRE_BASE_URL={}", server.base_url());
-    let _ = writeln!(out, "PUSHWIRE_EVENTS_URL={}", server.events_url());
-    let _ = writeln!(out, "PUSHWIRE_API_KEY={}", args.api_key);
-    let _ = writeln!(out, "serving; Ctrl-C to stop");
-    let _ = out.flush();
-    drop(out);
-    let waited = wait_for_stop(args.exit_with_parent);
+    say(&format!(
+        "PUSHWIRE_BASE_URL={}\nPUSHWIRE_EVENTS_URL={}\nPUSHWIRE_API_KEY={}\nserving; Ctrl-C to stop",
+        server.base_url(),
+        server.events_url(),
+        args.api_key
+    ));
+    stop.wait();
     server.stop();
-    match waited {
-        Ok(()) => {
-            println!("stopped");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("pushwire-emulator: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    say("stopped");
+    ExitCode::SUCCESS
 }

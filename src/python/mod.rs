@@ -23,6 +23,7 @@ use pyo3::prelude::*;
 /// no such handling. Its symbols are prefixed: Python's own objects keep Python's allocator,
 /// and nothing else in the process is affected. `disable_initial_exec_tls` because the
 /// extension is loaded with `dlopen`.
+#[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -144,9 +144,11 @@ pub struct Engine {
     /// Triggered runs: (trigger_id, subscriber) -> run ids still pending.
     pub runs: BTreeMap<(i64, String), Vec<u64>>,
     pub next_run: u64,
-    /// How many deliveries wait for their device (`pending`): `tick` looks for expired ones
-    /// only while some wait, instead of going through every delivery on every request.
+    /// How many deliveries wait for their device (`pending`), and no later than when the
+    /// first of them expires: `tick` looks for expired ones only once one may have, instead
+    /// of going through every delivery on every request.
     pub pending: usize,
+    pub next_expiry: Option<DateTime<Utc>>,
 }
 
 impl Engine {
@@ -169,17 +171,26 @@ pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
         };
         fire(site, ids, item);
     }
-    if site.engine.pending == 0 {
+    let engine = &mut site.engine;
+    if engine.pending == 0 || engine.next_expiry.is_none_or(|at| now < at) {
         return;
     }
     let mut expired = 0;
-    for d in site.engine.deliveries.iter_mut() {
-        if d.status == "pending" && now >= d.expires_at {
+    let mut next: Option<DateTime<Utc>> = None;
+    for d in engine
+        .deliveries
+        .iter_mut()
+        .filter(|d| d.status == "pending")
+    {
+        if now >= d.expires_at {
             d.status = "expired";
             expired += 1;
+        } else {
+            next = Some(next.map_or(d.expires_at, |n| n.min(d.expires_at)));
         }
     }
-    site.engine.pending -= expired;
+    engine.pending -= expired;
+    engine.next_expiry = next;
 }
 
 fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
@@ -304,7 +315,11 @@ fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, hash: &str) 
     let status = if sub.online { "delivered" } else { "pending" };
     let expires_at = item.due_at + Duration::seconds(item.expiry_seconds);
     let delivery = Delivery::of(ids, item, hash, status, expires_at);
-    site.engine.pending += usize::from(status == "pending");
+    if status == "pending" {
+        let engine = &mut site.engine;
+        engine.pending += 1;
+        engine.next_expiry = Some(engine.next_expiry.map_or(expires_at, |n| n.min(expires_at)));
+    }
     site.engine.deliveries.push(delivery);
 }
 
