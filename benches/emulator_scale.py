@@ -1,47 +1,165 @@
-"""The emulator at growing audiences, in-process, request log off: seeding one subscriber at a
-time (half of them in the targeted country), one broadcast to that country, reading every
-delivery, and a request after it all.
+"""The emulator at real audience sizes: each size in a fresh process (its memory measured
+alone), in-process `Emulator`, request log off.
 
-    python benches/emulator_scale.py 1000 10000 50000 200000
+For each size: a generated population (countries, devices, browsers, two attributes, a
+segment), the same number of subscribers again as rows of dicts (`add_subscribers`), one
+broadcast targeting a segment, a country and an attribute rule, a triggered campaign fired by
+up to 100,000 events (timed as the clock reaches their sends), a page of `deliveries()`,
+`analytics.summary` over a year, and a request afterwards.
+
+    python benches/emulator_scale.py 1000 10000 100000 1000000
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import subprocess
 import sys
 import time
+from typing import Any
 
 from pushwire.testing import Emulator
 
+START = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+TRIGGER_EVENTS = 100_000
 
-def main(sizes: list[int]) -> None:
-    print(
-        "| subscribers | seeding, per subscriber | one broadcast | `deliveries()` | a request after |"
-    )
-    print("|---:|---:|---:|---:|---:|")
+
+def rss() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def measure(n: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": n}
+    with Emulator(record_requests=False) as emu:
+        emu.travel_to(START + dt.timedelta(days=365))
+        vip = emu.create_segment("vip")
+        before = rss()
+        t0 = time.perf_counter()
+        emu.generate_subscribers(
+            n,
+            country={"US": 0.5, "DE": 0.3, "FR": 0.2},
+            device_type={"desktop": 0.6, "mobile": 0.4},
+            browser=["chrome", "firefox", "safari"],
+            attributes={"plan": {"free": 0.8, "pro": 0.2}, "age": range(18, 80)},
+            subscribed_between=(START, START + dt.timedelta(days=364)),
+            segments={vip: 0.5},
+            seed=1,
+        )
+        out["generate_s"] = time.perf_counter() - t0
+        out["bytes_per_subscriber"] = (rss() - before) / n
+        out["rss_mb"] = rss() / 2**20
+        rows = [
+            {"country": "US", "device_type": "mobile", "attributes": {"plan": "pro"}}
+            for _ in range(n)
+        ]
+        t0 = time.perf_counter()
+        emu.add_subscribers(rows)
+        out["rows_s"] = time.perf_counter() - t0
+        del rows
+
+        client = emu.client(timeout=600)
+        before = rss()
+        t0 = time.perf_counter()
+        sent = client.notifications.create(
+            title="Spring sale",
+            message="20% off for members",
+            url="https://shop.example/sale",
+            include_segments=[vip],
+            include_countries=["US", "DE"],
+            attributes=[[{"key": "plan", "op": "eq", "value": "free"}]],
+        )
+        out["broadcast_s"] = time.perf_counter() - t0
+        page = emu.deliveries(notification_id=sent, limit=1, offset=0)
+        delivered = emu._call("deliveries", notification_id=sent, limit=0, meta=True)["total"]
+        out["deliveries"] = delivered
+        out["bytes_per_delivery"] = (rss() - before) / max(delivered, 1)
+        assert page, "the broadcast reached no one"
+
+        # A triggered campaign: one event per subscriber (profile ids), its send an hour on.
+        m = min(n, TRIGGER_EVENTS)
+        emu.add_subscribers([{"profile_id": f"p{i}"} for i in range(m)])
+        emu.create_trigger(
+            campaign_name="Welcome back",
+            rules={"start_event_name": "visit"},
+            notifications=[
+                {
+                    "title": "Hi {{name}}",
+                    "message": "We kept your cart",
+                    "url": "https://shop.example/cart",
+                    "expiry": 86400,
+                    "schedule_options": {"type": "after", "value": 60, "unit": "minutes"},
+                }
+            ],
+        )
+        errors = client.events.track_many(
+            (
+                {"event_name": "visit", "profile_id": f"p{i}", "data": {"name": "x"}}
+                for i in range(m)
+            ),
+            concurrency=32,
+        )
+        assert not any(errors)
+        # The engine runs lazily: the sends go out when the site is next touched.
+        t0 = time.perf_counter()
+        emu.advance(3600)
+        fired = emu._call("deliveries", source="trigger", limit=0, meta=True)["total"]
+        out["trigger_fire_s"] = time.perf_counter() - t0
+        assert fired == m, (fired, m)
+        out["trigger_events"] = m
+
+        t0 = time.perf_counter()
+        emu.deliveries(notification_id=sent, limit=100, offset=delivered // 2)
+        out["page_ms"] = (time.perf_counter() - t0) * 1e3
+        t0 = time.perf_counter()
+        client.analytics.summary(START.date(), (START + dt.timedelta(days=364)).date())
+        out["summary_ms"] = (time.perf_counter() - t0) * 1e3
+        t0 = time.perf_counter()
+        for _ in range(200):
+            client.segments.list()
+        out["request_us"] = (time.perf_counter() - t0) / 200 * 1e6
+    return out
+
+
+def table(results: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| subscribers | generated, per subscriber | rows of dicts, per subscriber "
+        "| memory per subscriber | one targeted broadcast | per delivery | memory per delivery "
+        "| a trigger firing for N events | `deliveries()` page | `analytics.summary` (a year) "
+        "| a request after | process RSS with the generated site |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        n, d = r["n"], r["deliveries"]
+        lines.append(
+            f"| {n:,} | {r['generate_s'] / n * 1e6:.2f} us | {r['rows_s'] / n * 1e6:.2f} us "
+            f"| {r['bytes_per_subscriber']:.0f} B | {r['broadcast_s'] * 1e3:,.1f} ms "
+            f"({d:,} deliveries) | {r['broadcast_s'] / max(d, 1) * 1e9:,.0f} ns "
+            f"| {r['bytes_per_delivery']:.0f} B | {r['trigger_fire_s'] * 1e3:,.1f} ms "
+            f"({r['trigger_events']:,}) | {r['page_ms']:.1f} ms | {r['summary_ms']:.1f} ms "
+            f"| {r['request_us']:.0f} us | {r['rss_mb']:,.0f} MB |"
+        )
+    return lines
+
+
+def run(sizes: list[int]) -> list[str]:
+    """Each size in its own process; the table's lines."""
+    results = []
     for n in sizes:
-        with Emulator(record_requests=False) as emu:
-            t0 = time.perf_counter()
-            for i in range(n):
-                emu.add_subscriber(country="US" if i % 2 else "FR")
-            seed = (time.perf_counter() - t0) / n * 1e6
-            client = emu.client(timeout=600)
-            t0 = time.perf_counter()
-            client.notifications.create(
-                title="t", message="m", url="https://shop.example/", include_countries=["US"]
-            )
-            broadcast = (time.perf_counter() - t0) * 1e3
-            t0 = time.perf_counter()
-            delivered = emu.deliveries()
-            read = (time.perf_counter() - t0) * 1e3
-            t0 = time.perf_counter()
-            for _ in range(200):
-                client.segments.list()
-            after = (time.perf_counter() - t0) / 200 * 1e6
-            assert len(delivered) == n // 2
-            print(
-                f"| {n:,} | {seed:.1f} us | {broadcast:,.1f} ms | {read:,.1f} ms | {after:.1f} us |"
-            )
+        done = subprocess.run(
+            [sys.executable, __file__, "--one", str(n)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(table(results[-1:])[-1], flush=True)
+    return table(results)
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1000, 10000, 50000])
+    if sys.argv[1:2] == ["--one"]:
+        print(json.dumps(measure(int(sys.argv[2]))))
+    else:
+        print("\n".join(run([int(a) for a in sys.argv[1:]] or [1000, 10000, 100000, 1000000])))

@@ -11,6 +11,9 @@ import requests
 
 from pushwire.testing import Emulator
 
+# `pytester` runs pytest on files a test writes (tests/test_pytest_report.py).
+pytest_plugins = ["pytester"]
+
 TIMEOUT = 10
 
 

@@ -35,6 +35,7 @@ from pushwire._core import (
     __version__,
     reset_log_cache,
 )
+from pushwire._html import ResultList
 from pushwire.errors import (
     APIConnectionError,
     APIError,
@@ -72,6 +73,7 @@ __all__ = [
     "Page",
     "PriceDropThreshold",
     "Product",
+    "ResultList",
     "Rules",
     "ScheduleOptions",
     "Segment",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
@@ -64,6 +66,12 @@ class BulkResult:
             f"failed_chunks={len(self.failed)})"
         )
 
+    def _repr_html_(self) -> str:
+        """The summary and a table of the failed chunks, for Jupyter."""
+        from pushwire._html import render
+
+        return render(self)
+
 
 def build_result(
     raw: list[tuple[int, int, int, Optional[str], Any]], items: Sequence[str]
@@ -72,13 +80,18 @@ def build_result(
 
 
 class ProgressBar:
-    """A one-line progress bar on stderr, drawn at most ten times a second."""
+    """A one-line progress bar on stderr, drawn at most ten times a second: ``progress=True``
+    when tqdm is not installed."""
 
     def __init__(self, label: str) -> None:
         self.label = label
         self._last = 0.0
+        self._line_open = False
+        self._closed = False
 
     def __call__(self, done: int, total: int) -> None:
+        if self._closed:
+            return
         now = time.monotonic()
         if done < total and now - self._last < 0.1:
             return
@@ -86,14 +99,73 @@ class ProgressBar:
         width = 30
         filled = width * done // max(total, 1)
         bar = "#" * filled + "-" * (width - filled)
-        end = "\n" if done >= total else ""
+        self._line_open = done < total
+        end = "" if self._line_open else "\n"
         sys.stderr.write(f"\r{self.label} [{bar}] {done}/{total}{end}")
         sys.stderr.flush()
+
+    def close(self) -> None:
+        """Ends the line of a bar the call left unfinished (an error, a cancellation); later
+        reports are ignored."""
+        self._closed = True
+        if self._line_open:
+            self._line_open = False
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+class TqdmBar:
+    """``progress=True`` with tqdm installed: ``tqdm.auto``'s bar, a widget in Jupyter and a
+    line on stderr in a terminal, made at the first report (a call refused before it sends
+    anything draws none)."""
+
+    def __init__(self, tqdm: Callable[..., Any], label: str) -> None:
+        self._tqdm = tqdm
+        self.label = label
+        self._bar: Any = None
+        self._fallback: Optional[ProgressBar] = None
+        self._closed = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._closed:
+            return
+        if self._fallback is not None:
+            self._fallback(done, total)
+            return
+        if self._bar is None:
+            try:
+                self._bar = self._tqdm(total=total, desc=self.label)
+            except ImportError:
+                # tqdm.auto in Jupyter without ipywidgets: it cannot draw its widget.
+                self._fallback = ProgressBar(self.label)
+                self._fallback(done, total)
+                return
+        if self._bar.total != total:
+            self._bar.total = total
+        self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        """Closes the bar, finished or not (an error, a cancellation: Jupyter's widget turns
+        red); later reports are ignored."""
+        self._closed = True
+        if self._bar is not None:
+            self._bar.close()
+        if self._fallback is not None:
+            self._fallback.close()
+
+
+def _bar(label: str) -> Union[ProgressBar, TqdmBar]:
+    try:
+        # Looked up at each call: tqdm installed (or made unimportable) later takes effect.
+        tqdm = importlib.import_module("tqdm.auto").tqdm
+    except ImportError:
+        return ProgressBar(label)
+    return TqdmBar(tqdm, label)
 
 
 def progress_callback(progress: Progress, label: str) -> Optional[Callable[[int, int], Any]]:
     if progress is True:
-        return ProgressBar(label)
+        return _bar(label)
     if progress is None or progress is False:
         return None
     if not callable(progress):
@@ -104,3 +176,15 @@ def progress_callback(progress: Progress, label: str) -> Optional[Callable[[int,
             field="progress",
         )
     return progress
+
+
+@contextlib.contextmanager
+def reporting(progress: Progress, label: str) -> Iterator[Optional[Callable[[int, int], Any]]]:
+    """The callback a bulk call reports its progress to; a bar of ``progress=True`` is
+    closed when the call ends, however it ends."""
+    callback = progress_callback(progress, label)
+    try:
+        yield callback
+    finally:
+        if isinstance(callback, (ProgressBar, TqdmBar)):
+            callback.close()

@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import Any, Callable, Optional, SupportsFloat, SupportsIndex, TypeVar, Union
 
 from pushwire._bridge import submit
-from pushwire._bulk import BulkResult, Progress, build_result, progress_callback
+from pushwire._bulk import BulkResult, Progress, build_result, reporting
 from pushwire._core import (
     Action,
     AttributeRule,
@@ -37,6 +37,7 @@ from pushwire._core import (
     TriggeredCampaign,
     UtmParams,
 )
+from pushwire._html import ResultList
 from pushwire.errors import PushwireError, ValidationError
 
 _log = logging.getLogger("pushwire")
@@ -527,9 +528,10 @@ class Segments(_Sync):
         segment_type: Optional[str] = None,
     ) -> list[Segment]:
         """The site's segments (one with ``segment_id``), ``offset``/``limit`` to page;
-        ``segment_type="all"`` includes those built on geography, device and browser."""
+        ``segment_type="all"`` includes those built on geography, device and browser. A
+        plain list, which Jupyter shows as a table."""
         out: list[Segment] = self._call("segments.list", segment_id, limit, offset, segment_type)
-        return out
+        return ResultList(out)
 
     def delete(self, segment_id: IdLike) -> str:
         """Deletes a segment; the service's message."""
@@ -559,15 +561,13 @@ class Segments(_Sync):
     ) -> BulkResult:
         """Adds any number of subscribers: chunks of 500 (the spec's limit), ``concurrency``
         in flight, each retried on its own. ``progress`` is a ``callable(done, total)`` or
-        ``True`` for a bar on stderr. Every chunk's outcome is in the result."""
+        ``True`` for a progress bar: tqdm's when it is installed (a widget in Jupyter), else a
+        line on stderr. Every chunk's outcome is in the result."""
         hashes = _items("hashes", hashes)
-        raw = self._call(
-            "segments.add_subscribers_bulk",
-            segment_id,
-            hashes,
-            concurrency,
-            progress_callback(progress, "add_subscribers"),
-        )
+        with reporting(progress, "add_subscribers") as callback:
+            raw = self._call(
+                "segments.add_subscribers_bulk", segment_id, hashes, concurrency, callback
+            )
         return build_result(raw, hashes)
 
     def add_profiles_bulk(
@@ -580,13 +580,8 @@ class Segments(_Sync):
     ) -> BulkResult:
         """:meth:`add_profiles` for any number of profile ids, in chunks of 500."""
         ids = _items("profile_ids", profile_ids)
-        raw = self._call(
-            "segments.add_profiles_bulk",
-            segment_name,
-            ids,
-            concurrency,
-            progress_callback(progress, "add_profiles"),
-        )
+        with reporting(progress, "add_profiles") as callback:
+            raw = self._call("segments.add_profiles_bulk", segment_name, ids, concurrency, callback)
         return build_result(raw, ids)
 
     def remove_profiles_bulk(
@@ -599,13 +594,10 @@ class Segments(_Sync):
     ) -> BulkResult:
         """:meth:`remove_profiles` for any number of profile ids, in chunks of 500."""
         ids = _items("profile_ids", profile_ids)
-        raw = self._call(
-            "segments.remove_profiles_bulk",
-            segment_name,
-            ids,
-            concurrency,
-            progress_callback(progress, "remove_profiles"),
-        )
+        with reporting(progress, "remove_profiles") as callback:
+            raw = self._call(
+                "segments.remove_profiles_bulk", segment_name, ids, concurrency, callback
+            )
         return build_result(raw, ids)
 
 
@@ -621,9 +613,10 @@ class Analytics(_Sync):
 
         ``start`` and ``end`` (the spec's ``from`` and ``to``; dates or ``YYYY-MM-DD``
         strings, an aware datetime taken as its UTC day) span at most 3,660 days;
-        ``group_by`` is ``day``, ``week`` or ``month``."""
+        ``group_by`` is ``day``, ``week`` or ``month``. A plain list, which Jupyter shows as
+        a table."""
         out: list[dict[str, Any]] = self._call("analytics.summary", start, end, group_by)
-        return out
+        return ResultList(out)
 
     def subscribers(self, *, types: Optional[Iterable[str]] = None) -> dict[str, dict[str, int]]:
         """Active subscribers counted by dimension: ``{"country": {"US": 3, ...}, ...}``.
@@ -1073,7 +1066,7 @@ class AsyncSegments(_Async):
         out: list[Segment] = await self._call(
             "segments.list", segment_id, limit, offset, segment_type
         )
-        return out
+        return ResultList(out)
 
     async def delete(self, segment_id: IdLike) -> str:
         out: str = await self._call("segments.delete", segment_id)
@@ -1098,13 +1091,10 @@ class AsyncSegments(_Async):
         progress: Progress = None,
     ) -> BulkResult:
         hashes = _items("hashes", hashes)
-        raw = await self._call(
-            "segments.add_subscribers_bulk",
-            segment_id,
-            hashes,
-            concurrency,
-            _on_loop(progress_callback(progress, "add_subscribers")),
-        )
+        with reporting(progress, "add_subscribers") as callback:
+            raw = await self._call(
+                "segments.add_subscribers_bulk", segment_id, hashes, concurrency, _on_loop(callback)
+            )
         return build_result(raw, hashes)
 
     async def add_profiles_bulk(
@@ -1116,13 +1106,10 @@ class AsyncSegments(_Async):
         progress: Progress = None,
     ) -> BulkResult:
         ids = _items("profile_ids", profile_ids)
-        raw = await self._call(
-            "segments.add_profiles_bulk",
-            segment_name,
-            ids,
-            concurrency,
-            _on_loop(progress_callback(progress, "add_profiles")),
-        )
+        with reporting(progress, "add_profiles") as callback:
+            raw = await self._call(
+                "segments.add_profiles_bulk", segment_name, ids, concurrency, _on_loop(callback)
+            )
         return build_result(raw, ids)
 
     async def remove_profiles_bulk(
@@ -1134,13 +1121,10 @@ class AsyncSegments(_Async):
         progress: Progress = None,
     ) -> BulkResult:
         ids = _items("profile_ids", profile_ids)
-        raw = await self._call(
-            "segments.remove_profiles_bulk",
-            segment_name,
-            ids,
-            concurrency,
-            _on_loop(progress_callback(progress, "remove_profiles")),
-        )
+        with reporting(progress, "remove_profiles") as callback:
+            raw = await self._call(
+                "segments.remove_profiles_bulk", segment_name, ids, concurrency, _on_loop(callback)
+            )
         return build_result(raw, ids)
 
 
@@ -1151,7 +1135,7 @@ class AsyncAnalytics(_Async):
         self, start: DateLike, end: DateLike, *, group_by: str = "day"
     ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = await self._call("analytics.summary", start, end, group_by)
-        return out
+        return ResultList(out)
 
     async def subscribers(
         self, *, types: Optional[Iterable[str]] = None

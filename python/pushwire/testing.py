@@ -18,7 +18,7 @@ import threading
 import urllib.error
 import urllib.request
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Optional, Protocol, SupportsIndex, TypedDict, Union
 
@@ -89,6 +89,49 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "to_dict"):
         return value.to_dict()
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+# A distribution of a generated population's field: values each as likely, or a mapping of
+# value to weight.
+Distribution = Union[Sequence[Any], Mapping[Any, float], range]
+
+
+def _distribution(field: str, dist: Distribution) -> dict[str, list[Any]]:
+    """``dist`` in the form the emulator reads (``{"values": [...], "weights": [...]}``),
+    checked here so that a mistake names its field before anything is sent."""
+    if isinstance(dist, Mapping):
+        values, weights = list(dist.keys()), list(dist.values())
+    elif isinstance(dist, (str, bytes)) or not isinstance(dist, (Sequence, range)):
+        raise ValueError(
+            f"{field} must be a list of values (each as likely) or a dict of value to "
+            f"weight, not {type(dist).__name__}"
+        )
+    else:
+        values, weights = list(dist), [1.0] * len(dist)
+    if not values:
+        raise ValueError(f"{field} has no values")
+    for w in weights:
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not w >= 0 or w == math.inf:
+            raise ValueError(f"{field}: a weight must be a number from 0 up, not {w!r}")
+    if not sum(weights) > 0:
+        raise ValueError(f"{field}: the weights add up to 0")
+    return {"values": values, "weights": weights}
+
+
+def _column(values: list[Any]) -> list[Any]:
+    """A frame's column as the emulator reads it: a missing cell (``NaN``, ``NaT``,
+    ``None``) is no value."""
+    return [None if v is None or (v != v) is True else v for v in values]
+
+
+def _frame_columns(frame: Any) -> Optional[dict[str, list[Any]]]:
+    """A pandas or polars data frame as lists by column; ``None`` for anything else."""
+    module = type(frame).__module__
+    if module.startswith("pandas") and hasattr(frame, "columns"):
+        return {str(c): _column(frame[c].tolist()) for c in frame.columns}
+    if module.startswith("polars") and hasattr(frame, "to_dict"):
+        return {str(k): _column(v) for k, v in frame.to_dict(as_series=False).items()}
+    return None
 
 
 def _parse_time(s: str) -> _dt.datetime:
@@ -186,6 +229,11 @@ class Emulator(_Clients):
         return self._server.events_url
 
     @property
+    def ui_url(self) -> str:
+        """The inspector page: what the emulator saw, live, in a browser."""
+        return f"{self.base_url}/_emulator/ui"
+
+    @property
     def site_id(self) -> int:
         """The id of the site of :attr:`api_key`."""
         return int(self._call("add_site", api_key=self.api_key)["site_id"])
@@ -241,6 +289,111 @@ class Emulator(_Clients):
             api_key=api_key,
         )
         return str(out["subscriber_hash"])
+
+    def add_subscribers(
+        self, subscribers: Union[Iterable[Mapping[str, Any]], Any], *, api_key: Optional[str] = None
+    ) -> list[str]:
+        """Adds many subscribers in one call; returns their hashes, in order.
+
+        ``subscribers`` is a list (or any iterable) of dicts with the keywords of
+        :meth:`add_subscriber`, or a pandas or polars data frame whose columns are those
+        fields; a column named ``attributes.<name>`` is that attribute, and a missing cell
+        (``None``, ``NaN``, ``NaT``) is no value. A row without ``subscriber_hash`` gets a
+        random one. Everything is checked first: one bad row (named by its position) adds
+        none of them.
+        """
+        columns = _frame_columns(subscribers)
+        if columns is not None:
+            out = self._call("add_subscribers", columns=columns, hashes=True, api_key=api_key)
+        else:
+            if isinstance(subscribers, (str, bytes, Mapping)) or not isinstance(
+                subscribers, Iterable
+            ):
+                raise ValueError(
+                    "subscribers must be a list of dicts (one a subscriber) or a data frame, "
+                    f"not {type(subscribers).__name__}"
+                )
+            rows = list(subscribers)
+            for i, row in enumerate(rows):
+                if not isinstance(row, Mapping):
+                    raise ValueError(
+                        f"row {i}: a subscriber must be a dict of its fields, "
+                        f"not {type(row).__name__}"
+                    )
+            out = self._call("add_subscribers", rows=rows, hashes=True, api_key=api_key)
+        return list(out["subscriber_hashes"])
+
+    def generate_subscribers(
+        self,
+        count: int,
+        *,
+        country: Optional[Distribution] = None,
+        state: Optional[Distribution] = None,
+        city: Optional[Distribution] = None,
+        device: Optional[Distribution] = None,
+        device_type: Optional[Distribution] = None,
+        browser: Optional[Distribution] = None,
+        platform: Optional[Distribution] = None,
+        attributes: Optional[Mapping[str, Distribution]] = None,
+        subscribed_between: Optional[tuple[DateLike, DateLike]] = None,
+        online: float = 1.0,
+        segments: Optional[Mapping[int, float]] = None,
+        seed: Optional[int] = None,
+        api_key: Optional[str] = None,
+    ) -> int:
+        """Adds ``count`` subscribers drawn from distributions, in the emulator (a million
+        in about a second); returns how many were added.
+
+        Each field is a list of values (each as likely) or a dict of value to weight
+        (``country={"US": 0.6, "DE": 0.4}``); ``None`` as a value leaves the field empty.
+        ``attributes`` maps a name to such a distribution (``{"plan": {"free": 8, "pro":
+        2}, "age": range(18, 80)}``). ``subscribed_between=(start, end)`` spreads the
+        join dates uniformly (else all join now); ``online`` is the share of devices
+        online; ``segments`` maps a segment id to the share of the population in it.
+        ``seed`` makes the population the same on every run.
+        """
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"count must be a whole number from 0 up, not {count!r}")
+        fields: dict[str, Any] = {}
+        drawn = {
+            "country": country,
+            "state": state,
+            "city": city,
+            "device": device,
+            "device_type": device_type,
+            "browser": browser,
+            "platform": platform,
+        }
+        for name, dist in drawn.items():
+            if dist is not None:
+                fields[name] = _distribution(name, dist)
+        if attributes is not None:
+            fields["attributes"] = {
+                str(k): _distribution(f"attributes.{k}", d) for k, d in attributes.items()
+            }
+        if subscribed_between is not None:
+            if not isinstance(subscribed_between, (tuple, list)) or len(subscribed_between) != 2:
+                raise ValueError("subscribed_between must be (start, end)")
+            fields["subscribed_between"] = list(subscribed_between)
+        if isinstance(online, bool) or not isinstance(online, (int, float)) or not 0 <= online <= 1:
+            raise ValueError(f"online must be a share from 0 to 1, not {online!r}")
+        for seg, share in (segments or {}).items():
+            if (
+                isinstance(share, bool)
+                or not isinstance(share, (int, float))
+                or not 0 <= share <= 1
+            ):
+                raise ValueError(f"segments[{seg!r}] must be a share from 0 to 1, not {share!r}")
+        out = self._call(
+            "generate_subscribers",
+            count=count,
+            online=online,
+            segments={str(k): v for k, v in segments.items()} if segments else None,
+            seed=seed,
+            api_key=api_key,
+            **fields,
+        )
+        return int(out["added"])
 
     def create_segment(
         self, name: str, *, segment_type: str = "custom", api_key: Optional[str] = None
@@ -626,6 +779,11 @@ class EmulatorProcess(_Clients):
             raise RuntimeError(f"the emulator exited with {self.process.returncode}")
         self.base_url = urls["PUSHWIRE_BASE_URL"]
         self.events_url = urls["PUSHWIRE_EVENTS_URL"]
+
+    @property
+    def ui_url(self) -> str:
+        """The inspector page: what the emulator saw, live, in a browser."""
+        return f"{self.base_url}/_emulator/ui"
 
     @property
     def pid(self) -> int:

@@ -16,7 +16,8 @@ use serde_json::{json, Map, Value};
 
 use super::engine;
 use super::faults::{Chaos, ChaosKind, FaultSpec};
-use super::state::{iso, Counters, Emu, Pinned, SegmentRec, Subscriber};
+use super::seed;
+use super::state::{iso, Counters, Emu, Pinned, SegmentRec};
 use crate::model::{
     Analytics, CampaignOptions, Rules, TriggerOptions, TriggeredCampaign, TriggeredNotification,
     UtmParams,
@@ -24,7 +25,7 @@ use crate::model::{
 use crate::validate::{self, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, CAMPAIGN_EXPIRY_MAX_SECONDS};
 
 /// The operations, for the admin index and error messages.
-pub const OPERATIONS: [&str; 32] = [
+pub const OPERATIONS: &[&str] = &[
     "inject_random_faults",
     "fault_stats",
     "set_request_log",
@@ -33,6 +34,8 @@ pub const OPERATIONS: [&str; 32] = [
     "add_site",
     "set_timezone",
     "add_subscriber",
+    "add_subscribers",
+    "generate_subscribers",
     "set_online",
     "unsubscribe",
     "create_segment",
@@ -87,6 +90,12 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             Ok(json!({"site_id": id, "api_key_set": true}))
         }
         "add_subscriber" => add_subscriber(emu, site, args),
+        "add_subscribers" => add_subscribers(emu, site, args),
+        "generate_subscribers" => {
+            let population = seed::Population::of(&args)?;
+            let added = emu.with_site(site, |s, ids, now| population.add_to(s, ids, now))??;
+            Ok(json!({"added": added}))
+        }
         "set_timezone" => {
             let raw = str_arg(&args, "timezone")?.ok_or("timezone is required")?;
             let tz = engine::parse_offset(&raw)
@@ -187,11 +196,12 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                 .ok_or("delivery_id is required")?;
             let click = op == "record_click";
             emu.with_site(site, |s, _, now| {
-                let d = s
-                    .engine
-                    .deliveries
-                    .iter_mut()
-                    .find(|d| d.delivery_id == id)
+                // Numbered as they are made: `deliveries` is in id order.
+                let deliveries = &mut s.engine.deliveries;
+                let d = deliveries
+                    .binary_search_by_key(&id, |d| d.delivery_id)
+                    .ok()
+                    .map(|i| &mut deliveries[i])
                     .ok_or_else(|| format!("delivery {id} does not exist"))?;
                 if d.status != "delivered" {
                     return Err(format!("delivery {id} was not delivered ({})", d.status));
@@ -603,7 +613,7 @@ fn flag(args: &Map<String, Value>, key: &str) -> Result<bool, String> {
     }
 }
 
-fn str_arg(args: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+pub(super) fn str_arg(args: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
     match args.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -612,7 +622,10 @@ fn str_arg(args: &Map<String, Value>, key: &str) -> Result<Option<String>, Strin
     }
 }
 
-fn time_arg(args: &Map<String, Value>, key: &str) -> Result<Option<DateTime<Utc>>, String> {
+pub(super) fn time_arg(
+    args: &Map<String, Value>,
+    key: &str,
+) -> Result<Option<DateTime<Utc>>, String> {
     let Some(s) = str_arg(args, key)? else {
         return Ok(None);
     };
@@ -628,88 +641,33 @@ fn time_arg(args: &Map<String, Value>, key: &str) -> Result<Option<DateTime<Utc>
     Err(format!("{key} must be an ISO 8601 date or date-time"))
 }
 
-fn random_hash() -> String {
-    format!("{:032x}", fastrand::u128(..))
+fn add_subscriber(emu: &Emu, site: Pinned, mut args: Map<String, Value>) -> Result<Value, String> {
+    args.remove("api_key");
+    let new = seed::subscriber_of(&args)?;
+    let hashes = emu
+        .with_site(site, |s, ids, now| seed::add_batch(s, ids, now, vec![new]))?
+        .map_err(|e| e.strip_prefix("row 0: ").map_or(e.clone(), str::to_string))?;
+    Ok(json!({"subscriber_hash": hashes.first()}))
 }
 
-fn add_subscriber(emu: &Emu, site: Pinned, args: Map<String, Value>) -> Result<Value, String> {
-    const KEYS: [&str; 14] = [
-        "api_key",
-        "subscriber_hash",
-        "profile_id",
-        "country",
-        "state",
-        "city",
-        "device",
-        "device_type",
-        "browser",
-        "platform",
-        "attributes",
-        "subscribed_at",
-        "online",
-        "segments",
-    ];
-    if let Some(k) = args.keys().find(|k| !KEYS.contains(&k.as_str())) {
+/// `add_subscribers`: rows or columns, all added or none.
+fn add_subscribers(emu: &Emu, site: Pinned, args: Map<String, Value>) -> Result<Value, String> {
+    if let Some(k) = args
+        .keys()
+        .find(|k| !["api_key", "rows", "columns", "hashes"].contains(&k.as_str()))
+    {
         return Err(format!(
-            "{k} is not a field of a subscriber: add_subscriber takes {}",
-            KEYS[1..].join(", ")
+            "{k} is not an argument of add_subscribers (rows or columns, and hashes)"
         ));
     }
-    let attributes = match args.get("attributes") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(_) => return Err("attributes must be an object".into()),
-    };
-    let hash = str_arg(&args, "subscriber_hash")?.unwrap_or_else(random_hash);
-    let subscribed_at = time_arg(&args, "subscribed_at")?;
-    let mut sub = Subscriber {
-        subscriber_hash: hash.clone(),
-        profile_id: str_arg(&args, "profile_id")?,
-        country: str_arg(&args, "country")?,
-        state: str_arg(&args, "state")?,
-        city: str_arg(&args, "city")?,
-        device: str_arg(&args, "device")?,
-        device_type: str_arg(&args, "device_type")?,
-        browser: str_arg(&args, "browser")?,
-        platform: str_arg(&args, "platform")?,
-        attributes,
-        subscribed_at: Utc::now(),
-        unsubscribed_at: None,
-        segments: Default::default(),
-        online: match args.get("online") {
-            None | Some(Value::Null) => true,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err("online must be true or false".into()),
-        },
-    };
-    let segments: Vec<i64> = match args.get("segments") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| {
-                v.as_i64()
-                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-                    .ok_or("segments must be segment ids")
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err("segments must be a list of segment ids".into()),
-    };
-    emu.with_site(site, |s, ids, now| {
-        if s.subscriber(&hash).is_some() {
-            return Err(format!("subscriber {hash} already exists"));
-        }
-        for id in &segments {
-            if s.segment(*id).is_none() {
-                return Err(format!("segment {id} does not exist"));
-            }
-        }
-        sub.subscribed_at = subscribed_at.unwrap_or(now);
-        sub.segments = segments.iter().copied().collect();
-        s.add_subscriber(sub);
-        engine::on_audience_change(s, ids, now, std::slice::from_ref(&hash));
-        Ok(())
-    })??;
-    Ok(json!({"subscriber_hash": hash}))
+    let answer_hashes = flag(&args, "hashes")?;
+    let batch = seed::read_batch(&args)?;
+    let hashes = emu.with_site(site, |s, ids, now| seed::add_batch(s, ids, now, batch))??;
+    Ok(if answer_hashes {
+        json!({"added": hashes.len(), "subscriber_hashes": hashes})
+    } else {
+        json!({"added": hashes.len()})
+    })
 }
 
 /// The fields of 2.1 without ids and dates; notifications of 2.2 without ids.

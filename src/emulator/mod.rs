@@ -16,6 +16,7 @@ pub mod engine;
 pub mod faults;
 pub mod http;
 pub mod routes;
+pub mod seed;
 pub mod state;
 
 use std::io;

@@ -1,7 +1,8 @@
 //! The emulator's state, explicit and in one place so a test can reset it: sites (one per
 //! API key) and everything each site holds, the request log, armed faults and the clock.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::BuildHasher;
 use std::sync::{Mutex, MutexGuard};
 
 use axum::body::Bytes;
@@ -20,6 +21,52 @@ use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SiteId(pub i64);
 
+/// The segments a subscriber is in: a sorted list (a subscriber is in a few; a tree's node
+/// would take a hundred bytes for each of a million subscribers).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SegmentSet(Vec<i64>);
+
+impl SegmentSet {
+    /// Adds `id`; false when it was there.
+    pub fn insert(&mut self, id: i64) -> bool {
+        match self.0.binary_search(&id) {
+            Ok(_) => false,
+            Err(at) => {
+                self.0.insert(at, id);
+                true
+            }
+        }
+    }
+
+    pub fn remove(&mut self, id: &i64) -> bool {
+        match self.0.binary_search(id) {
+            Ok(at) => {
+                self.0.remove(at);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub fn contains(&self, id: &i64) -> bool {
+        self.0.binary_search(id).is_ok()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, i64> {
+        self.0.iter()
+    }
+}
+
+impl FromIterator<i64> for SegmentSet {
+    fn from_iter<I: IntoIterator<Item = i64>>(ids: I) -> Self {
+        let mut v: Vec<i64> = ids.into_iter().collect();
+        v.sort_unstable();
+        v.dedup();
+        v.shrink_to_fit();
+        SegmentSet(v)
+    }
+}
+
 /// A subscriber (the spec does not show its record; these are the fields targeting uses).
 #[derive(Debug, Clone, Serialize)]
 pub struct Subscriber {
@@ -37,7 +84,7 @@ pub struct Subscriber {
     pub subscribed_at: DateTime<Utc>,
     #[serde(serialize_with = "ser_opt_time")]
     pub unsubscribed_at: Option<DateTime<Utc>>,
-    pub segments: BTreeSet<i64>,
+    pub segments: SegmentSet,
     /// Whether the subscriber's device fetches notifications now (else they wait, until
     /// they expire).
     pub online: bool,
@@ -98,7 +145,13 @@ pub struct Site {
     pub subscribers: Vec<Subscriber>,
     /// Each subscriber's position in `subscribers`: seeding, broadcasts, drips and triggers
     /// look a subscriber up by hash once per item, which a scan made quadratic.
-    by_hash: HashMap<String, usize>,
+    /// The hashes themselves stay in `subscribers`: a map keyed by a copy of each would
+    /// hold another 60 bytes a subscriber.
+    by_hash: hashbrown::HashTable<usize>,
+    hasher: std::hash::RandomState,
+    /// The positions of each profile's subscribers (an event names a profile, which may
+    /// have several devices).
+    by_profile: HashMap<String, Vec<usize>>,
     pub segments: Vec<SegmentRec>,
     pub triggers: Vec<TriggeredCampaign>,
     pub drips: Vec<DripRec>,
@@ -120,7 +173,9 @@ impl Site {
             site_id,
             api_key,
             subscribers: Vec::new(),
-            by_hash: HashMap::new(),
+            by_hash: hashbrown::HashTable::new(),
+            hasher: std::hash::RandomState::new(),
+            by_profile: HashMap::new(),
             segments: Vec::new(),
             triggers: Vec::new(),
             drips: Vec::new(),
@@ -135,25 +190,68 @@ impl Site {
 
     /// The subscriber with this hash.
     pub fn subscriber(&self, hash: &str) -> Option<&Subscriber> {
-        self.by_hash.get(hash).map(|&i| &self.subscribers[i])
+        self.subscriber_position(hash).map(|i| &self.subscribers[i])
     }
 
     pub fn subscriber_mut(&mut self, hash: &str) -> Option<&mut Subscriber> {
-        self.by_hash.get(hash).map(|&i| &mut self.subscribers[i])
+        self.subscriber_position(hash)
+            .map(|i| &mut self.subscribers[i])
+    }
+
+    /// The subscribers of a profile, in the order they subscribed.
+    pub fn with_profile<'a>(&'a self, profile_id: &str) -> impl Iterator<Item = &'a Subscriber> {
+        let at = self
+            .by_profile
+            .get(profile_id)
+            .map_or(&[][..], Vec::as_slice);
+        at.iter().map(|&i| &self.subscribers[i])
     }
 
     /// Where the subscriber with this hash stands in `subscribers`.
     pub fn subscriber_position(&self, hash: &str) -> Option<usize> {
-        self.by_hash.get(hash).copied()
+        let subscribers = &self.subscribers;
+        self.by_hash
+            .find(self.hasher.hash_one(hash), |&i| {
+                subscribers[i].subscriber_hash == hash
+            })
+            .copied()
+    }
+
+    /// Room for `n` more subscribers (a bulk seeding grows the list and index once).
+    pub fn reserve_subscribers(&mut self, n: usize) {
+        self.subscribers.reserve(n);
+        let Site {
+            by_hash,
+            hasher,
+            subscribers,
+            ..
+        } = self;
+        by_hash.reserve(n, |&i| hasher.hash_one(&subscribers[i].subscriber_hash));
     }
 
     /// Adds a subscriber; false (and nothing added) when its hash is taken.
     pub fn add_subscriber(&mut self, sub: Subscriber) -> bool {
-        match self.by_hash.entry(sub.subscriber_hash.clone()) {
-            std::collections::hash_map::Entry::Occupied(_) => false,
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(self.subscribers.len());
-                self.subscribers.push(sub);
+        let Site {
+            by_hash,
+            hasher,
+            subscribers,
+            by_profile,
+            ..
+        } = self;
+        let entry = by_hash.entry(
+            hasher.hash_one(&sub.subscriber_hash),
+            |&i| subscribers[i].subscriber_hash == sub.subscriber_hash,
+            |&i| hasher.hash_one(&subscribers[i].subscriber_hash),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                let at = subscribers.len();
+                slot.insert(at);
+                if let Some(p) = &sub.profile_id {
+                    by_profile.entry(p.clone()).or_default().push(at);
+                }
+                subscribers.push(sub);
                 true
             }
         }

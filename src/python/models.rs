@@ -45,6 +45,15 @@ fn repr_of(name: &str, model: &Bound<'_, PyAny>, dict: &Bound<'_, PyAny>) -> PyR
     Ok(format!("{name}({})", parts.join(", ")))
 }
 
+/// An object's HTML for Jupyter, drawn by `pushwire._html.render` (markup is Python's job:
+/// one renderer for the models, `Page`, lists of results and `BulkResult`).
+fn html_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    obj.py()
+        .import("pushwire._html")?
+        .call_method1("render", (obj,))?
+        .extract()
+}
+
 /// Where a model keeps the fields the spec does not list (`extra`), for those that have it.
 trait ExtraFields {
     const HAS_EXTRA: bool = false;
@@ -303,6 +312,11 @@ macro_rules! py_models {
                 repr_of(stringify!($ty), slf.as_any(), &pythonize(slf.py(), slf.get())?)
             }
 
+            /// The model as an HTML card, for Jupyter (`pushwire._html`).
+            fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+                html_of(slf.as_any())
+            }
+
             fn __reduce__<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
                 let rebuild = slf.get_type().getattr("from_dict")?;
                 let dict = pythonize(py, slf.get())?;
@@ -385,6 +399,11 @@ impl Page {
         py.import("types")?
             .getattr("GenericAlias")?
             .call1((cls, item))
+    }
+
+    /// The page as an HTML table, for Jupyter (`pushwire._html`).
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        html_of(slf.as_any())
     }
 
     /// Whether a later page exists.

@@ -48,9 +48,7 @@ fn count<'a>(
             clicks += 1;
         }
         let left = site
-            .subscribers
-            .iter()
-            .find(|s| s.subscriber_hash == d.subscriber_hash)
+            .subscriber(&d.subscriber_hash)
             .and_then(|s| s.unsubscribed_at);
         if let (Some(left), Some(sent_at)) = (left, d.sent_at) {
             if left >= sent_at && range.contains(Some(left)) {

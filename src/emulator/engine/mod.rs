@@ -23,14 +23,15 @@ pub mod analytics;
 pub mod schedule;
 pub mod targeting;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use self::schedule::{local_to_utc, next_due};
-use self::targeting::{audience_match, broadcast_selects};
+use self::targeting::{audience_match, Selector};
 use super::state::{iso, Counters, Site};
 use crate::model::{Action, NotificationType, UtmParams};
 use crate::validate::{
@@ -65,7 +66,8 @@ pub struct Scheduled {
     pub source: Source,
     pub source_id: i64,
     pub notification_id: i64,
-    pub content: Content,
+    /// Shared by every delivery of the send (a broadcast to a million holds one copy).
+    pub content: Arc<Content>,
     pub expiry_seconds: i64,
     /// The triggered run it belongs to (a stop event cancels the run's pending sends).
     pub run: u64,
@@ -77,7 +79,7 @@ pub struct Delivery {
     pub delivery_id: i64,
     pub subscriber_hash: String,
     #[serde(flatten)]
-    pub content: Content,
+    pub content: Arc<Content>,
     pub source: Source,
     pub source_id: i64,
     pub notification_id: i64,
@@ -143,7 +145,18 @@ pub struct Engine {
     pub alerts: Vec<Alert>,
     /// Triggered runs: (trigger_id, subscriber) -> run ids still pending.
     pub runs: BTreeMap<(i64, String), Vec<u64>>,
+    /// How many of each pending run's sends are still scheduled. A run a stop event
+    /// cancelled is gone from here: its sends are dropped as they come due, not looked for
+    /// through the whole schedule.
+    pub run_left: HashMap<u64, usize>,
     pub next_run: u64,
+    /// Where in `deliveries` each triggered campaign's sends to each subscriber (by position
+    /// in `Site::subscribers`) are: the daily and weekly caps count these, not every
+    /// delivery.
+    pub sends: HashMap<(i64, usize), Vec<usize>>,
+    /// Where in `deliveries` the pending ones of each subscriber (by position) are: a device
+    /// coming online, and expiry, settle only these.
+    pub waiting: HashMap<usize, Vec<usize>>,
     /// How many deliveries wait for their device (`pending`), and no later than when the
     /// first of them expires: `tick` looks for expired ones only once one may have, instead
     /// of going through every delivery on every request.
@@ -177,18 +190,25 @@ pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
     }
     let mut expired = 0;
     let mut next: Option<DateTime<Utc>> = None;
-    for d in engine
-        .deliveries
-        .iter_mut()
-        .filter(|d| d.status == "pending")
-    {
-        if now >= d.expires_at {
-            d.status = "expired";
-            expired += 1;
-        } else {
-            next = Some(next.map_or(d.expires_at, |n| n.min(d.expires_at)));
-        }
-    }
+    let Engine {
+        waiting,
+        deliveries,
+        ..
+    } = engine;
+    waiting.retain(|_, list| {
+        list.retain(|&i| {
+            let d = &mut deliveries[i];
+            if now >= d.expires_at {
+                d.status = "expired";
+                expired += 1;
+                false
+            } else {
+                next = Some(next.map_or(d.expires_at, |n| n.min(d.expires_at)));
+                true
+            }
+        });
+        !list.is_empty()
+    });
     engine.pending -= expired;
     engine.next_expiry = next;
 }
@@ -204,17 +224,19 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                 return;
             };
             rec.status = "sent".into();
-            let request = rec.request.clone();
-            let targets: Vec<String> = site
+            let selector = Selector::of(&rec.request);
+            let targets: Vec<usize> = site
                 .subscribers
                 .iter()
+                .enumerate()
                 // Who had subscribed by the time it went out (a test may seed a subscriber
                 // dated later than a broadcast that is only now being caught up on).
-                .filter(|s| s.subscribed_at <= item.due_at && broadcast_selects(&request, s))
-                .map(|s| s.subscriber_hash.clone())
+                .filter(|(_, s)| s.subscribed_at <= item.due_at && selector.selects(s))
+                .map(|(i, _)| i)
                 .collect();
-            for hash in targets {
-                hand_over(site, ids, &item, &hash);
+            site.engine.deliveries.reserve(targets.len());
+            for at in targets {
+                hand_over(site, ids, &item, at);
             }
         }
         (Some(hash), Source::Drip) => {
@@ -224,15 +246,30 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             };
             let audience = drip.drip.audience.filter.value.clone();
             let active = drip.drip.status == "active";
-            let matches = site
-                .subscriber(&hash)
-                .is_some_and(|s| audience_match(&audience, s));
-            if active && matches {
-                hand_over(site, ids, &item, &hash);
+            let Some(at) = site.subscriber_position(&hash) else {
+                return;
+            };
+            if active && audience_match(&audience, &site.subscribers[at]) {
+                hand_over(site, ids, &item, at);
             }
         }
         (Some(hash), Source::Trigger) => {
-            let hash = hash.clone();
+            // The run's count of sends still to come; a run a stop event cancelled has none.
+            let engine = &mut site.engine;
+            let Some(left) = engine.run_left.get_mut(&item.run) else {
+                return;
+            };
+            *left -= 1;
+            if *left == 0 {
+                engine.run_left.remove(&item.run);
+                let key = (item.source_id, hash.clone());
+                if let Some(runs) = engine.runs.get_mut(&key) {
+                    runs.retain(|r| *r != item.run);
+                    if runs.is_empty() {
+                        engine.runs.remove(&key);
+                    }
+                }
+            }
             let Some(t) = site
                 .triggers
                 .iter()
@@ -244,26 +281,16 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                 return;
             }
             let (daily, weekly) = (t.daily_trigger_limit, t.weekly_trigger_limit);
-            let subscribed = site
-                .subscriber(&hash)
-                .is_some_and(|s| s.unsubscribed_at.is_none());
-            if within_caps(site, item.source_id, &hash, item.due_at, daily, weekly) {
-                hand_over(site, ids, &item, &hash);
-            } else if subscribed {
+            let Some(at) = site.subscriber_position(hash) else {
+                return;
+            };
+            if within_caps(site, item.source_id, at, item.due_at, daily, weekly) {
+                hand_over(site, ids, &item, at);
+            } else if site.subscribers[at].unsubscribed_at.is_none() {
                 // Kept in sight (status `capped`): a test can tell "held back by the cap"
                 // from "never scheduled". Nothing reaches the device or the analytics.
-                let held = Delivery::of(ids, &item, &hash, "capped", item.due_at);
+                let held = Delivery::of(ids, &item, hash, "capped", item.due_at);
                 site.engine.deliveries.push(held);
-            }
-            if let Some(runs) = site.engine.runs.get_mut(&(item.source_id, hash)) {
-                let still = site
-                    .engine
-                    .scheduled
-                    .iter()
-                    .any(|s| s.run == item.run && s.source == Source::Trigger);
-                if !still {
-                    runs.retain(|r| *r != item.run);
-                }
             }
         }
         _ => {}
@@ -275,22 +302,19 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
 fn within_caps(
     site: &Site,
     trigger_id: i64,
-    hash: &str,
-    at: DateTime<Utc>,
+    at: usize,
+    when: DateTime<Utc>,
     daily: i64,
     weekly: i64,
 ) -> bool {
-    let day = at.with_timezone(&site.timezone).date_naive();
-    let week_start = at - Duration::days(7);
+    let day = when.with_timezone(&site.timezone).date_naive();
+    let week_start = when - Duration::days(7);
     let mut today = 0;
     let mut week = 0;
-    for d in &site.engine.deliveries {
-        if d.source != Source::Trigger
-            || d.source_id != trigger_id
-            || d.subscriber_hash != hash
-            || d.status == "expired"
-            || d.status == "capped"
-        {
+    let sent = site.engine.sends.get(&(trigger_id, at));
+    for &i in sent.into_iter().flatten() {
+        let d = &site.engine.deliveries[i];
+        if d.status == "expired" {
             continue;
         }
         if d.queued_at.with_timezone(&site.timezone).date_naive() == day {
@@ -303,24 +327,31 @@ fn within_caps(
     today < daily && week < weekly
 }
 
-/// Hands a notification to a subscriber's device: delivered at once if it is online, else
-/// kept until it comes online or the notification expires.
-fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, hash: &str) {
-    let Some(sub) = site.subscriber(hash) else {
-        return;
-    };
+/// Hands a notification to the subscriber at `at` in `Site::subscribers`: delivered at once
+/// if its device is online, else kept until it comes online or the notification expires.
+fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, at: usize) {
+    let sub = &site.subscribers[at];
     if sub.unsubscribed_at.is_some() {
         return;
     }
     let status = if sub.online { "delivered" } else { "pending" };
     let expires_at = item.due_at + Duration::seconds(item.expiry_seconds);
-    let delivery = Delivery::of(ids, item, hash, status, expires_at);
+    let delivery = Delivery::of(ids, item, &sub.subscriber_hash, status, expires_at);
+    let engine = &mut site.engine;
+    let index = engine.deliveries.len();
     if status == "pending" {
-        let engine = &mut site.engine;
         engine.pending += 1;
         engine.next_expiry = Some(engine.next_expiry.map_or(expires_at, |n| n.min(expires_at)));
+        engine.waiting.entry(at).or_default().push(index);
     }
-    site.engine.deliveries.push(delivery);
+    if item.source == Source::Trigger {
+        engine
+            .sends
+            .entry((item.source_id, at))
+            .or_default()
+            .push(index);
+    }
+    engine.deliveries.push(delivery);
 }
 
 impl Delivery {
@@ -352,25 +383,24 @@ impl Delivery {
 /// A subscriber's device comes online (or goes offline): what waits for it and has not
 /// expired is delivered now.
 pub fn set_online(site: &mut Site, hash: &str, online: bool, now: DateTime<Utc>) -> bool {
-    let Some(sub) = site.subscriber_mut(hash) else {
+    let Some(at) = site.subscriber_position(hash) else {
         return false;
     };
+    let sub = &mut site.subscribers[at];
     sub.online = online;
     // Nothing reaches a subscriber who unsubscribed, not even what waited for the device.
-    if online && sub.unsubscribed_at.is_none() && site.engine.pending > 0 {
-        let mut settled = 0;
-        for d in site.engine.deliveries.iter_mut() {
-            if d.subscriber_hash == hash && d.status == "pending" {
-                if now < d.expires_at {
-                    d.status = "delivered";
-                    d.sent_at = Some(now);
-                } else {
-                    d.status = "expired";
-                }
-                settled += 1;
+    if online && sub.unsubscribed_at.is_none() {
+        let engine = &mut site.engine;
+        for i in engine.waiting.remove(&at).unwrap_or_default() {
+            let d = &mut engine.deliveries[i];
+            if now < d.expires_at {
+                d.status = "delivered";
+                d.sent_at = Some(now);
+            } else {
+                d.status = "expired";
             }
+            engine.pending -= 1;
         }
-        site.engine.pending -= settled;
     }
     true
 }
@@ -404,14 +434,14 @@ pub fn on_broadcast(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
         source: Source::Broadcast,
         source_id: rec.notification_id,
         notification_id: rec.notification_id,
-        content: Content {
+        content: Arc::new(Content {
             title: n.notification_title.clone().unwrap_or_default(),
             message: n.notification_message.clone().unwrap_or_default(),
             url: n.notification_url.clone().unwrap_or_default(),
             image_url: n.image_url.clone(),
             big_image_url: n.big_image_url.clone(),
             actions: n.actions.clone(),
-        },
+        }),
         expiry_seconds: n
             .notification_expiry
             .unwrap_or(BROADCAST_EXPIRY_MAX_MINUTES)
@@ -457,7 +487,7 @@ pub fn on_audience_change(
                 source: Source::Drip,
                 source_id: drip_id,
                 notification_id: n.id,
-                content: tagged(
+                content: Arc::new(tagged(
                     Content {
                         title: n.title.clone(),
                         message: n.message.clone(),
@@ -467,7 +497,7 @@ pub fn on_audience_change(
                         actions: n.actions.clone(),
                     },
                     drip.utm_params.as_ref(),
-                ),
+                )),
                 expiry_seconds: n.expiry,
                 run: 0,
             });
@@ -597,6 +627,10 @@ fn start_run(
     else {
         return;
     };
+    let steps = t.notifications.as_deref().unwrap_or_default();
+    if steps.is_empty() {
+        return;
+    }
     for hash in hashes {
         site.engine.next_run += 1;
         let run = site.engine.next_run;
@@ -605,8 +639,9 @@ fn start_run(
             .entry((trigger_id, hash.clone()))
             .or_default()
             .push(run);
+        site.engine.run_left.insert(run, steps.len());
         let mut due = now;
-        for n in t.notifications.as_deref().unwrap_or_default() {
+        for n in steps {
             due = next_due(due, &n.schedule_options, site.timezone);
             site.engine.schedule(Scheduled {
                 due_at: due,
@@ -614,7 +649,7 @@ fn start_run(
                 source: Source::Trigger,
                 source_id: trigger_id,
                 notification_id: n.id,
-                content: tagged(personalized(n, data), t.utm_params.as_ref()),
+                content: Arc::new(tagged(personalized(n, data), t.utm_params.as_ref())),
                 expiry_seconds: n.expiry,
                 run,
             });
@@ -635,16 +670,15 @@ pub fn on_event(
     // profile_id wins; it may name several devices.
     let hashes: Vec<String> = match (profile_id, device_token_hash) {
         (Some(p), _) => site
-            .subscribers
-            .iter()
-            .filter(|s| s.profile_id.as_deref() == Some(p) && s.unsubscribed_at.is_none())
+            .with_profile(p)
+            .filter(|s| s.unsubscribed_at.is_none())
             .map(|s| s.subscriber_hash.clone())
             .collect(),
         (None, Some(h)) => site
-            .subscribers
-            .iter()
-            .filter(|s| s.subscriber_hash == h && s.unsubscribed_at.is_none())
+            .subscriber(h)
+            .filter(|s| s.unsubscribed_at.is_none())
             .map(|s| s.subscriber_hash.clone())
+            .into_iter()
             .collect(),
         _ => Vec::new(),
     };
@@ -660,12 +694,14 @@ pub fn on_event(
         .collect();
     for trigger_id in stops {
         for hash in &hashes {
-            if let Some(runs) = site.engine.runs.remove(&(trigger_id, hash.clone())) {
-                site.engine.scheduled.retain(|s| {
-                    !(s.source == Source::Trigger
-                        && s.source_id == trigger_id
-                        && runs.contains(&s.run))
-                });
+            // The runs' sends stay in the schedule, dropped as they come due (`fire`).
+            for run in site
+                .engine
+                .runs
+                .remove(&(trigger_id, hash.clone()))
+                .unwrap_or_default()
+            {
+                site.engine.run_left.remove(&run);
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Who a broadcast (4.13), a drip audience (2.7, 2.9) or an attribute filter (2.14) selects.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -18,39 +19,59 @@ fn any_of(list: &[String], value: &Option<String>) -> bool {
     value.as_ref().is_some_and(|v| list.iter().any(|x| x == v))
 }
 
-/// Whether an active subscriber is selected by every filter the broadcast gives. An empty
-/// list is no filter; `from_date` is inclusive ("joined on or after"), `to_date` exclusive
-/// ("joined before").
-pub fn broadcast_selects(n: &NewNotification, sub: &Subscriber) -> bool {
-    if sub.unsubscribed_at.is_some() {
-        return false;
+/// A broadcast's filters (4.13) read once, for the whole audience: whether an active
+/// subscriber is selected by every filter given. An empty list is no filter; `from_date` is
+/// inclusive ("joined on or after"), `to_date` exclusive ("joined before").
+pub struct Selector<'a> {
+    n: &'a NewNotification,
+    include_segments: Vec<i64>,
+    exclude_segments: Vec<i64>,
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+    /// `subscriber_hash` as a set: a broadcast may name thousands.
+    hashes: HashSet<&'a str>,
+}
+
+impl<'a> Selector<'a> {
+    pub fn of(n: &'a NewNotification) -> Selector<'a> {
+        let ids = |list: &[String]| {
+            list.iter()
+                .filter_map(|s| s.trim().parse::<i64>().ok())
+                .collect()
+        };
+        Selector {
+            n,
+            include_segments: ids(&n.include_segments),
+            exclude_segments: ids(&n.exclude_segments),
+            from: n.from_date.as_deref().and_then(instant),
+            to: n.to_date.as_deref().and_then(instant),
+            hashes: n.subscriber_hash.iter().map(String::as_str).collect(),
+        }
     }
-    let in_segments = |ids: &[String]| {
-        ids.iter()
-            .filter_map(|s| s.trim().parse::<i64>().ok())
-            .any(|id| sub.segments.contains(&id))
-    };
-    (n.include_segments.is_empty() || in_segments(&n.include_segments))
-        && !in_segments(&n.exclude_segments)
-        && (n.include_countries.is_empty() || any_of(&n.include_countries, &sub.country))
-        && !any_of(&n.exclude_countries, &sub.country)
-        && (n.include_states.is_empty() || any_of(&n.include_states, &sub.state))
-        && (n.include_cities.is_empty() || any_of(&n.include_cities, &sub.city))
-        && (n.include_device_types.is_empty() || any_of(&n.include_device_types, &sub.device_type))
-        && (n.include_browsers.is_empty() || any_of(&n.include_browsers, &sub.browser))
-        && (n.profile_id.is_empty() || any_of(&n.profile_id, &sub.profile_id))
-        && (n.subscriber_hash.is_empty() || n.subscriber_hash.contains(&sub.subscriber_hash))
-        && n.from_date
-            .as_deref()
-            .and_then(instant)
-            .is_none_or(|from| sub.subscribed_at >= from)
-        && n.to_date
-            .as_deref()
-            .and_then(instant)
-            .is_none_or(|to| sub.subscribed_at < to)
-        && n.attributes
-            .as_ref()
-            .is_none_or(|groups| attributes_match(groups, sub))
+
+    pub fn selects(&self, sub: &Subscriber) -> bool {
+        let n = self.n;
+        if sub.unsubscribed_at.is_some() {
+            return false;
+        }
+        let in_segments = |ids: &[i64]| ids.iter().any(|id| sub.segments.contains(id));
+        (n.include_segments.is_empty() || in_segments(&self.include_segments))
+            && !in_segments(&self.exclude_segments)
+            && (n.include_countries.is_empty() || any_of(&n.include_countries, &sub.country))
+            && !any_of(&n.exclude_countries, &sub.country)
+            && (n.include_states.is_empty() || any_of(&n.include_states, &sub.state))
+            && (n.include_cities.is_empty() || any_of(&n.include_cities, &sub.city))
+            && (n.include_device_types.is_empty()
+                || any_of(&n.include_device_types, &sub.device_type))
+            && (n.include_browsers.is_empty() || any_of(&n.include_browsers, &sub.browser))
+            && (n.profile_id.is_empty() || any_of(&n.profile_id, &sub.profile_id))
+            && (self.hashes.is_empty() || self.hashes.contains(sub.subscriber_hash.as_str()))
+            && self.from.is_none_or(|from| sub.subscribed_at >= from)
+            && self.to.is_none_or(|to| sub.subscribed_at < to)
+            && n.attributes
+                .as_ref()
+                .is_none_or(|groups| attributes_match(groups, sub))
+    }
 }
 
 /// Groups OR-ed, rules in a group AND-ed; no groups selects everyone.

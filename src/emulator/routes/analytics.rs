@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::Uri;
 use axum::Extension;
-use chrono::{Datelike, Days, Months, NaiveDate};
+use chrono::{DateTime, Datelike, Days, Months, NaiveDate, NaiveTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::emulator::engine::Source;
@@ -56,85 +56,100 @@ fn is_mobile(sub: &Subscriber) -> bool {
 /// and campaign messages) that went out in the period, `net_subscriber_sent` the deliveries
 /// to subscribers; views and clicks count when they happened.
 pub fn summary_rows(s: &Site, from: NaiveDate, to: NaiveDate, g: GroupBy) -> Vec<SummaryRow> {
-    let mut rows: BTreeMap<NaiveDate, SummaryRow> = BTreeMap::new();
+    let mut starts: Vec<NaiveDate> = Vec::new();
+    let mut rows: Vec<SummaryRow> = Vec::new();
     let mut start = period_start(from, g);
     while start <= to {
         let label = start.max(from);
-        rows.insert(
-            period_start(label, g),
-            SummaryRow {
-                date: label.format("%Y-%m-%d").to_string(),
-                ..Default::default()
-            },
-        );
+        starts.push(period_start(label, g));
+        rows.push(SummaryRow {
+            date: label.format("%Y-%m-%d").to_string(),
+            ..Default::default()
+        });
         let next = next_period(start, g);
         if next <= start {
             break; // the calendar's end
         }
         start = next;
     }
-    let in_range = |d: NaiveDate| d >= from && d <= to;
-    for sub in &s.subscribers {
-        let joined = sub.subscribed_at.date_naive();
-        if in_range(joined) {
-            if let Some(r) = rows.get_mut(&period_start(joined, g)) {
-                r.subscriber_count += 1;
-                if is_mobile(sub) {
-                    r.mobile_subscriber_count += 1;
-                } else {
-                    r.desktop_subscriber_count += 1;
-                }
+    // The row of an instant: by the day's offset from `from` for days, else the last period
+    // starting on or before it. Runs of the same instant (a broadcast's deliveries share
+    // their send time) are looked up once.
+    let epoch_day = |d: NaiveDate| d.and_time(NaiveTime::MIN).and_utc().timestamp() / 86_400;
+    let (first_day, last_day) = (epoch_day(from), epoch_day(to));
+    let mut memo: Option<(DateTime<Utc>, Option<usize>)> = None;
+    let mut row_of = |t: DateTime<Utc>| -> Option<usize> {
+        if let Some((at, row)) = memo {
+            if at == t {
+                return row;
             }
         }
-        if let Some(left) = sub.unsubscribed_at.map(|t| t.date_naive()) {
-            if in_range(left) {
-                if let Some(r) = rows.get_mut(&period_start(left, g)) {
-                    r.unsubscribed_count += 1;
-                    if is_mobile(sub) {
-                        r.mobile_unsubscribed_count += 1;
-                    } else {
-                        r.desktop_unsubscribed_count += 1;
-                    }
+        // UTC days by integer arithmetic: a calendar date for each of a million subscribers
+        // is most of the cost otherwise.
+        let day = t.timestamp().div_euclid(86_400);
+        let row = if day < first_day || day > last_day {
+            None
+        } else if g == GroupBy::Day {
+            usize::try_from(day - first_day).ok()
+        } else {
+            let d = t.date_naive();
+            starts.partition_point(|s| *s <= d).checked_sub(1)
+        };
+        memo = Some((t, row));
+        row
+    };
+    for sub in &s.subscribers {
+        if let Some(r) = row_of(sub.subscribed_at).and_then(|i| rows.get_mut(i)) {
+            r.subscriber_count += 1;
+            if is_mobile(sub) {
+                r.mobile_subscriber_count += 1;
+            } else {
+                r.desktop_subscriber_count += 1;
+            }
+        }
+        if let Some(left) = sub.unsubscribed_at {
+            if let Some(r) = row_of(left).and_then(|i| rows.get_mut(i)) {
+                r.unsubscribed_count += 1;
+                if is_mobile(sub) {
+                    r.mobile_unsubscribed_count += 1;
+                } else {
+                    r.desktop_unsubscribed_count += 1;
                 }
             }
         }
     }
-    let mut notifications: BTreeMap<NaiveDate, HashSet<(Source, i64)>> = BTreeMap::new();
+    let mut notifications: Vec<HashSet<(Source, i64)>> = vec![HashSet::new(); rows.len()];
+    let mut last: Option<(usize, Source, i64)> = None;
     for d in s
         .engine
         .deliveries
         .iter()
         .filter(|d| d.status == "delivered")
     {
-        if let Some(sent) = d.sent_at.map(|t| t.date_naive()).filter(|t| in_range(*t)) {
-            let key = period_start(sent, g);
-            if let Some(r) = rows.get_mut(&key) {
+        if let Some(i) = d.sent_at.and_then(&mut row_of) {
+            if let Some(r) = rows.get_mut(i) {
                 r.net_subscriber_sent += 1;
-                notifications
-                    .entry(key)
-                    .or_default()
-                    .insert((d.source, d.notification_id));
+                let key = (i, d.source, d.notification_id);
+                if last != Some(key) {
+                    notifications[i].insert((d.source, d.notification_id));
+                    last = Some(key);
+                }
             }
         }
         for (at, views) in [(d.viewed_at, true), (d.clicked_at, false)] {
-            if let Some(day) = at.map(|t| t.date_naive()).filter(|t| in_range(*t)) {
-                if let Some(r) = rows.get_mut(&period_start(day, g)) {
-                    if views {
-                        r.view_count += 1;
-                    } else {
-                        r.click_count += 1;
-                    }
+            if let Some(r) = at.and_then(&mut row_of).and_then(|i| rows.get_mut(i)) {
+                if views {
+                    r.view_count += 1;
+                } else {
+                    r.click_count += 1;
                 }
             }
         }
     }
-    for (key, sent) in notifications {
-        if let Some(r) = rows.get_mut(&key) {
+    rows.into_iter()
+        .zip(notifications)
+        .map(|(mut r, sent)| {
             r.notification_sent = sent.len() as i64;
-        }
-    }
-    rows.into_values()
-        .map(|mut r| {
             r.ctr = ctr(r.click_count, r.view_count);
             r
         })

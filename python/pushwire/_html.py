@@ -1,0 +1,215 @@
+"""The HTML Jupyter shows for results: ``_repr_html_`` of the models, :class:`~pushwire.Page`,
+:class:`ResultList` and :class:`~pushwire.BulkResult` all end in :func:`render`.
+
+A model is a card of its fields, a page or a list a table with one row per item, a bulk
+result its summary and a table of its failed chunks. Tables stop after ``MAX_ROWS`` rows
+(a line says how many more), values are cut at ``MAX_TEXT`` characters (the whole value,
+up to ``MAX_TITLE``, shows on hover), and every value is escaped. Nothing is fetched and no
+script runs: one small style element, scoped to the output's class, and the notebook's theme
+does the rest.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional, TypeVar
+
+from pushwire._bulk import BulkResult
+from pushwire._core import Page
+
+__all__ = ["ResultList", "render"]
+
+MAX_ROWS = 50
+MAX_COLUMNS = 40
+MAX_TEXT = 80
+MAX_CARD_TEXT = 200
+MAX_TITLE = 1000
+# How many entries of a nested list or dict a cell spells out, and how deep.
+_MAX_NESTED = 8
+_MAX_DEPTH = 3
+
+_T = TypeVar("_T")
+
+# One small scoped style per output (as pandas does), so that cells need none of their own.
+_STYLE = (
+    "<style>.pushwire-result th, .pushwire-result td {text-align: left; vertical-align: top;"
+    " padding: 2px 8px} .pushwire-result caption {caption-side: top; text-align: left}"
+    " .pushwire-muted {opacity: 0.6}</style>"
+)
+_MUTED = 'class="pushwire-muted"'
+
+
+class ResultList(list[_T]):
+    """A list of results, as a call returns it: a plain ``list`` in every way (``==``,
+    ``repr()``, pickling), which Jupyter shows as a table."""
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        return render(self)
+
+
+def render(obj: object) -> str:
+    """The HTML of a result: a model, a :class:`~pushwire.Page`, a list of results, a
+    :class:`~pushwire.BulkResult` (anything else as its escaped ``repr``)."""
+    if isinstance(obj, Page):
+        last = max(obj.last_page, 1)
+        caption = f"page {obj.page} of {last}, {_count(obj.total, 'item')}"
+        data = obj.data
+        return _wrap(_table(data[:MAX_ROWS], len(data), caption))
+    if isinstance(obj, BulkResult):
+        return _wrap(_bulk(obj))
+    if isinstance(obj, (list, tuple)):
+        return _wrap(_table(list(obj[:MAX_ROWS]), len(obj), _count(len(obj), "item")))
+    fields = _fields(obj)
+    if fields is not None:
+        return _wrap(_card(type(obj).__name__, fields))
+    return f"<pre>{_escape(repr(obj))}</pre>"
+
+
+def _wrap(body: str) -> str:
+    return f'<div class="pushwire-result">{_STYLE}{body}</div>'
+
+
+def _fields(obj: object) -> Optional[dict[str, Any]]:
+    """A model's or a dict's fields (a model's nested models as dicts), else None."""
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict) and not isinstance(obj, type):
+        out = to_dict()
+        if isinstance(out, dict):
+            return out
+    if isinstance(obj, Mapping):
+        return {str(k): v for k, v in obj.items()}
+    return None
+
+
+def _card(name: str, fields: Mapping[str, Any]) -> str:
+    shown = list(fields.items())[:MAX_ROWS]
+    rows = [
+        f"<tr><th>{_escape(key)}</th><td>{_value(value, MAX_CARD_TEXT)}</td></tr>"
+        for key, value in shown
+    ]
+    return (
+        f"<table><caption><strong>{_escape(name)}</strong></caption>"
+        f"<tbody>{''.join(rows)}</tbody></table>{_more(len(fields) - len(shown))}"
+    )
+
+
+def _table(shown: list[Any], total: int, caption: str) -> str:
+    """The first rows of a list (``shown``, of ``total``), a column per field."""
+    records = [_fields(item) for item in shown]
+    columns: list[str] = []
+    for record in records:
+        for key in record if record is not None else ("value",):
+            if key not in columns and len(columns) < MAX_COLUMNS:
+                columns.append(key)
+    head = "<th></th>" + "".join(f"<th>{_escape(c)}</th>" for c in columns)
+    body = []
+    for i, (item, record) in enumerate(zip(shown, records)):
+        row = {"value": item} if record is None else record
+        cells = "".join(f"<td>{_value(row[c]) if c in row else ''}</td>" for c in columns)
+        body.append(f"<tr><td {_MUTED}>{i}</td>{cells}</tr>")
+    if not total:
+        body.append(f"<tr><td {_MUTED}>no items</td></tr>")
+    return (
+        f"<table><caption>{_escape(caption)}</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>{_more(total - len(shown))}"
+    )
+
+
+def _bulk(result: BulkResult) -> str:
+    failed = result.failed
+    items = sum(c.size for c in result.chunks)
+    summary = (
+        f"{'ok' if result.ok else 'failed'}: {_count(len(result.chunks), 'chunk')} of "
+        f"{_count(items, 'item')}, {result.succeeded:,} sent"
+    )
+    if failed:
+        lost = sum(c.size for c in failed)
+        summary += f"; {_count(len(failed), 'chunk')} failed ({_count(lost, 'item')})"
+    out = f"<p><strong>BulkResult</strong> {_escape(summary)}</p>"
+    if not failed:
+        return out
+    rows = []
+    for c in failed[:MAX_ROWS]:
+        status = getattr(c.error, "status_code", None)
+        cells = [
+            _escape(str(c.index)),
+            _escape(f"{c.start:,} to {c.start + c.size - 1:,}"),
+            _escape(type(c.error).__name__),
+            _escape(str(status) if status else ""),
+            _value(str(c.error)),
+        ]
+        rows.append("<tr>" + "".join(f"<td>{v}</td>" for v in cells) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("chunk", "items", "error", "status", "message"))
+    return (
+        f"{out}<table><caption>failed chunks</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>{_more(len(failed) - len(rows))}"
+    )
+
+
+def _more(n: int) -> str:
+    return f"<p {_MUTED}>… {n:,} more</p>" if n > 0 else ""
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _escape(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _value(value: Any, limit: int = MAX_TEXT) -> str:
+    """A value as the HTML of one cell: cut to ``limit`` characters, escaped."""
+    if value is None:
+        return f"<span {_MUTED}>None</span>"
+    text = _text(value, 0)
+    if len(text) <= limit:
+        return _escape(text)
+    whole = text[:MAX_TITLE] + ("…" if len(text) > MAX_TITLE else "")
+    return f'<span title="{_escape(whole)}">{_escape(text[: limit - 1])}…</span>'
+
+
+def _text(value: Any, depth: int) -> str:
+    """A compact one-line text of a value; nested lists and dicts spelt out only so far."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, (bool, int)):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        return text if len(text) <= 12 else f"{value:.6g}"
+    if isinstance(value, _dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, BaseException):
+        return f"{type(value).__name__}: {value}"
+    fields = _fields(value)
+    if fields is not None:
+        if depth >= _MAX_DEPTH:
+            return "{…}"
+        parts = [f"{k}: {_nested(v, depth)}" for k, v in list(fields.items())[:_MAX_NESTED]]
+        return "{" + _joined(parts, len(fields)) + "}"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        if depth >= _MAX_DEPTH:
+            return "[…]"
+        entries = list(value) if isinstance(value, (list, tuple)) else sorted(value, key=str)
+        parts = [_nested(v, depth) for v in entries[:_MAX_NESTED]]
+        return "[" + _joined(parts, len(entries)) + "]"
+    return repr(value)
+
+
+def _nested(value: Any, depth: int) -> str:
+    # Strings inside a list or dict are quoted, so that "a, b" reads as one entry.
+    return repr(value) if isinstance(value, str) else _text(value, depth + 1)
+
+
+def _joined(parts: Iterable[str], total: int) -> str:
+    parts = list(parts)
+    if total > len(parts):
+        parts.append(f"… {total - len(parts)} more")
+    return ", ".join(parts)

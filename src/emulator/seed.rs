@@ -1,0 +1,508 @@
+//! Many subscribers in one operation: rows (a list of objects, each as `add_subscriber`
+//! takes one), columns (a data frame's: one list per field) or a generated population drawn
+//! from given distributions. Everything is checked before anything is added: a refused
+//! batch leaves the site as it was.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{Map, Value};
+
+use super::admin::{str_arg, time_arg};
+use super::engine;
+use super::state::{Counters, Site, Subscriber};
+
+/// The fields of a subscriber as `add_subscriber` takes them (its `api_key` apart).
+pub const FIELDS: [&str; 13] = [
+    "subscriber_hash",
+    "profile_id",
+    "country",
+    "state",
+    "city",
+    "device",
+    "device_type",
+    "browser",
+    "platform",
+    "attributes",
+    "subscribed_at",
+    "online",
+    "segments",
+];
+
+/// A subscriber read from its fields, before the site has seen it: its segments still to be
+/// checked, its subscription date still to default to the site's clock.
+pub struct NewSubscriber {
+    pub sub: Subscriber,
+    pub segments: Vec<i64>,
+    pub subscribed_at: Option<DateTime<Utc>>,
+}
+
+pub fn random_hash(rng: &mut fastrand::Rng) -> String {
+    format!("{:032x}", rng.u128(..))
+}
+
+/// A subscriber from an object of [`FIELDS`]; an error names the field.
+pub fn subscriber_of(args: &Map<String, Value>) -> Result<NewSubscriber, String> {
+    if let Some(k) = args.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        return Err(format!(
+            "{k} is not a field of a subscriber (the fields: {})",
+            FIELDS.join(", ")
+        ));
+    }
+    let attributes = match args.get("attributes") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return Err("attributes must be an object".into()),
+    };
+    let segments: Vec<i64> = match args.get("segments") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_i64()
+                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                    .ok_or("segments must be segment ids")
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("segments must be a list of segment ids".into()),
+    };
+    let sub = Subscriber {
+        subscriber_hash: match str_arg(args, "subscriber_hash")? {
+            Some(h) if h.is_empty() => return Err("subscriber_hash must not be empty".into()),
+            Some(h) => h,
+            None => String::new(),
+        },
+        profile_id: str_arg(args, "profile_id")?,
+        country: str_arg(args, "country")?,
+        state: str_arg(args, "state")?,
+        city: str_arg(args, "city")?,
+        device: str_arg(args, "device")?,
+        device_type: str_arg(args, "device_type")?,
+        browser: str_arg(args, "browser")?,
+        platform: str_arg(args, "platform")?,
+        attributes,
+        subscribed_at: DateTime::<Utc>::MIN_UTC,
+        unsubscribed_at: None,
+        segments: Default::default(),
+        online: match args.get("online") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err("online must be true or false".into()),
+        },
+    };
+    Ok(NewSubscriber {
+        sub,
+        segments,
+        subscribed_at: time_arg(args, "subscribed_at")?,
+    })
+}
+
+/// The rows of `rows` (a list of objects) or `columns` (an object of equally long lists;
+/// `attributes.<name>` columns are attributes, a null cell is no value).
+pub fn read_batch(args: &Map<String, Value>) -> Result<Vec<NewSubscriber>, String> {
+    let at = |i: usize| move |e: String| format!("row {i}: {e}");
+    match (args.get("rows"), args.get("columns")) {
+        (Some(Value::Array(rows)), None) => rows
+            .iter()
+            .enumerate()
+            .map(|(i, row)| match row {
+                Value::Object(m) => subscriber_of(m).map_err(at(i)),
+                _ => Err(format!(
+                    "row {i}: a subscriber must be an object of its fields"
+                )),
+            })
+            .collect(),
+        (None, Some(Value::Object(columns))) => {
+            let mut len = None;
+            for (name, col) in columns {
+                let Value::Array(values) = col else {
+                    return Err(format!("column {name} must be a list of values"));
+                };
+                match len {
+                    None => len = Some((name, values.len())),
+                    Some((first, n)) if n != values.len() => {
+                        return Err(format!(
+                            "column {name} has {} values, column {first} has {n}",
+                            values.len()
+                        ))
+                    }
+                    Some(_) => {}
+                }
+                let field = name.strip_prefix("attributes.").unwrap_or(name);
+                if field == name && !FIELDS.contains(&name.as_str()) {
+                    return Err(format!(
+                        "column {name} is not a field of a subscriber (the fields: {}; \
+                         name an attribute's column attributes.{name})",
+                        FIELDS.join(", ")
+                    ));
+                }
+            }
+            let rows = len.map_or(0, |(_, n)| n);
+            (0..rows)
+                .map(|i| {
+                    let mut row = Map::new();
+                    let mut attributes = Map::new();
+                    for (name, col) in columns {
+                        let v = &col[i];
+                        if v.is_null() {
+                            continue;
+                        }
+                        match name.strip_prefix("attributes.") {
+                            Some(attr) => {
+                                attributes.insert(attr.to_string(), v.clone());
+                            }
+                            None => {
+                                row.insert(name.clone(), v.clone());
+                            }
+                        }
+                    }
+                    if !attributes.is_empty() {
+                        match row.get_mut("attributes") {
+                            Some(Value::Object(m)) => m.extend(attributes),
+                            Some(_) => {}
+                            None => {
+                                row.insert("attributes".into(), Value::Object(attributes));
+                            }
+                        }
+                    }
+                    subscriber_of(&row).map_err(at(i))
+                })
+                .collect()
+        }
+        (Some(_), Some(_)) => Err("give rows or columns, not both".into()),
+        (Some(_), None) => Err("rows must be a list of subscribers".into()),
+        (None, Some(_)) => Err("columns must be an object of lists".into()),
+        (None, None) => Err("give rows (a list of subscribers) or columns".into()),
+    }
+}
+
+/// Adds a checked batch: every hash new (one is drawn for a row without), every segment
+/// the site's. All or nothing. The hashes, in the batch's order.
+pub fn add_batch(
+    site: &mut Site,
+    ids: &mut Counters,
+    now: DateTime<Utc>,
+    batch: Vec<NewSubscriber>,
+) -> Result<Vec<String>, String> {
+    let mut rng = fastrand::Rng::new();
+    let mut taken: HashSet<&str> = HashSet::with_capacity(batch.len());
+    for (i, n) in batch.iter().enumerate() {
+        let hash = n.sub.subscriber_hash.as_str();
+        if !hash.is_empty() && (site.subscriber(hash).is_some() || !taken.insert(hash)) {
+            return Err(format!("row {i}: subscriber {hash} already exists"));
+        }
+        if let Some(id) = n.segments.iter().find(|id| site.segment(**id).is_none()) {
+            return Err(format!("row {i}: segment {id} does not exist"));
+        }
+    }
+    drop(taken);
+    let mut hashes = Vec::with_capacity(batch.len());
+    site.reserve_subscribers(batch.len());
+    for n in batch {
+        let mut sub = n.sub;
+        if sub.subscriber_hash.is_empty() {
+            sub.subscriber_hash = fresh_hash(site, &mut rng);
+        }
+        sub.subscribed_at = n.subscribed_at.unwrap_or(now);
+        sub.segments = n.segments.into_iter().collect();
+        hashes.push(sub.subscriber_hash.clone());
+        site.add_subscriber(sub);
+    }
+    engine::on_audience_change(site, ids, now, &hashes);
+    Ok(hashes)
+}
+
+fn fresh_hash(site: &Site, rng: &mut fastrand::Rng) -> String {
+    loop {
+        let hash = random_hash(rng);
+        if site.subscriber(&hash).is_none() {
+            return hash;
+        }
+    }
+}
+
+/// Values drawn with given weights.
+struct Dist {
+    values: Vec<Value>,
+    /// Running sums of the weights; a draw is the first above a uniform number below the
+    /// total.
+    cumulative: Vec<f64>,
+}
+
+impl Dist {
+    /// `[v, ...]` (each as likely), `{"values": [...], "weights": [...]}`, or `{value:
+    /// weight}` (text values).
+    fn of(v: &Value, name: &str) -> Result<Dist, String> {
+        let (values, weights): (Vec<Value>, Vec<f64>) = match v {
+            Value::Array(a) => (a.clone(), vec![1.0; a.len()]),
+            Value::Object(o) if o.contains_key("values") && o.contains_key("weights") => {
+                let (Some(Value::Array(vs)), Some(Value::Array(ws))) =
+                    (o.get("values"), o.get("weights"))
+                else {
+                    return Err(format!("{name}: values and weights must be lists"));
+                };
+                if vs.len() != ws.len() {
+                    return Err(format!(
+                        "{name}: {} values but {} weights",
+                        vs.len(),
+                        ws.len()
+                    ));
+                }
+                let ws = ws
+                    .iter()
+                    .map(|w| {
+                        w.as_f64()
+                            .ok_or(format!("{name}: a weight must be a number"))
+                    })
+                    .collect::<Result<_, _>>()?;
+                (vs.clone(), ws)
+            }
+            Value::Object(o) => {
+                let ws = o
+                    .values()
+                    .map(|w| {
+                        w.as_f64()
+                            .ok_or(format!("{name}: a weight must be a number"))
+                    })
+                    .collect::<Result<_, _>>()?;
+                (o.keys().map(|k| Value::String(k.clone())).collect(), ws)
+            }
+            _ => {
+                return Err(format!(
+                    "{name} must be a list of values or an object of weights"
+                ))
+            }
+        };
+        if values.is_empty() {
+            return Err(format!("{name} has no values"));
+        }
+        let mut total = 0.0;
+        let mut cumulative = Vec::with_capacity(weights.len());
+        for w in weights {
+            if !(w >= 0.0 && w.is_finite()) {
+                return Err(format!("{name}: a weight must be a number from 0 up"));
+            }
+            total += w;
+            cumulative.push(total);
+        }
+        if total <= 0.0 {
+            return Err(format!("{name}: the weights add up to 0"));
+        }
+        Ok(Dist { values, cumulative })
+    }
+
+    fn draw(&self, rng: &mut fastrand::Rng) -> &Value {
+        let total = self.cumulative.last().copied().unwrap_or(0.0);
+        let x = rng.f64() * total;
+        let i = self.cumulative.partition_point(|c| *c <= x);
+        &self.values[i.min(self.values.len() - 1)]
+    }
+}
+
+/// A fraction from 0 to 1 (`online`, a segment's share).
+fn fraction(v: &Value, name: &str) -> Result<f64, String> {
+    match v.as_f64() {
+        Some(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("{name} must be a fraction from 0 to 1")),
+    }
+}
+
+/// The profile fields a population draws from a distribution each.
+const DRAWN: [&str; 7] = [
+    "country",
+    "state",
+    "city",
+    "device",
+    "device_type",
+    "browser",
+    "platform",
+];
+
+const GENERATE_ARGS: [&str; 14] = [
+    "api_key",
+    "count",
+    "seed",
+    "country",
+    "state",
+    "city",
+    "device",
+    "device_type",
+    "browser",
+    "platform",
+    "attributes",
+    "subscribed_between",
+    "online",
+    "segments",
+];
+
+/// A population described by its distributions, ready to draw from.
+pub struct Population {
+    count: usize,
+    seed: Option<u64>,
+    fields: Vec<(usize, Dist)>,
+    attributes: Vec<(String, Dist)>,
+    between: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    online: f64,
+    segments: Vec<(i64, f64)>,
+}
+
+impl Population {
+    pub fn of(args: &Map<String, Value>) -> Result<Population, String> {
+        if let Some(k) = args.keys().find(|k| !GENERATE_ARGS.contains(&k.as_str())) {
+            return Err(format!(
+                "{k} is not an argument of generate_subscribers (they are: {})",
+                GENERATE_ARGS[1..].join(", ")
+            ));
+        }
+        let count = match args.get("count") {
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .filter(|n| *n <= 100_000_000)
+                .ok_or("count must be a whole number from 0 to 100,000,000")?,
+            _ => return Err("count must be a whole number from 0 to 100,000,000".into()),
+        } as usize;
+        let seed = match args.get("seed") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or("seed must be a whole number from 0 up")?),
+        };
+        let mut fields = Vec::new();
+        for (i, name) in DRAWN.iter().enumerate() {
+            match args.get(*name) {
+                None | Some(Value::Null) => {}
+                Some(v) => {
+                    let d = Dist::of(v, name)?;
+                    if let Some(bad) = d.values.iter().find(|v| !(v.is_string() || v.is_null())) {
+                        return Err(format!("{name}: {bad} is not text"));
+                    }
+                    fields.push((i, d));
+                }
+            }
+        }
+        let attributes = match args.get("attributes") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(o)) => o
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), Dist::of(v, &format!("attributes.{k}"))?)))
+                .collect::<Result<_, String>>()?,
+            Some(_) => return Err("attributes must be an object of distributions".into()),
+        };
+        let between = match args.get("subscribed_between") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(a)) if a.len() == 2 => {
+                let mut m = Map::new();
+                m.insert("from".into(), a[0].clone());
+                m.insert("to".into(), a[1].clone());
+                let at = |k: &str| {
+                    time_arg(&m, k)?.ok_or_else(|| format!("subscribed_between: {k} is missing"))
+                };
+                let (from, to) = (at("from")?, at("to")?);
+                if to < from {
+                    return Err("subscribed_between: the end comes before the start".into());
+                }
+                Some((from, to))
+            }
+            Some(_) => return Err("subscribed_between must be [start, end]".into()),
+        };
+        let online = match args.get("online") {
+            None | Some(Value::Null) => 1.0,
+            Some(Value::Bool(b)) => f64::from(u8::from(*b)),
+            Some(v) => fraction(v, "online")?,
+        };
+        let segments = match args.get("segments") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(o)) => o
+                .iter()
+                .map(|(k, v)| {
+                    let id = k
+                        .trim()
+                        .parse::<i64>()
+                        .map_err(|_| format!("segments: {k} is not a segment id"))?;
+                    Ok((id, fraction(v, &format!("segments.{k}"))?))
+                })
+                .collect::<Result<_, String>>()?,
+            Some(_) => {
+                return Err("segments must be an object of segment id to the share in it".into())
+            }
+        };
+        Ok(Population {
+            count,
+            seed,
+            fields,
+            attributes,
+            between,
+            online,
+            segments,
+        })
+    }
+
+    /// Adds the population to `site` (its segments checked first); how many were added.
+    pub fn add_to(
+        &self,
+        site: &mut Site,
+        ids: &mut Counters,
+        now: DateTime<Utc>,
+    ) -> Result<usize, String> {
+        if let Some((id, _)) = self
+            .segments
+            .iter()
+            .find(|(id, _)| site.segment(*id).is_none())
+        {
+            return Err(format!("segment {id} does not exist"));
+        }
+        let mut rng = match self.seed {
+            Some(s) => fastrand::Rng::with_seed(s),
+            None => fastrand::Rng::new(),
+        };
+        let span = self
+            .between
+            .map(|(from, to)| (from, (to - from).num_milliseconds()));
+        let mut hashes = Vec::with_capacity(self.count);
+        site.reserve_subscribers(self.count);
+        for _ in 0..self.count {
+            let mut profile: [Option<String>; 7] = Default::default();
+            for (i, d) in &self.fields {
+                profile[*i] = d.draw(&mut rng).as_str().map(str::to_string);
+            }
+            let [country, state, city, device, device_type, browser, platform] = profile;
+            let mut attributes = Map::with_capacity(self.attributes.len());
+            for (k, d) in &self.attributes {
+                let v = d.draw(&mut rng);
+                if !v.is_null() {
+                    attributes.insert(k.clone(), v.clone());
+                }
+            }
+            let subscribed_at = match span {
+                Some((from, ms)) if ms > 0 => from + Duration::milliseconds(rng.i64(0..=ms)),
+                Some((from, _)) => from,
+                None => now,
+            };
+            let online = self.online >= 1.0 || rng.f64() < self.online;
+            let segments = self
+                .segments
+                .iter()
+                .filter(|(_, share)| rng.f64() < *share)
+                .map(|(id, _)| *id)
+                .collect();
+            let hash = fresh_hash(site, &mut rng);
+            hashes.push(hash.clone());
+            site.add_subscriber(Subscriber {
+                subscriber_hash: hash,
+                profile_id: None,
+                country,
+                state,
+                city,
+                device,
+                device_type,
+                browser,
+                platform,
+                attributes,
+                subscribed_at,
+                unsubscribed_at: None,
+                segments,
+                online,
+            });
+        }
+        engine::on_audience_change(site, ids, now, &hashes);
+        Ok(hashes.len())
+    }
+}
