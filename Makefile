@@ -9,7 +9,8 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 # Debian packages some tests and benchmarks need, installed by tools/system_deps.sh where the
 # machine allows (root and apt-get); elsewhere those tests skip with the reason.
 # redis-server: the Celery broker of tests/test_celery_fanout.py and benches/celery_throughput.py.
-SYSTEM_DEPS := redis-server
+# chromium, chromium-driver: the headless browser of tests/test_inspector.py.
+SYSTEM_DEPS := redis-server chromium chromium-driver
 
 .PHONY: demo test develop docs lint fmt clean bench soak fuzz dist dist-check
 
@@ -71,7 +72,7 @@ test: $(VENV)/.dev-deps $(VENV)/.docs-deps develop
 # The benchmark of issue 5 against httpx, requests, aiohttp, msgspec and wrk: release build,
 # the emulator in its own process; writes benches/RESULTS.md.
 bench: $(VENV)/.dev-deps
-	sh tools/system_deps.sh $(SYSTEM_DEPS)
+	sh tools/system_deps.sh redis-server
 	$(PY) -m pip install -q -r benches/requirements.txt
 	$(VENV)/bin/maturin develop --release -q
 	$(PY) benches/run.py

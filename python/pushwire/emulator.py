@@ -101,7 +101,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         try:
             _say(
                 f"PUSHWIRE_BASE_URL={emu.base_url}\nPUSHWIRE_EVENTS_URL={emu.events_url}\n"
-                f"PUSHWIRE_API_KEY={emu.api_key}\nserving; Ctrl-C to stop"
+                f"PUSHWIRE_API_KEY={emu.api_key}\nPUSHWIRE_UI_URL={emu.ui_url}\n"
+                "serving; Ctrl-C to stop"
             )
             while not stop.wait(0.2):
                 pass

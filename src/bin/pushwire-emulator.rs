@@ -213,10 +213,12 @@ fn main() -> ExitCode {
         .store(args.request_log, std::sync::atomic::Ordering::Relaxed);
     emu.set_retention(args.retention);
     say(&format!(
-        "PUSHWIRE_BASE_URL={}\nPUSHWIRE_EVENTS_URL={}\nPUSHWIRE_API_KEY={}\nserving; Ctrl-C to stop",
+        "PUSHWIRE_BASE_URL={}\nPUSHWIRE_EVENTS_URL={}\nPUSHWIRE_API_KEY={}\n\
+         PUSHWIRE_UI_URL={}/_emulator/ui\nserving; Ctrl-C to stop",
         server.base_url(),
         server.events_url(),
-        args.api_key
+        args.api_key,
+        server.base_url()
     ));
     stop.wait();
     server.stop();

@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::engine;
 use super::faults::{Chaos, ChaosKind, FaultSpec};
+use super::inspector;
 use super::seed;
 use super::state::{iso, Counters, Emu, Pinned, SegmentRec};
 use crate::model::{
@@ -60,16 +61,53 @@ pub const OPERATIONS: &[&str] = &[
     "freeze_clock",
     "reset",
     "operations",
+    "sites",
+    "broadcasts",
+    "triggers",
+    "drips",
+    "summary",
 ];
 
-/// Runs one admin operation.
+/// The operations that only read: the inspector's live page re-reads after every change,
+/// so a read must not count as one.
+const READS: &[&str] = &[
+    "operations",
+    "alerts",
+    "deliveries",
+    "requests",
+    "retention",
+    "subscribers",
+    "segments",
+    "notifications",
+    "events",
+    "products",
+    "fault_stats",
+    "now",
+    "sites",
+    "broadcasts",
+    "triggers",
+    "drips",
+    "summary",
+];
+
+/// Runs one admin operation; one that writes tells the inspector's open pages.
 pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
+    let out = run(emu, op, args);
+    if out.is_ok() && !READS.contains(&op) {
+        emu.changes.bump();
+    }
+    out
+}
+
+fn run(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
     let args = match args {
         Value::Object(m) => m,
         Value::Null => Map::new(),
         _ => return Err("arguments must be a JSON object".into()),
     };
     let site = site_of(emu, &args, op)?;
+    let mut args = args;
+    args.remove("site_id");
     match op {
         "add_site" => {
             let key = str_arg(&args, "api_key")?.ok_or("api_key is required")?;
@@ -299,7 +337,33 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             emu.clear_log();
             Ok(json!({}))
         }
-        "subscribers" => Ok(emu.with_site(site, |s, _, _| json!(s.subscribers))?),
+        "subscribers" => {
+            let hash = str_arg(&args, "subscriber_hash")?;
+            let paged = args.contains_key("limit") || args.contains_key("offset");
+            let page = Page::of_args(&args)?;
+            let meta = flag(&args, "meta")?;
+            emu.with_site(site, |s, _, _| match hash {
+                Some(h) => s
+                    .subscriber(&h)
+                    .map(|sub| json!(sub))
+                    .ok_or_else(|| format!("subscriber {h} does not exist")),
+                None if paged || meta => {
+                    let all: Vec<_> = s.subscribers.iter().collect();
+                    Ok(page.of(all, meta))
+                }
+                None => Ok(json!(s.subscribers)),
+            })?
+        }
+        "sites" => Ok(inspector::sites(emu)),
+        "broadcasts" => {
+            let page = Page::of_args(&args)?;
+            Ok(emu.with_site(site, |s, _, now| {
+                inspector::broadcasts(s, now, page.offset, page.limit.unwrap_or(usize::MAX))
+            })?)
+        }
+        "triggers" => Ok(emu.with_site(site, |s, _, _| inspector::triggers(s))?),
+        "drips" => Ok(emu.with_site(site, |s, _, _| inspector::drips(s))?),
+        "summary" => emu.with_site(site, |s, _, now| inspector::summary(s, now, &args))?,
         "segments" => Ok(emu.with_site(site, |s, _, _| {
             let members = |id: i64| -> Vec<&str> {
                 s.subscribers
@@ -405,7 +469,10 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                 .map(|c| c.injected.clone())
                 .unwrap_or_default()))
         }
-        "now" => Ok(json!({"now": iso(emu.lock().now())})),
+        "now" => {
+            let st = emu.lock();
+            Ok(json!({"now": iso(st.now()), "frozen": st.frozen_at.is_some()}))
+        }
         "advance" => {
             // A century at most: the clock must stay on chrono's calendar.
             let secs = args
@@ -467,6 +534,14 @@ pub fn dispatch(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
 
 /// The site an operation acts on: the one of `api_key` when given, else the default.
 fn site_of(emu: &Emu, args: &Map<String, Value>, op: &str) -> Result<Pinned, String> {
+    // The inspector names sites by id: the page never holds a key.
+    if let Some(id) = int_arg(args, "site_id")? {
+        if op != "add_site" {
+            return emu
+                .pin_site_id(id)
+                .ok_or_else(|| format!("no site has the id {id}"));
+        }
+    }
     let key = match args.get("api_key").and_then(Value::as_str) {
         Some(k) => k.to_string(),
         None => emu.default_key.clone(),
@@ -483,7 +558,8 @@ fn site_of(emu: &Emu, args: &Map<String, Value>, op: &str) -> Result<Pinned, Str
 }
 
 /// The arguments that are booleans or numbers, which a query string can only spell as text.
-const TYPED_ARGS: [&str; 19] = [
+const TYPED_ARGS: [&str; 20] = [
+    "site_id",
     "meta",
     "limit",
     "offset",

@@ -15,6 +15,7 @@ pub mod admin;
 pub mod engine;
 pub mod faults;
 pub mod http;
+pub mod inspector;
 pub mod routes;
 pub mod seed;
 pub mod state;
@@ -128,6 +129,8 @@ pub fn main_router(emu: Arc<Emu>) -> Router {
         .layer(axum::middleware::from_fn_with_state(gate, http::gate))
         .with_state(emu.clone());
     let admin = Router::new()
+        .route("/_emulator/ui", get(inspector::page))
+        .route("/_emulator/ui/stream", get(inspector::stream))
         .route("/_emulator/{op}", any(admin::route))
         .with_state(emu);
     admin.merge(api)

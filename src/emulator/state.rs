@@ -274,6 +274,10 @@ pub struct LogEntry {
     pub status: Option<u16>,
     #[serde(serialize_with = "ser_time")]
     pub received_at: DateTime<Utc>,
+    /// Wall time from admission to the answer, in milliseconds.
+    pub duration_ms: Option<f64>,
+    #[serde(skip)]
+    pub started: std::time::Instant,
     /// The injected fault the request met (`inject_fault`, random faults), described.
     pub fault: Option<String>,
 }
@@ -429,6 +433,55 @@ pub struct Emu {
     /// first (0: all). The service's own state (subscribers, segments, campaigns,
     /// deliveries, analytics) is never pruned: its behaviour depends on it.
     pub retention: std::sync::atomic::AtomicUsize,
+    /// Tells the inspector's open pages that something changed.
+    pub changes: std::sync::Arc<Changes>,
+}
+
+/// A version counted up on every change (an API request answered, an admin operation that
+/// writes), and a wake-up for the inspector's live streams. With no page open, a change is
+/// one atomic add.
+#[derive(Debug, Default)]
+pub struct Changes {
+    version: std::sync::atomic::AtomicU64,
+    watchers: std::sync::atomic::AtomicUsize,
+    notify: tokio::sync::Notify,
+}
+
+impl Changes {
+    pub fn bump(&self) {
+        use std::sync::atomic::Ordering;
+        self.version.fetch_add(1, Ordering::Relaxed);
+        if self.watchers.load(Ordering::Relaxed) > 0 {
+            self.notify.notify_waiters();
+        }
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A wake-up at the next change (`enable` it before reading the version, so that a
+    /// change in between is not missed); a [`Watcher`] must be held meanwhile.
+    pub fn notified(&self) -> tokio::sync::futures::Notified<'_> {
+        self.notify.notified()
+    }
+
+    /// Counts a live stream for as long as the guard lives.
+    pub fn watch(self: &std::sync::Arc<Self>) -> Watcher {
+        self.watchers
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Watcher(self.clone())
+    }
+}
+
+pub struct Watcher(std::sync::Arc<Changes>);
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.0
+            .watchers
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// The default retention: enough for a developer to look back over a session, bounded so
@@ -467,6 +520,7 @@ impl Emu {
             epoch: std::sync::atomic::AtomicU64::new(0),
             default_key: default_key.to_string(),
             record_requests: std::sync::atomic::AtomicBool::new(true),
+            changes: Default::default(),
             retention: std::sync::atomic::AtomicUsize::new(DEFAULT_RETENTION),
         }
     }
@@ -513,6 +567,15 @@ impl Emu {
     /// The site of `key` as an admin operation looks it up: pinned to the epoch it was found
     /// in, both read under one hold of the lock (a reset starts its ids again at 1, so after
     /// one the same id can be another key's site).
+    /// The site with this id, pinned as [`Emu::pin_site`] pins one by key.
+    pub fn pin_site_id(&self, id: i64) -> Option<Pinned> {
+        let st = self.lock();
+        st.sites.contains_key(&id).then(|| Pinned {
+            site: SiteId(id),
+            epoch: self.epoch(),
+        })
+    }
+
     pub fn pin_site(&self, key: &str) -> Option<Pinned> {
         let st = self.lock();
         st.site_id_for_key(key).map(|id| Pinned {
@@ -605,6 +668,8 @@ impl Emu {
             body: redact(String::from_utf8_lossy(body).into_owned()),
             status: None,
             received_at,
+            duration_ms: None,
+            started: std::time::Instant::now(),
             fault: None,
         });
         let entry = st.log_dropped + st.log.len() - 1;
@@ -639,10 +704,14 @@ impl Emu {
     }
 
     pub fn log_status(&self, at: &Admission, status: StatusCode) {
-        let mut st = self.lock();
-        if let Some(e) = self.entry(&mut st, at) {
-            e.status = Some(status.as_u16());
+        if at.entry.is_some() {
+            let mut st = self.lock();
+            if let Some(e) = self.entry(&mut st, at) {
+                e.status = Some(status.as_u16());
+                e.duration_ms = Some(e.started.elapsed().as_secs_f64() * 1e3);
+            }
         }
+        self.changes.bump();
     }
 
     pub fn log_fault(&self, at: &Admission, fault: &Fault) {

@@ -1,0 +1,303 @@
+//! The inspector: a page served at `/_emulator/ui` that shows what the emulator saw, live,
+//! and the admin operations it reads that are of no use to a test (the sites, broadcasts
+//! with their counts, campaigns with their analytics, the summary rows).
+//!
+//! The page is one file of HTML, CSS and JavaScript embedded in the binary: no CDN and no
+//! network, as CI machines often have none. It reads and acts through the admin routes and
+//! listens to `/_emulator/ui/stream`, a server-sent-events stream of change notices.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, NaiveDate, Utc};
+use serde_json::{json, Map, Value};
+
+use super::engine::analytics::{fill_drip, fill_trigger, Range};
+use super::engine::Source;
+use super::routes::analytics::summary_rows;
+use super::state::{iso, Emu, Site};
+use crate::model::{Drip, NewNotification};
+use crate::validate::GroupBy;
+
+const PAGE: &str = include_str!("ui/inspector.html");
+
+/// `GET /_emulator/ui`. A debug build started with `PUSHWIRE_UI_FILE` set reads the page
+/// from that file on each request, so that it can be worked on without rebuilding.
+pub async fn page() -> Response {
+    let mut body = std::borrow::Cow::Borrowed(PAGE);
+    if cfg!(debug_assertions) {
+        if let Some(file) = std::env::var_os("PUSHWIRE_UI_FILE") {
+            if let Ok(text) = std::fs::read_to_string(file) {
+                body = std::borrow::Cow::Owned(text);
+            }
+        }
+    }
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+            // Everything the page needs is in it; the notifications' own images are the
+            // only thing it loads from elsewhere.
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'self'; img-src * data:; style-src 'unsafe-inline'; \
+                 script-src 'unsafe-inline'; connect-src 'self'",
+            ),
+        ],
+        body.into_owned(),
+    )
+        .into_response()
+}
+
+/// How often a stream tells of changes at most: a test sending thousands of requests a
+/// second makes the page re-read four times a second, not thousands.
+const COALESCE: Duration = Duration::from_millis(250);
+
+/// `GET /_emulator/ui/stream`: `event: change` with `{"version": n}` at once, then after
+/// every change (at most one per [`COALESCE`]); a comment every 15 s keeps proxies from
+/// closing it.
+pub async fn stream(State(emu): State<Arc<Emu>>) -> impl IntoResponse {
+    let changes = emu.changes.clone();
+    let watcher = changes.watch();
+    let first = changes.version();
+    let events = futures_util::stream::unfold(
+        (changes, watcher, None::<u64>),
+        move |(changes, watcher, sent)| async move {
+            if sent.is_some() {
+                loop {
+                    let notified = changes.notified();
+                    tokio::pin!(notified);
+                    notified.as_mut().enable();
+                    if Some(changes.version()) != sent {
+                        break;
+                    }
+                    notified.await;
+                }
+                tokio::time::sleep(COALESCE).await;
+            }
+            let version = if sent.is_none() {
+                first
+            } else {
+                changes.version()
+            };
+            let event = Event::default()
+                .event("change")
+                .data(json!({ "version": version }).to_string());
+            Some((
+                Ok::<_, Infallible>(event),
+                (changes, watcher, Some(version)),
+            ))
+        },
+    );
+    Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+/// `sites`: each site's id, the end of its key (never the key), its subscriber count.
+pub fn sites(emu: &Emu) -> Value {
+    let st = emu.lock();
+    let default = st.site_id_for_key(&emu.default_key);
+    let list: Vec<Value> = st
+        .sites
+        .values()
+        .map(|s| {
+            json!({
+                "site_id": s.site_id,
+                "key_hint": key_hint(&s.api_key, s.site_id),
+                "subscribers": s.subscribers.len(),
+                "default": Some(s.site_id) == default,
+            })
+        })
+        .collect();
+    Value::Array(list)
+}
+
+/// The last four characters of a long key (as dashboards show card numbers), else the
+/// site's number: enough to tell sites apart, never enough to use one.
+fn key_hint(key: &str, site_id: i64) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() >= 16 {
+        format!("…{}", chars[chars.len() - 4..].iter().collect::<String>())
+    } else {
+        format!("site {site_id}")
+    }
+}
+
+#[derive(Default)]
+struct Counts {
+    deliveries: u64,
+    delivered: u64,
+    pending: u64,
+    expired: u64,
+    views: u64,
+    clicks: u64,
+    sent_at: Option<DateTime<Utc>>,
+}
+
+/// `broadcasts`: newest first, each with its content, audience, status and counts.
+pub fn broadcasts(site: &Site, now: DateTime<Utc>, offset: usize, limit: usize) -> Value {
+    let mut counts: HashMap<i64, Counts> = HashMap::new();
+    for d in site
+        .engine
+        .deliveries
+        .iter()
+        .filter(|d| d.source == Source::Broadcast)
+    {
+        let c = counts.entry(d.source_id).or_default();
+        c.deliveries += 1;
+        match d.status {
+            "delivered" => c.delivered += 1,
+            "pending" => c.pending += 1,
+            "expired" => c.expired += 1,
+            _ => {}
+        }
+        c.views += u64::from(d.viewed_at.is_some());
+        c.clicks += u64::from(d.clicked_at.is_some());
+        c.sent_at.get_or_insert(d.queued_at);
+    }
+    let due: HashMap<i64, DateTime<Utc>> = site
+        .engine
+        .scheduled
+        .iter()
+        .filter(|s| s.source == Source::Broadcast)
+        .map(|s| (s.source_id, s.due_at))
+        .collect();
+    let list: Vec<Value> = site
+        .notifications
+        .iter()
+        .rev()
+        .skip(offset)
+        .take(limit)
+        .map(|rec| {
+            let n = &rec.request;
+            let c = counts.remove(&rec.notification_id).unwrap_or_default();
+            let expiry_minutes = n
+                .notification_expiry
+                .unwrap_or(crate::validate::BROADCAST_EXPIRY_MAX_MINUTES);
+            let sent_at = c
+                .sent_at
+                .or((rec.status == "sent").then_some(rec.created_at));
+            let expired = rec.status == "sent"
+                && sent_at.is_some_and(|at| now >= at + chrono::Duration::minutes(expiry_minutes));
+            json!({
+                "notification_id": rec.notification_id,
+                "status": if expired { "expired" } else { rec.status.as_str() },
+                "created_at": iso(rec.created_at),
+                "due_at": due.get(&rec.notification_id).or(sent_at.as_ref()).map(|t| iso(*t)),
+                "title": n.notification_title,
+                "message": n.notification_message,
+                "url": n.notification_url,
+                "image_url": n.image_url,
+                "big_image_url": n.big_image_url,
+                "actions": n.actions,
+                "expiry_minutes": expiry_minutes,
+                "audience": audience(n),
+                "deliveries": c.deliveries,
+                "delivered": c.delivered,
+                "pending": c.pending,
+                "expired": c.expired,
+                "views": c.views,
+                "clicks": c.clicks,
+            })
+        })
+        .collect();
+    Value::Array(list)
+}
+
+/// The filters a broadcast was given, under the spec's names (those left empty omitted).
+fn audience(n: &NewNotification) -> Value {
+    let mut out = Map::new();
+    let lists = [
+        ("include_segments", &n.include_segments),
+        ("exclude_segments", &n.exclude_segments),
+        ("include_countries", &n.include_countries),
+        ("exclude_countries", &n.exclude_countries),
+        ("include_states", &n.include_states),
+        ("include_cities", &n.include_cities),
+        ("include_device_types", &n.include_device_types),
+        ("include_browsers", &n.include_browsers),
+        ("profile_id", &n.profile_id),
+        ("subscriber_hash", &n.subscriber_hash),
+    ];
+    for (name, list) in lists {
+        if !list.is_empty() {
+            out.insert(name.into(), json!(list));
+        }
+    }
+    for (name, v) in [("from_date", &n.from_date), ("to_date", &n.to_date)] {
+        if let Some(v) = v {
+            out.insert(name.into(), json!(v));
+        }
+    }
+    if let Some(groups) = &n.attributes {
+        out.insert("attributes".into(), json!(groups));
+    }
+    Value::Object(out)
+}
+
+/// `triggers`: the campaigns in the service's read shape, analytics of all time filled.
+pub fn triggers(site: &Site) -> Value {
+    let list: Vec<_> = site
+        .triggers
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            fill_trigger(site, &mut t, Range::default());
+            t
+        })
+        .collect();
+    json!(list)
+}
+
+/// `drips`: the drips in the service's read shape, analytics of all time filled.
+pub fn drips(site: &Site) -> Value {
+    let list: Vec<Drip> = site
+        .drips
+        .iter()
+        .map(|r| {
+            let mut d = r.drip.clone();
+            fill_drip(site, &mut d, Range::default());
+            d
+        })
+        .collect();
+    json!(list)
+}
+
+/// `summary`: the rows `analytics.summary` answers, `from`/`to` defaulting to the 30 days
+/// up to the emulator's today.
+pub fn summary(
+    site: &Site,
+    now: DateTime<Utc>,
+    args: &Map<String, Value>,
+) -> Result<Value, String> {
+    let date = |key: &str| -> Result<Option<NaiveDate>, String> {
+        match args.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
+                .map(Some)
+                .map_err(|_| format!("{key} must be a date, YYYY-MM-DD")),
+            Some(_) => Err(format!("{key} must be a date, YYYY-MM-DD")),
+        }
+    };
+    let to = date("to")?.unwrap_or_else(|| now.date_naive());
+    let from = date("from")?.unwrap_or(to - chrono::Days::new(29));
+    if from > to || (to - from).num_days() > 3660 {
+        return Err("from must come before to, at most 3,660 days apart".into());
+    }
+    let group_by = match args
+        .get("group_by")
+        .and_then(Value::as_str)
+        .unwrap_or("day")
+    {
+        "day" => GroupBy::Day,
+        "week" => GroupBy::Week,
+        "month" => GroupBy::Month,
+        _ => return Err("group_by must be day, week or month".into()),
+    };
+    Ok(json!(summary_rows(site, from, to, group_by)))
+}
