@@ -15,7 +15,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use super::engine::analytics::{fill_drip, fill_trigger, Range};
@@ -23,7 +23,6 @@ use super::engine::Source;
 use super::routes::analytics::summary_rows;
 use super::state::{iso, Emu, Site};
 use crate::model::{Drip, NewNotification};
-use crate::validate::GroupBy;
 
 const PAGE: &str = include_str!("ui/inspector.html");
 
@@ -268,36 +267,28 @@ pub fn drips(site: &Site) -> Value {
     json!(list)
 }
 
-/// `summary`: the rows `analytics.summary` answers, `from`/`to` defaulting to the 30 days
-/// up to the emulator's today.
+/// `summary`: the rows `analytics.summary` answers, read by the API's own check of 4.10;
+/// `from`/`to` default to the 30 days up to the emulator's today, `group_by` to days.
 pub fn summary(
     site: &Site,
     now: DateTime<Utc>,
     args: &Map<String, Value>,
 ) -> Result<Value, String> {
-    let date = |key: &str| -> Result<Option<NaiveDate>, String> {
-        match args.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
-                .map(Some)
-                .map_err(|_| format!("{key} must be a date, YYYY-MM-DD")),
-            Some(_) => Err(format!("{key} must be a date, YYYY-MM-DD")),
-        }
+    let arg = |key: &str| match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{key} must be text")),
     };
-    let to = date("to")?.unwrap_or_else(|| now.date_naive());
-    let from = date("from")?.unwrap_or(to - chrono::Days::new(29));
-    if from > to || (to - from).num_days() > 3660 {
-        return Err("from must come before to, at most 3,660 days apart".into());
-    }
-    let group_by = match args
-        .get("group_by")
-        .and_then(Value::as_str)
-        .unwrap_or("day")
-    {
-        "day" => GroupBy::Day,
-        "week" => GroupBy::Week,
-        "month" => GroupBy::Month,
-        _ => return Err("group_by must be day, week or month".into()),
+    let to = arg("to")?.unwrap_or_else(|| now.date_naive().to_string());
+    let from = match arg("from")? {
+        Some(from) => from,
+        None => crate::validate::summary_query(Some(&to), Some(&to), Some("day"))
+            .map(|(_, to, _)| (to - chrono::Days::new(29)).to_string())
+            .map_err(|v| v.message)?,
     };
+    let group_by = arg("group_by")?.unwrap_or_else(|| "day".into());
+    let (from, to, group_by) =
+        crate::validate::summary_query(Some(&from), Some(&to), Some(&group_by))
+            .map_err(|v| v.message)?;
     Ok(json!(summary_rows(site, from, to, group_by)))
 }
