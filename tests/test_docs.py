@@ -181,6 +181,24 @@ def test_the_readme_links_into_the_docs() -> None:
     assert missing == []
 
 
+# A relative path a page names, as a Markdown link or in code spans: `docs/x.md`, `../y`.
+LINK = re.compile(r"\]\(((?!https?:|mailto:|#)[^)#\s]+)(?:#[^)]*)?\)")
+CODE_PATH = re.compile(r"`(\.\./[^`\s]+)`")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_page_points_only_into_the_repository_or_to_public_addresses(page: Path) -> None:
+    # A reader of the README on a package index, or of the site, has the repository and the
+    # web, nothing beside them: a path out of the repository is a dead end for them.
+    text = page.read_text(encoding="utf-8")
+    outside = []
+    for target in LINK.findall(text) + CODE_PATH.findall(text):
+        resolved = (page.parent / target).resolve()
+        if not resolved.is_relative_to(ROOT) or not resolved.exists():
+            outside.append(target)
+    assert outside == [], f"{page.relative_to(ROOT)} points outside the repository: {outside}"
+
+
 def test_the_admin_api_page_documents_every_route() -> None:
     # Someone driving the emulator from another language works from that page.
     with Emulator() as emu:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_LINES = 600
+Module = tuple[str, ...]  # a Rust module's path from the crate root
 
 # Each top-level module of the crate, and the top-level modules it may import besides itself.
 # The glue (`bindings`) is imported by nobody: it is in no other layer's set.
@@ -158,7 +159,7 @@ def read_rust(src: Path) -> dict[tuple[str, ...], RustFile]:
         text = strip_rust(path.read_text())
         f = RustFile(path, rust_module(src, path), text)
         f.children = set(MOD_DECL.findall(text))
-        for kind, name in ITEM.findall(text):
+        for _kind, name in ITEM.findall(text):
             f.facade = False
             if name:
                 f.items.add(name)
@@ -218,7 +219,9 @@ def collect_rust_refs(files: dict[tuple[str, ...], RustFile]) -> None:
     for f in files.values():
         marks = scopes(f.text, f.module)
 
-        def here_at(offset: int, marks: list[tuple[int, tuple[str, ...]]] = marks) -> tuple[str, ...]:
+        def here_at(
+            offset: int, marks: list[tuple[int, tuple[str, ...]]] = marks
+        ) -> tuple[str, ...]:
             cur = marks[0][1]
             for pos, mod in marks:
                 if pos > offset:
@@ -257,7 +260,9 @@ def collect_rust_refs(files: dict[tuple[str, ...], RustFile]) -> None:
 
 
 def resolve_rust(
-    files: dict[tuple[str, ...], RustFile], path: tuple[str, ...], seen: frozenset[tuple[str, ...]] = frozenset()
+    files: dict[tuple[str, ...], RustFile],
+    path: tuple[str, ...],
+    seen: frozenset[tuple[str, ...]] = frozenset(),
 ) -> tuple[str, ...] | None:
     """The module of the file that defines what `path` names; through facades' re-exports."""
     path = tuple(p for p in path if p != "*")
@@ -437,7 +442,11 @@ def cycle_in(comp: set[str], edges: dict[str, dict[str, int]]) -> list[str]:
 
 def long_files(root: Path, paths: Iterable[Path]) -> list[str]:
     out = []
-    extra = [*(root / "src").rglob("*.html"), *(root / "src").rglob("*.js"), *(root / "src").rglob("*.css")]
+    extra = [
+        *(root / "src").rglob("*.html"),
+        *(root / "src").rglob("*.js"),
+        *(root / "src").rglob("*.css"),
+    ]
     extra += list((root / "python" / "pushwire").rglob("*.pyi"))
     for path in [*paths, *extra]:
         lines = path.read_text().splitlines()
