@@ -12,7 +12,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 # chromium, chromium-driver: the headless browser of tests/test_inspector.py.
 SYSTEM_DEPS := redis-server chromium chromium-driver
 
-.PHONY: demo test develop docs lint fmt clean bench soak fuzz dist dist-check
+.PHONY: demo test develop docs lint fmt clean bench bench-ab soak fuzz dist dist-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +76,13 @@ bench: $(VENV)/.dev-deps
 	$(PY) -m pip install -q -r benches/requirements.txt
 	$(VENV)/bin/maturin develop --release -q
 	$(PY) benches/run.py
+
+# Cases 1 and 2 of `make bench` for this tree and for BASE (a commit), run in turns in one
+# sitting (benches/ab.py): a change meant to leave the speed alone is shown to.
+BASE ?= $(API_BASE)
+bench-ab: $(VENV)/.dev-deps
+	$(VENV)/bin/maturin develop --release -q
+	$(PY) benches/ab.py --base $(BASE)
 
 # The full soak: 100,000 calls under 5% random faults (the short form runs in `make test`),
 # then a million events through the standalone emulator, its memory flat after warm-up.

@@ -1,0 +1,156 @@
+"""Cases 1 and 2 of `make bench` for this tree and for another commit, alternating.
+
+    make bench-ab BASE=<commit>     # builds both release extensions, then runs this
+
+A change that should not move the speed (a new layout, a refactor) is shown to keep it by
+running the two builds in turns on the same emulator in one sitting, so the machine's drift
+hits both alike: A, B, A, B, ... Each run is a fresh interpreter that imports one build from
+its `python/` folder, warms up, and measures
+
+- case 1: sequential `client.segments.list()` on a blocking Client, microseconds a call;
+- case 2: `events.track` on an AsyncClient, 64 in flight, requests a second.
+
+The base commit is checked out as a detached worktree under target/ab-base and its release
+extension built with cargo into target/ab (its own target directory: the tree's release build
+is left as it is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "bench-key"
+
+
+def child(base_url: str, events_url: str, n_seq: int, n_conc: int) -> None:
+    import pushwire
+
+    client = pushwire.Client(api_key=KEY, base_url=base_url, events_url=events_url)
+    for _ in range(n_seq // 10):
+        client.segments.list()
+    t0 = time.perf_counter()
+    for _ in range(n_seq):
+        client.segments.list()
+    seq_us = (time.perf_counter() - t0) / n_seq * 1e6
+    client.close()
+
+    async def concurrent(n: int) -> float:
+        aclient = pushwire.AsyncClient(api_key=KEY, base_url=base_url, events_url=events_url)
+        per = n // 64
+
+        async def worker() -> None:
+            for _ in range(per):
+                await aclient.events.track("bench_event", profile_id="bench", data={"n": 1})
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(64)))
+        rate = per * 64 / (time.perf_counter() - t0)
+        await aclient.aclose()
+        return rate
+
+    asyncio.run(concurrent(640))
+    rate = asyncio.run(concurrent(n_conc))
+    print(json.dumps({"file": pushwire.__file__, "case1_us": seq_us, "case2_rps": rate}))
+
+
+def build_base(commit: str) -> Path:
+    """The base commit's package folder, with its release extension built in."""
+    tree = ROOT / "target" / "ab-base"
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    built = tree / "python" / "pushwire" / f"_core{suffix}"
+    rev = ["git", "rev-parse", f"{commit}^{{commit}}"]
+    want = subprocess.run(rev, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    if built.exists():
+        have = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=tree, capture_output=True, text=True
+        )
+        if have.stdout == want:
+            return tree / "python"
+    if tree.exists():
+        subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True)
+    subprocess.run(["git", "worktree", "add", "--detach", str(tree), commit], cwd=ROOT, check=True)
+    env = {
+        **os.environ,
+        "CARGO_TARGET_DIR": str(ROOT / "target" / "ab"),
+        "PYO3_PYTHON": sys.executable,
+    }
+    features = "python,pyo3/extension-module"
+    cmd = ["cargo", "build", "--release", "--lib", "--features", features]
+    subprocess.run(cmd, cwd=tree, env=env, check=True)
+    shutil.copy(
+        ROOT / "target" / "ab" / "release" / "libpushwire.so",
+        tree / "python" / "pushwire" / f"_core{suffix}",
+    )
+    return tree / "python"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", required=True, help="the commit to compare with")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--calls", type=int, default=5000, help="case 1's calls a run")
+    ap.add_argument("--events", type=int, default=20000, help="case 2's events a run")
+    ap.add_argument("--child", nargs=2, metavar=("BASE_URL", "EVENTS_URL"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(*args.child, args.calls, args.events)
+        return 0
+
+    from pushwire.testing import EmulatorProcess
+
+    builds = {f"base {args.base}": build_base(args.base), "this tree": ROOT / "python"}
+    samples: dict[str, dict[str, list[float]]] = {
+        b: {"case1_us": [], "case2_rps": []} for b in builds
+    }
+    with EmulatorProcess(KEY, record_requests=False) as server:
+        for i in range(21):
+            server.admin("create_segment", name=f"segment-{i}")
+        for r in range(args.rounds):
+            for name, path in builds.items():
+                env = {**os.environ, "PYTHONPATH": str(path)}
+                cmd = [
+                    sys.executable,
+                    __file__,
+                    "--base",
+                    args.base,
+                    "--child",
+                    server.base_url,
+                    server.events_url,
+                ]
+                cmd += ["--calls", str(args.calls), "--events", str(args.events)]
+                out = json.loads(
+                    subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+                )
+                if not out["file"].startswith(str(path)):
+                    raise RuntimeError(f"{name} imported pushwire from {out['file']}, not {path}")
+                for k in ("case1_us", "case2_rps"):
+                    samples[name][k].append(out[k])
+                print(
+                    f"round {r + 1} {name}: {out['case1_us']:.2f} us/call, {out['case2_rps']:,.0f} req/s",
+                    flush=True,
+                )
+    print()
+    print("| build | case 1 median us/call (min-max) | case 2 median req/s (min-max) |")
+    print("|---|---|---|")
+    for name, s in samples.items():
+        c1, c2 = s["case1_us"], s["case2_rps"]
+        print(
+            f"| {name} | {statistics.median(c1):.2f} ({min(c1):.2f}-{max(c1):.2f}) "
+            f"| {statistics.median(c2):,.0f} ({min(c2):,.0f}-{max(c2):,.0f}) |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
