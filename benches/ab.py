@@ -11,8 +11,8 @@ its `python/` folder, warms up, and measures
 - case 2: `events.track` on an AsyncClient, 64 in flight, requests a second.
 
 The base commit is checked out as a detached worktree under target/ab-base and its release
-extension built with cargo into target/ab (its own target directory: the tree's release build
-is left as it is).
+extension built there with cargo, in the tree's own target directory (the dependencies are
+built once for both), and copied into the worktree's package.
 """
 
 from __future__ import annotations
@@ -82,14 +82,14 @@ def build_base(commit: str) -> Path:
     subprocess.run(["git", "worktree", "add", "--detach", str(tree), commit], cwd=ROOT, check=True)
     env = {
         **os.environ,
-        "CARGO_TARGET_DIR": str(ROOT / "target" / "ab"),
+        "CARGO_TARGET_DIR": str(ROOT / "target"),
         "PYO3_PYTHON": sys.executable,
     }
     features = "python,pyo3/extension-module"
     cmd = ["cargo", "build", "--release", "--lib", "--features", features]
     subprocess.run(cmd, cwd=tree, env=env, check=True)
     shutil.copy(
-        ROOT / "target" / "ab" / "release" / "libpushwire.so",
+        ROOT / "target" / "release" / "libpushwire.so",
         tree / "python" / "pushwire" / f"_core{suffix}",
     )
     return tree / "python"
