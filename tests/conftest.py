@@ -4,10 +4,15 @@ emulator, as any client of the service would talk to it. Nothing is mocked."""
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Optional
 
 import pytest
 import requests
+from client_support import Driver, drip_notification, make_driver
 
 from pushwire.testing import Emulator
 
@@ -63,22 +68,6 @@ class Api:
         return self.post_json("/apiv1/drips", body)
 
 
-def drip_notification(**overrides: Any) -> dict[str, Any]:
-    """A valid drip notification in the create shape of spec 2.8."""
-    n: dict[str, Any] = {
-        "title": "Welcome aboard",
-        "message": "Thanks for subscribing",
-        "url": "https://shop.example/welcome",
-        "image_url": "https://shop.example/icon.png",
-        "big_image_url": "https://shop.example/banner.png",
-        "require_interaction": 1,
-        "expiry": 86400,
-        "schedule_options": {"type": "rightaway"},
-    }
-    n.update(overrides)
-    return n
-
-
 def seed_trigger(emu: Emulator, name: str = "Abandoned cart", **overrides: Any) -> int:
     """A triggered campaign with two notifications, created through the emulator."""
     fields: dict[str, Any] = {
@@ -109,6 +98,35 @@ def seed_trigger(emu: Emulator, name: str = "Abandoned cart", **overrides: Any) 
     }
     fields.update(overrides)
     return emu.create_trigger(**fields)
+
+
+# The fields of one row of the summary analytics (spec 4.10), beside its `date`.
+SUMMARY_FIELDS = {
+    "subscriber_count",
+    "desktop_subscriber_count",
+    "mobile_subscriber_count",
+    "unsubscribed_count",
+    "desktop_unsubscribed_count",
+    "mobile_unsubscribed_count",
+    "notification_sent",
+    "net_subscriber_sent",
+    "view_count",
+    "click_count",
+    "ctr",
+}
+
+
+def run_pytest(where: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """pytest on the tests written in `where`, in a process of its own; it must pass."""
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(where)],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run
 
 
 def is_number(v: Any) -> bool:
@@ -179,3 +197,17 @@ def api(emu: Emulator) -> Api:
     a = Api(emu)
     yield a
     a.http.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def kind(request: pytest.FixtureRequest) -> str:
+    """Which client a test drives: each client test runs once with each."""
+    return str(request.param)
+
+
+@pytest.fixture
+def drv(kind: str, emu: Emulator) -> Iterator[Driver]:
+    """The client of `kind` on the emulator, closed after the test."""
+    d = make_driver(kind, emu)
+    yield d
+    d.close()

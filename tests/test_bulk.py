@@ -16,23 +16,6 @@ EVENTS = "/api/v1/events"
 BY_HASH = "/apiv1/segments/addSegmentWithHash"
 
 
-@pytest.fixture(params=["sync", "async"])
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def emu(pushwire_emulator: Emulator) -> Emulator:
-    return pushwire_emulator
-
-
-@pytest.fixture
-def drv(kind: str, emu: Emulator):  # type: ignore[no-untyped-def]
-    d = make_driver(kind, emu)
-    yield d
-    d.close()
-
-
 def members(emu: Emulator, segment_id: int) -> set[str]:
     [seg] = [s for s in emu.segments() if s["segment_id"] == segment_id]
     return set(seg["members"])

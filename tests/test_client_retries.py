@@ -9,21 +9,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from client_support import BROADCAST, Driver, api_requests, make_driver, new_drip_notification
+from client_support import BROADCAST, Driver, api_requests, drip_notification, make_driver
 
 from pushwire import APIConnectionError, APITimeoutError, ServerError
-
-
-@pytest.fixture(params=["sync", "async"])
-def kind(request):
-    return request.param
-
-
-@pytest.fixture
-def drv(kind, emu):
-    d = make_driver(kind, emu)
-    yield d
-    d.close()
 
 
 def with_driver(kind, emu, **kwargs):
@@ -120,7 +108,7 @@ def test_other_unsafe_writes_are_never_repeated(drv: Driver, emu, what):
         "drip": (
             "/apiv1/drips",
             drv.client.drips.create,
-            ("W", [new_drip_notification()]),
+            ("W", [drip_notification()]),
             {},
             lambda: drv(drv.client.drips.list).total,
         ),
