@@ -4,9 +4,11 @@ emulator, as any client of the service would talk to it. Nothing is mocked."""
 from __future__ import annotations
 
 import datetime as dt
+import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Optional
 
@@ -127,6 +129,21 @@ def run_pytest(where: Path, timeout: float = 120) -> subprocess.CompletedProcess
     )
     assert run.returncode == 0, run.stdout + run.stderr
     return run
+
+
+def serve_in_threads(sock: socket.socket, handle: Callable[[socket.socket], None]) -> None:
+    """Accepts connections on the listening `sock` until it is closed, each one handled by
+    `handle` on a thread of its own; returns at once (the accepting runs on a thread too)."""
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
 
 
 def is_number(v: Any) -> bool:
