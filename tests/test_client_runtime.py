@@ -261,6 +261,12 @@ def connections():  # this process's established TCP connections to the emulator
         if int(f[2].split(":")[1], 16) == port and f[3] == "01" and f[9] in mine:
             count += 1
     return count
+
+async def connections_after(seconds):  # once none is left, or at the latest after `seconds`
+    deadline = time.monotonic() + seconds
+    while connections() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return connections()
 """
 
 DROP_SCRIPT = (
@@ -272,10 +278,7 @@ async def main():
     before = connections()
     del client
     gc.collect()
-    deadline = time.monotonic() + 3
-    while connections() and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    print(before, connections())
+    print(before, await connections_after(3))
 
 asyncio.run(main())
 """
@@ -303,10 +306,7 @@ async def main():
         await asyncio.gather(*(client.segments.list() for _ in range(20)))
         before = connections()
     # still referenced: closing, not collecting, lets go of the connections
-    deadline = time.monotonic() + 3
-    while connections() and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    print(before, connections())
+    print(before, await connections_after(3))
 
 asyncio.run(main())
 with pushwire.Client(api_key=key, base_url=base) as client:
@@ -382,10 +382,7 @@ async def main():
         call.cancel()
     closed.close()
     await asyncio.gather(*calls, return_exceptions=True)
-    deadline = time.monotonic() + 1.0
-    while connections() and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    print(during, connections())
+    print(during, await connections_after(1.0))
 
 asyncio.run(main())
 """
