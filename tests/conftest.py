@@ -102,7 +102,7 @@ def seed_trigger(emu: Emulator, name: str = "Abandoned cart", **overrides: Any) 
     return emu.create_trigger(**fields)
 
 
-# The fields of one row of the summary analytics (spec 4.10), beside its `date`.
+# The fields of one row of the summary analytics (spec 2.12), beside its `date`.
 SUMMARY_FIELDS = {
     "subscriber_count",
     "desktop_subscriber_count",
