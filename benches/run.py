@@ -22,7 +22,7 @@ import shutil
 import statistics
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Optional
 
@@ -176,6 +176,13 @@ def case_sequential(server: EmulatorProcess, n: int, repeats: int, wrk_secs: int
 EVENT = {"event_name": "bench_event", "profile_id": "bench-profile", "data": {"n": 1}}
 
 
+async def rate(worker: Callable[[], Awaitable[None]], per: int, inflight: int) -> float:
+    """Calls a second of `inflight` workers at once, each making `per` calls."""
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(inflight)))
+    return per * inflight / (time.perf_counter() - t0)
+
+
 async def pushwire_concurrent(server: EmulatorProcess, n: int, inflight: int) -> float:
     client = pushwire.AsyncClient(
         api_key=KEY, base_url=server.base_url, events_url=server.events_url
@@ -186,9 +193,7 @@ async def pushwire_concurrent(server: EmulatorProcess, n: int, inflight: int) ->
         for _ in range(per):
             await client.events.track("bench_event", profile_id="bench-profile", data={"n": 1})
 
-    t0 = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(inflight)))
-    return per * inflight / (time.perf_counter() - t0)
+    return await rate(worker, per, inflight)
 
 
 async def aiohttp_concurrent(server: EmulatorProcess, n: int, inflight: int) -> float:
@@ -203,9 +208,7 @@ async def aiohttp_concurrent(server: EmulatorProcess, n: int, inflight: int) -> 
                     await r.json()
                     r.raise_for_status()
 
-        t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(inflight)))
-        return per * inflight / (time.perf_counter() - t0)
+        return await rate(worker, per, inflight)
 
 
 async def httpx_concurrent(server: EmulatorProcess, n: int, inflight: int) -> float:
@@ -220,9 +223,7 @@ async def httpx_concurrent(server: EmulatorProcess, n: int, inflight: int) -> fl
                 r.raise_for_status()
                 r.json()
 
-        t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(inflight)))
-        return per * inflight / (time.perf_counter() - t0)
+        return await rate(worker, per, inflight)
 
 
 def case_concurrent(
