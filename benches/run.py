@@ -327,20 +327,24 @@ CAMPAIGN_FIELDS = [
     ("daily_trigger_limit", int),
     ("weekly_trigger_limit", int),
 ]
-OPTIONAL_OBJECT = Optional[dict[str, Any]]
+
+
+def campaign_fields(rules: type, analytics: type) -> list[tuple[Any, ...]]:
+    """The campaign's fields, its nested objects of the alternative's own types; the two
+    optional objects default to None."""
+    optional = Optional[dict[str, Any]]
+    return [
+        *CAMPAIGN_FIELDS,
+        ("rules", rules),
+        ("analytics", analytics),
+        ("options", optional, None),
+        ("utm_params", optional, None),
+    ]
+
 
 DAnalytics = dataclasses.make_dataclass("DAnalytics", ANALYTICS_FIELDS)
 DRules = dataclasses.make_dataclass("DRules", RULES_FIELDS)
-DCampaign = dataclasses.make_dataclass(
-    "DCampaign",
-    [
-        *CAMPAIGN_FIELDS,
-        ("rules", DRules),
-        ("analytics", DAnalytics),
-        ("options", OPTIONAL_OBJECT),
-        ("utm_params", OPTIONAL_OBJECT),
-    ],
-)
+DCampaign = dataclasses.make_dataclass("DCampaign", campaign_fields(DRules, DAnalytics))
 
 
 def to_dataclass(d: dict[str, Any]) -> DCampaign:
@@ -368,16 +372,7 @@ def to_dataclass(d: dict[str, Any]) -> DCampaign:
 
 MAnalytics = msgspec.defstruct("MAnalytics", ANALYTICS_FIELDS)
 MRules = msgspec.defstruct("MRules", RULES_FIELDS)
-MCampaign = msgspec.defstruct(
-    "MCampaign",
-    [
-        *CAMPAIGN_FIELDS,
-        ("rules", MRules),
-        ("analytics", MAnalytics),
-        ("options", OPTIONAL_OBJECT, None),
-        ("utm_params", OPTIONAL_OBJECT, None),
-    ],
-)
+MCampaign = msgspec.defstruct("MCampaign", campaign_fields(MRules, MAnalytics))
 
 
 class MMeta(msgspec.Struct):
