@@ -1,5 +1,6 @@
-"""Shared helpers of the emulator acceptance tests: plain HTTP (``requests``) against the
-emulator, as any client of the service would talk to it. Nothing is mocked."""
+"""Shared helpers and fixtures of the tests. The emulator's acceptance tests talk plain HTTP
+(``requests``, the ``api`` fixture) as any client of the service would; the client's drive
+both clients (the ``drv`` fixture, see client_support.py). Nothing is mocked."""
 
 from __future__ import annotations
 
