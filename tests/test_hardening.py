@@ -13,11 +13,6 @@ import pushwire
 from pushwire.testing import Emulator
 
 
-@pytest.fixture
-def emu(pushwire_emulator: Emulator) -> Emulator:
-    return pushwire_emulator
-
-
 def test_a_blocking_call_inside_another_is_refused_not_a_panic(emu: Emulator) -> None:
     client = emu.client()
     segment = emu.create_segment("s")
