@@ -178,22 +178,15 @@ def main() -> int:
         )
         expect(status == 200 and r["success"], "add by hash")
         show("4.6  POST /apiv1/segments/addSegmentWithHash", status, r["message"])
-        status, r = svc.main(
-            "POST",
-            "/profile",
-            form=[("segment_name", "newsletter"), ("operation", "add")]
-            + indexed("profile_id", ["carol"]),
-        )
-        expect(status == 200 and r["success"], "profile add")
-        show("4.8  POST /apiv1/profile (add)", status, "carol joined 'newsletter'")
-        status, r = svc.main(
-            "POST",
-            "/profile",
-            form=[("segment_name", "newsletter"), ("operation", "delete")]
-            + indexed("profile_id", ["carol"]),
-        )
-        expect(status == 200 and r["success"], "profile delete")
-        show("4.8  POST /apiv1/profile (delete)", status, "carol left 'newsletter'")
+        for operation, done in (("add", "joined"), ("delete", "left")):
+            status, r = svc.main(
+                "POST",
+                "/profile",
+                form=[("segment_name", "newsletter"), ("operation", operation)]
+                + indexed("profile_id", ["carol"]),
+            )
+            expect(status == 200 and r["success"], f"profile {operation}")
+            show(f"4.8  POST /apiv1/profile ({operation})", status, f"carol {done} 'newsletter'")
         status, r = svc.main("GET", "/segments", query={"limit": 10, "offset": 0})
         expect(status == 200, "view segments")
         names = ", ".join(f"{s['segment_id']}={s['segment_name']}" for s in r["segments"])

@@ -73,16 +73,20 @@ class Outcomes:
             refused_set.add(seq)
 
 
+def client_options(server: EmulatorProcess) -> dict[str, Any]:
+    """What both clients of the soak are made with: the server, its key, short backoffs."""
+    return {
+        "api_key": KEY,
+        "base_url": server.base_url,
+        "events_url": server.events_url,
+        "timeout": TIMEOUT,
+        "backoff_base": 0.01,
+    }
+
+
 async def drive(server: EmulatorProcess, calls: int, seed: int, out: Outcomes) -> None:
     rng = random.Random(seed)
-    client = pushwire.AsyncClient(
-        api_key=KEY,
-        base_url=server.base_url,
-        events_url=server.events_url,
-        timeout=TIMEOUT,
-        max_retries=2,
-        backoff_base=0.01,
-    )
+    client = pushwire.AsyncClient(**client_options(server), max_retries=2)
     sem = asyncio.Semaphore(64)
     seq = iter(range(calls))
 
@@ -115,13 +119,7 @@ async def drive(server: EmulatorProcess, calls: int, seed: int, out: Outcomes) -
     batch_start = calls
 
     def batches() -> None:
-        sync = pushwire.Client(
-            api_key=KEY,
-            base_url=server.base_url,
-            events_url=server.events_url,
-            timeout=TIMEOUT,
-            backoff_base=0.01,
-        )
+        sync = pushwire.Client(**client_options(server))
         for start in range(batch_start, batch_start + batch_calls, 1000):
             ids = list(range(start, min(start + 1000, batch_start + batch_calls)))
             t0 = time.perf_counter()

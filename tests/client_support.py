@@ -1,5 +1,6 @@
 """Helpers of the client acceptance tests (tests/test_client_*.py): the same test body drives
-``pushwire.Client`` and ``pushwire.AsyncClient`` over real HTTP against the emulator."""
+``pushwire.Client`` and ``pushwire.AsyncClient`` over real HTTP against the emulator. The
+request data here (a broadcast, a drip notification) serves the emulator's tests too."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ BROADCAST: dict[str, str] = {
 }
 
 
-def new_drip_notification(**overrides: Any) -> dict[str, Any]:
+def drip_notification(**overrides: Any) -> dict[str, Any]:
     """A valid drip notification (create shape of spec 2.8), as a plain dict."""
     n: dict[str, Any] = {
         "title": "Welcome aboard",

@@ -1,13 +1,21 @@
-"""Shared helpers of the emulator acceptance tests: plain HTTP (``requests``) against the
-emulator, as any client of the service would talk to it. Nothing is mocked."""
+"""Shared helpers and fixtures of the tests. The emulator's acceptance tests talk plain HTTP
+(``requests``, the ``api`` fixture) as any client of the service would; the client's drive
+both clients (the ``drv`` fixture, see client_support.py). Nothing is mocked."""
 
 from __future__ import annotations
 
 import datetime as dt
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, Optional
 
 import pytest
 import requests
+from client_support import Driver, drip_notification, make_driver
 
 from pushwire.testing import Emulator
 
@@ -63,22 +71,6 @@ class Api:
         return self.post_json("/apiv1/drips", body)
 
 
-def drip_notification(**overrides: Any) -> dict[str, Any]:
-    """A valid drip notification in the create shape of spec 2.8."""
-    n: dict[str, Any] = {
-        "title": "Welcome aboard",
-        "message": "Thanks for subscribing",
-        "url": "https://shop.example/welcome",
-        "image_url": "https://shop.example/icon.png",
-        "big_image_url": "https://shop.example/banner.png",
-        "require_interaction": 1,
-        "expiry": 86400,
-        "schedule_options": {"type": "rightaway"},
-    }
-    n.update(overrides)
-    return n
-
-
 def seed_trigger(emu: Emulator, name: str = "Abandoned cart", **overrides: Any) -> int:
     """A triggered campaign with two notifications, created through the emulator."""
     fields: dict[str, Any] = {
@@ -109,6 +101,50 @@ def seed_trigger(emu: Emulator, name: str = "Abandoned cart", **overrides: Any) 
     }
     fields.update(overrides)
     return emu.create_trigger(**fields)
+
+
+# The fields of one row of the summary analytics (spec 2.12), beside its `date`.
+SUMMARY_FIELDS = {
+    "subscriber_count",
+    "desktop_subscriber_count",
+    "mobile_subscriber_count",
+    "unsubscribed_count",
+    "desktop_unsubscribed_count",
+    "mobile_unsubscribed_count",
+    "notification_sent",
+    "net_subscriber_sent",
+    "view_count",
+    "click_count",
+    "ctr",
+}
+
+
+def run_pytest(where: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """pytest on the tests written in `where`, in a process of its own; it must pass."""
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(where)],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+def serve_in_threads(sock: socket.socket, handle: Callable[[socket.socket], None]) -> None:
+    """Accepts connections on the listening `sock` until it is closed, each one handled by
+    `handle` on a thread of its own; returns at once (the accepting runs on a thread too)."""
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
 
 
 def is_number(v: Any) -> bool:
@@ -179,3 +215,17 @@ def api(emu: Emulator) -> Api:
     a = Api(emu)
     yield a
     a.http.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def kind(request: pytest.FixtureRequest) -> str:
+    """Which client a test drives: each client test runs once with each."""
+    return str(request.param)
+
+
+@pytest.fixture
+def drv(kind: str, emu: Emulator) -> Iterator[Driver]:
+    """The client of `kind` on the emulator, closed after the test."""
+    d = make_driver(kind, emu)
+    yield d
+    d.close()

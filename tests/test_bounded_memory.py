@@ -9,11 +9,11 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
+from conftest import serve_in_threads
 
 import pushwire
 from pushwire.testing import Emulator
@@ -34,19 +34,11 @@ class Flood:
         self.sock.listen(16)
         self.requests: list[str] = []
         self.sent_bytes = 0
-        threading.Thread(target=self._accept, daemon=True).start()
+        serve_in_threads(self.sock, self._serve)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import pytest
 from client_support import Driver, api_requests, make_driver
@@ -14,23 +15,6 @@ from pushwire.testing import Emulator
 
 EVENTS = "/api/v1/events"
 BY_HASH = "/apiv1/segments/addSegmentWithHash"
-
-
-@pytest.fixture(params=["sync", "async"])
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def emu(pushwire_emulator: Emulator) -> Emulator:
-    return pushwire_emulator
-
-
-@pytest.fixture
-def drv(kind: str, emu: Emulator):  # type: ignore[no-untyped-def]
-    d = make_driver(kind, emu)
-    yield d
-    d.close()
 
 
 def members(emu: Emulator, segment_id: int) -> set[str]:
@@ -260,12 +244,20 @@ def test_a_batch_above_max_connections_keeps_every_event_within_its_timeout(
         drv.close()
 
 
-def test_add_subscribers_bulk_reports_the_failed_chunk(drv: Driver, emu: Emulator) -> None:
+def add_to_a_segment_in_bulk(
+    drv: Driver, emu: Emulator, count: int, **fault: Any
+) -> tuple[int, list[str], BulkResult]:
+    """`count` new subscribers added to a new segment by add_subscribers_bulk, a chunk at a
+    time, while the chunk endpoint fails as `fault` says: the segment, the hashes, the result."""
     segment = emu.create_segment("everyone")
-    hashes = [emu.add_subscriber(f"h{i:04}") for i in range(1100)]
-    emu.inject_fault(BY_HASH, status=400, times=1)
-
+    hashes = [emu.add_subscriber(f"h{i:04}") for i in range(count)]
+    emu.inject_fault(BY_HASH, **fault)
     result = drv(drv.client.segments.add_subscribers_bulk, segment, hashes, concurrency=1)
+    return segment, hashes, result
+
+
+def test_add_subscribers_bulk_reports_the_failed_chunk(drv: Driver, emu: Emulator) -> None:
+    segment, hashes, result = add_to_a_segment_in_bulk(drv, emu, 1100, status=400, times=1)
 
     assert not result.ok
     [failed] = result.failed
@@ -278,11 +270,7 @@ def test_add_subscribers_bulk_reports_the_failed_chunk(drv: Driver, emu: Emulato
 
 
 def test_add_subscribers_bulk_retries_each_chunk(drv: Driver, emu: Emulator) -> None:
-    segment = emu.create_segment("everyone")
-    hashes = [emu.add_subscriber(f"h{i:04}") for i in range(700)]
-    emu.inject_fault(BY_HASH, status=503, times=2)
-
-    result = drv(drv.client.segments.add_subscribers_bulk, segment, hashes, concurrency=1)
+    segment, hashes, result = add_to_a_segment_in_bulk(drv, emu, 700, status=503, times=2)
 
     assert result.ok
     assert members(emu, segment) == set(hashes)

@@ -8,8 +8,8 @@ import datetime as dt
 from urllib.parse import parse_qsl
 
 import pytest
-from client_support import BROADCAST, Driver, api_requests, make_driver, new_drip_notification
-from conftest import seed_trigger
+from client_support import BROADCAST, Driver, api_requests, drip_notification
+from conftest import SUMMARY_FIELDS, is_int, seed_trigger
 
 from pushwire import (
     Action,
@@ -31,31 +31,7 @@ from pushwire import (
     ValidationError,
 )
 
-SUMMARY_KEYS = {
-    "date",
-    "subscriber_count",
-    "desktop_subscriber_count",
-    "mobile_subscriber_count",
-    "unsubscribed_count",
-    "desktop_unsubscribed_count",
-    "mobile_unsubscribed_count",
-    "notification_sent",
-    "net_subscriber_sent",
-    "view_count",
-    "click_count",
-    "ctr",
-}
-
-
-@pytest.fixture(params=["sync", "async"])
-def drv(request, emu):
-    d = make_driver(request.param, emu)
-    yield d
-    d.close()
-
-
-def is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+SUMMARY_KEYS = {"date", *SUMMARY_FIELDS}
 
 
 def query_of(req: dict) -> list[tuple[str, str]]:
@@ -137,13 +113,13 @@ def test_drip_create_round_trips(drv: Driver, emu):
     vip = emu.create_segment("vip")
     churned = emu.create_segment("churned")
     sent = [
-        new_drip_notification(
+        drip_notification(
             actions=[
                 Action(label="Shop", url="https://shop.example/", image_url="https://i.example/a"),
                 {"label": "Later", "url": "https://shop.example/later"},
             ]
         ),
-        new_drip_notification(
+        drip_notification(
             title="Still there?",
             message="Here is 10% off",
             url="https://shop.example/coupon",
@@ -151,7 +127,7 @@ def test_drip_create_round_trips(drv: Driver, emu):
             expiry=3600,
             schedule_options={"type": "after", "value": 2, "unit": "days", "at": "09:30:00"},
         ),
-        new_drip_notification(
+        drip_notification(
             title="Monday deals",
             schedule_options=ScheduleOptions(type="after", value=1, unit="dow", at="08:00:00"),
         ),
@@ -224,7 +200,7 @@ def test_drip_send_to_takes_segment_ids_as_ints_or_strings(drv: Driver, emu):
         {"include_segments": [int(vip)], "exclude_segments": [str(churned)]},
         SendTo(include_segments=[int(vip)], exclude_segments=[int(churned)]),
     ):
-        drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()], send_to=send_to)
+        drip_id = drv(drv.client.drips.create, "W", [drip_notification()], send_to=send_to)
         rules = {
             (r.field, r.op, tuple(str(v) for v in r.value))
             for group in drv(drv.client.drips.get, drip_id).audience.filter.value
@@ -236,7 +212,7 @@ def test_drip_send_to_takes_segment_ids_as_ints_or_strings(drv: Driver, emu):
         drv(
             drv.client.drips.create,
             "W",
-            [new_drip_notification()],
+            [drip_notification()],
             send_to={"include_segments": [1.5]},
         )
     assert "include_segments" in str(info.value.field)
@@ -244,7 +220,7 @@ def test_drip_send_to_takes_segment_ids_as_ints_or_strings(drv: Driver, emu):
 
 def test_drip_create_accepts_the_sample_utm_shape(drv: Driver, emu):
     utm = {"enabled": True, "source": "push", "medium": "web", "campaign": "w", "content": "c"}
-    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()], utm_params=utm)
+    drip_id = drv(drv.client.drips.create, "W", [drip_notification()], utm_params=utm)
     d = drv(drv.client.drips.get, drip_id)
     assert d.utm_params == UtmParams(
         utm_source="push", utm_medium="web", utm_campaign="w", utm_content="c"
@@ -252,7 +228,7 @@ def test_drip_create_accepts_the_sample_utm_shape(drv: Driver, emu):
 
 
 def test_drips_list_is_a_page_newest_first(drv: Driver, emu):
-    ids = [drv(drv.client.drips.create, f"d{i}", [new_drip_notification()]) for i in range(3)]
+    ids = [drv(drv.client.drips.create, f"d{i}", [drip_notification()]) for i in range(3)]
     page = drv(drv.client.drips.list)
     assert type(page) is Page
     assert (page.total, page.page, page.per_page, page.last_page) == (3, 1, 10, 1)
@@ -265,7 +241,7 @@ def test_drips_list_is_a_page_newest_first(drv: Driver, emu):
 @pytest.mark.parametrize("resource", ["drips", "triggers"])
 def test_iter_walks_every_page_lazily(drv: Driver, emu, resource):
     if resource == "drips":
-        ids = [drv(drv.client.drips.create, f"d{i}", [new_drip_notification()]) for i in range(23)]
+        ids = [drv(drv.client.drips.create, f"d{i}", [drip_notification()]) for i in range(23)]
     else:
         ids = [seed_trigger(emu, f"t{i}") for i in range(23)]
     emu.clear_requests()
@@ -415,17 +391,17 @@ def test_products_update(drv: Driver, emu):
 
 
 @pytest.mark.parametrize(
-    ("kind", "status"), [("now", "sent"), ("later", "scheduled"), ("draft", "draft")]
+    ("type_", "status"), [("now", "sent"), ("later", "scheduled"), ("draft", "draft")]
 )
-def test_broadcast_types(drv: Driver, emu, kind, status):
+def test_broadcast_types(drv: Driver, emu, type_, status):
     emu.add_subscriber()
-    extra = {"valid_from_utc": dt.datetime(2031, 5, 4, 13, 0, 0)} if kind == "later" else {}
-    nid = drv(drv.client.notifications.create, **BROADCAST, type=kind, **extra)
+    extra = {"valid_from_utc": dt.datetime(2031, 5, 4, 13, 0, 0)} if type_ == "later" else {}
+    nid = drv(drv.client.notifications.create, **BROADCAST, type=type_, **extra)
     assert is_int(nid) and nid > 0
     (n,) = emu.notifications()
     assert n["notification_id"] == nid and n["status"] == status
-    assert n["request"]["notification_type"] == kind
-    if kind == "later":
+    assert n["request"]["notification_type"] == type_
+    if type_ == "later":
         assert n["request"]["valid_from_utc"] == "2031-05-04 13:00:00"
 
 

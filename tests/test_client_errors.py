@@ -27,18 +27,6 @@ from pushwire import (
 )
 
 
-@pytest.fixture(params=["sync", "async"])
-def kind(request):
-    return request.param
-
-
-@pytest.fixture
-def drv(kind, emu):
-    d = make_driver(kind, emu)
-    yield d
-    d.close()
-
-
 def raises(drv: Driver, cls: type, fn, *args, **kwargs):
     """Calls ``fn`` through the driver; the exception, which must be exactly ``cls``."""
     with pytest.raises(cls) as info:

@@ -16,7 +16,8 @@ import textwrap
 import numpy
 import pandas
 import pytest
-from client_support import BROADCAST, FAST, Driver, api_requests, make_driver, new_drip_notification
+from client_support import BROADCAST, FAST, Driver, api_requests, drip_notification, make_driver
+from conftest import run_pytest
 
 import pushwire
 from pushwire import (
@@ -37,14 +38,6 @@ from pushwire import (
     UtmParams,
     ValidationError,
 )
-
-
-@pytest.fixture(params=["sync", "async"])
-def drv(request, emu):
-    d = make_driver(request.param, emu)
-    yield d
-    d.close()
-
 
 # -- from_dict of the models a call takes ----------------------------------------------------
 
@@ -73,7 +66,7 @@ def test_a_drip_audience_from_a_dict_targets_only_what_it_names(drv: Driver, emu
         SendTo.from_dict({"include_segment": [vip]})
     # ... and the right key reaches the service.
     send_to = SendTo.from_dict({"include_segments": [vip]})
-    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()], send_to=send_to)
+    drip_id = drv(drv.client.drips.create, "W", [drip_notification()], send_to=send_to)
     rules = [
         (r.field, r.op, [str(v) for v in r.value])
         for group in drv(drv.client.drips.get, drip_id).audience.filter.value
@@ -169,14 +162,14 @@ def test_segments_and_drip_notifications_keep_fields_the_service_adds(drv: Drive
     (big,) = drv(drv.client.segments.list)
     assert pickle.loads(pickle.dumps(big)) == big and big.extra == {"reach": 2**64 - 1}
 
-    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()])
+    drip_id = drv(drv.client.drips.create, "W", [drip_notification()])
     answer = drv(drv.client.drips.get, drip_id).to_dict()
     answer["notifications"][0]["delivered_count"] = 7
     answer["drip_id"] = drip_id
     emu.inject_fault(f"/apiv1/drips/{drip_id}", status=200, body={"success": True, "data": answer})
     (n,) = drv(drv.client.drips.get, drip_id).notifications
     assert n.extra == {"delivered_count": 7}
-    assert n.title == new_drip_notification()["title"]
+    assert n.title == drip_notification()["title"]
 
 
 # -- a scheduled broadcast is never sent at once ---------------------------------------------
@@ -208,7 +201,7 @@ def test_valid_from_utc_alone_schedules_the_broadcast(drv: Driver, emu):
 
 
 def test_ids_may_be_strings_of_digits(drv: Driver, emu):
-    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()])
+    drip_id = drv(drv.client.drips.create, "W", [drip_notification()])
     trigger_id = emu.create_trigger(campaign_name="Cart", rules={"start_event_name": "cart"})
     assert drv(drv.client.drips.get, str(drip_id)) == drv(drv.client.drips.get, drip_id)
     assert drv(drv.client.triggers.get, str(trigger_id)).trigger_id == trigger_id
@@ -219,7 +212,7 @@ def test_ids_may_be_strings_of_digits(drv: Driver, emu):
 
 
 def test_an_aware_datetime_is_the_utc_day_of_the_analytics_range(drv: Driver, emu):
-    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()])
+    drip_id = drv(drv.client.drips.create, "W", [drip_notification()])
     paris_winter = dt.timezone(dt.timedelta(hours=1))
     tokyo = dt.timezone(dt.timedelta(hours=9))
     drv(
@@ -242,7 +235,7 @@ def test_an_aware_datetime_is_the_utc_day_of_the_analytics_range(drv: Driver, em
 
 def test_utm_parameters_are_sent_as_written(drv: Driver, emu):
     utm = {"source": "push", "medium": "web", "campaign": "spring", "content": "banner"}
-    drip_id = drv(drv.client.drips.create, "W", [new_drip_notification()], utm_params=utm)
+    drip_id = drv(drv.client.drips.create, "W", [drip_notification()], utm_params=utm)
     assert drv(drv.client.drips.get, drip_id).utm_params == UtmParams(
         utm_source="push", utm_medium="web", utm_campaign="spring", utm_content="banner"
     )
@@ -251,7 +244,7 @@ def test_utm_parameters_are_sent_as_written(drv: Driver, emu):
     assert (
         drv(
             drv.client.drips.get,
-            drv(drv.client.drips.create, "W", [new_drip_notification()], utm_params=disabled),
+            drv(drv.client.drips.create, "W", [drip_notification()], utm_params=disabled),
         ).utm_params
         is None
     )
@@ -263,7 +256,7 @@ def test_utm_parameters_are_sent_as_written(drv: Driver, emu):
         ({**utm, "enabled": "yes"}, "utm_params.enabled"),
     ]:
         with pytest.raises(ValidationError) as info:
-            drv(drv.client.drips.create, "W", [new_drip_notification()], utm_params=bad)
+            drv(drv.client.drips.create, "W", [drip_notification()], utm_params=bad)
         assert info.value.field == field, str(info.value)
     assert emu.requests() == []
 
@@ -405,7 +398,7 @@ def test_error_messages_use_the_python_names(drv: Driver, emu):
     # a list where a model goes, a DataFrame or None where events go, a dimension misspelt
     for call, field, message in [
         (
-            lambda: drv(c.drips.create, "W", [new_drip_notification()], send_to=[1]),
+            lambda: drv(c.drips.create, "W", [drip_notification()], send_to=[1]),
             "send_to",
             "send_to must be a dict (or its model), not a list",
         ),
@@ -595,19 +588,6 @@ def test_errors_survive_a_json_result_backend(emu):
 # -- the pytest fixture ----------------------------------------------------------------------
 
 
-def run_pytest(where) -> subprocess.CompletedProcess[str]:
-    """pytest on the tests written in `where`, in a process of its own; it must pass."""
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(where)],
-        cwd=where,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    return run
-
-
 def test_the_fixture_gives_each_test_its_request_log(tmp_path):
     # A test that turns the log off must not leave the next test without one.
     (tmp_path / "test_two.py").write_text(
@@ -691,7 +671,7 @@ def test_a_result_repr_builds_the_same_result(drv: Driver, emu):
     drip_id = drv(
         drv.client.drips.create,
         "W",
-        [new_drip_notification(actions=[{"label": "Shop", "url": "https://shop.example/"}])],
+        [drip_notification(actions=[{"label": "Shop", "url": "https://shop.example/"}])],
         send_to={"include_segments": [vip]},
         utm_params={"utm_source": "a", "utm_medium": "b", "utm_campaign": "c"},
     )
@@ -710,7 +690,7 @@ def test_a_result_repr_builds_the_same_result(drv: Driver, emu):
 
 def test_a_page_slices_like_its_list(drv: Driver, emu):
     for i in range(3):
-        drv(drv.client.drips.create, f"d{i}", [new_drip_notification()])
+        drv(drv.client.drips.create, f"d{i}", [drip_notification()])
     page = drv(drv.client.drips.list)
     assert page[0:2] == page.data[0:2] and len(page[0:2]) == 2
     assert page[::-1] == page.data[::-1] and page[-1] == page.data[-1]
@@ -906,7 +886,7 @@ def test_result_models_built_from_keywords_take_the_services_other_utm_shape():
     with pytest.raises(ValidationError) as info:
         pushwire.NewDrip(
             campaign_name="d",
-            notifications=[new_drip_notification()],
+            notifications=[drip_notification()],
             utm_params={"enabled": True, "source": "push"},
         )
     assert "utm_medium" in str(info.value)

@@ -16,8 +16,8 @@ import time
 from typing import Callable
 
 import pytest
-from client_support import BROADCAST, FAST, api_requests, new_drip_notification
-from conftest import seed_trigger
+from client_support import BROADCAST, FAST, api_requests, drip_notification
+from conftest import run_pytest, seed_trigger
 
 import pushwire
 from pushwire import (
@@ -70,12 +70,12 @@ def assert_passes_in_a_forked_child(check: Callable[[], bool]) -> None:
 def test_a_forked_child_can_use_the_parents_client(emu):
     client = emu.client(**FAST)
     aclient = emu.async_client(**FAST)
-    client.drips.create("before fork", [new_drip_notification()])
+    client.drips.create("before fork", [drip_notification()])
     asyncio.run(aclient.drips.list())
 
     def in_child() -> bool:
         page = client.drips.list()
-        drip_id = client.drips.create("in child", [new_drip_notification()])
+        drip_id = client.drips.create("in child", [drip_notification()])
         apage = asyncio.run(aclient.drips.list())
         return page.total == 1 and drip_id > 0 and apage.total == 2
 
@@ -261,6 +261,12 @@ def connections():  # this process's established TCP connections to the emulator
         if int(f[2].split(":")[1], 16) == port and f[3] == "01" and f[9] in mine:
             count += 1
     return count
+
+async def connections_after(seconds):  # once none is left, or at the latest after `seconds`
+    deadline = time.monotonic() + seconds
+    while connections() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return connections()
 """
 
 DROP_SCRIPT = (
@@ -272,10 +278,7 @@ async def main():
     before = connections()
     del client
     gc.collect()
-    deadline = time.monotonic() + 3
-    while connections() and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    print(before, connections())
+    print(before, await connections_after(3))
 
 asyncio.run(main())
 """
@@ -303,10 +306,7 @@ async def main():
         await asyncio.gather(*(client.segments.list() for _ in range(20)))
         before = connections()
     # still referenced: closing, not collecting, lets go of the connections
-    deadline = time.monotonic() + 3
-    while connections() and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    print(before, connections())
+    print(before, await connections_after(3))
 
 asyncio.run(main())
 with pushwire.Client(api_key=key, base_url=base) as client:
@@ -382,10 +382,7 @@ async def main():
         call.cancel()
     closed.close()
     await asyncio.gather(*calls, return_exceptions=True)
-    deadline = time.monotonic() + 1.0
-    while connections() and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    print(during, connections())
+    print(during, await connections_after(1.0))
 
 asyncio.run(main())
 """
@@ -771,7 +768,7 @@ def test_results_pickle_round_trip(emu):
     tid = seed_trigger(emu)
     drip_id = client.drips.create(
         "W",
-        [new_drip_notification(actions=[Action(label="Go", url="https://shop.example/go")])],
+        [drip_notification(actions=[Action(label="Go", url="https://shop.example/go")])],
         send_to={"include_countries": ["US"]},
         utm_params={"utm_source": "s", "utm_medium": "m", "utm_campaign": "c"},
     )
@@ -809,7 +806,7 @@ def test_models_from_keywords_and_dicts(emu):
     assert Segment(segment_id="4", segment_name="vip").segment_name == "vip"
     s = ScheduleOptions(type="after", value=2, unit="days", at="10:00:00")
     assert s.type == "after" and s.value == 2
-    n = NewDripNotification(**{**new_drip_notification(), "schedule_options": s, "actions": [a]})
+    n = NewDripNotification(**{**drip_notification(), "schedule_options": s, "actions": [a]})
     assert n.schedule_options == s and n.actions == [a]
     assert Page([a], 1, 1, 10, 1).data == [a]
     with pytest.raises(ValidationError):
@@ -821,13 +818,13 @@ def test_models_from_keywords_and_dicts(emu):
     client = emu.client(**FAST)
     as_model = client.drips.create(
         "model",
-        [NewDripNotification(**{**new_drip_notification(), "schedule_options": s, "actions": [a]})],
+        [NewDripNotification(**{**drip_notification(), "schedule_options": s, "actions": [a]})],
         send_to=SendTo(include_countries=["US"]),
         utm_params=UtmParams(utm_source="s", utm_medium="m", utm_campaign="c"),
     )
     as_dict = client.drips.create(
         "dict",
-        [{**new_drip_notification(), "schedule_options": s.to_dict(), "actions": [a.to_dict()]}],
+        [{**drip_notification(), "schedule_options": s.to_dict(), "actions": [a.to_dict()]}],
         send_to={"include_countries": ["US"]},
         utm_params={"utm_source": "s", "utm_medium": "m", "utm_campaign": "c"},
     )
@@ -857,7 +854,7 @@ def test_the_key_never_shows_in_reprs_or_errors(emu):
     seg = emu.create_segment("vip", api_key=SECRET)
     tid = seed_trigger(emu)  # another site's campaign: a 400 for this key
     texts = [repr(client), str(client), repr(aclient), repr(client._core), repr(vars(client))]
-    drip_id = client.drips.create("W", [new_drip_notification()])
+    drip_id = client.drips.create("W", [drip_notification()])
     texts += [repr(client.drips.get(drip_id)), repr(client.drips.list())]
     texts += [repr(client.segments.list()), repr(client.segments.delete(seg))]
     # a service that echoes the key in its error text (body, message, a key of the body)
@@ -988,14 +985,7 @@ def test_two_starts_fresh(pushwire_emulator):
 
 def test_the_pytest_fixture_works_from_a_users_suite(tmp_path):
     (tmp_path / "test_user.py").write_text(USER_TESTS)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = run_pytest(tmp_path, timeout=60)
     assert "2 passed" in proc.stdout
 
 
@@ -1003,10 +993,10 @@ def test_unknown_keys_of_a_model_dict_are_refused_before_sending(emu):
     """A typo in a dict (``send_to={"include_segment": ...}``) must not widen a campaign."""
     client = emu.client(**FAST)
     with pytest.raises(ValidationError) as e:
-        client.drips.create("W", [{**new_drip_notification(), "colour": "red"}])
+        client.drips.create("W", [{**drip_notification(), "colour": "red"}])
     assert e.value.field == "notifications[0].colour"
     with pytest.raises(ValidationError) as e:
-        client.drips.create("W", [new_drip_notification()], send_to={"include_segment": ["5"]})
+        client.drips.create("W", [drip_notification()], send_to={"include_segment": ["5"]})
     assert e.value.field == "send_to.include_segment"
     with pytest.raises(ValidationError) as e:
         client.notifications.create(

@@ -8,7 +8,7 @@ import datetime as dt
 from typing import Any, Callable
 
 import pytest
-from client_support import BROADCAST, Driver, make_driver, new_drip_notification
+from client_support import BROADCAST, Driver, drip_notification
 
 import pushwire
 from pushwire import Action, PushwireError, ValidationError
@@ -21,7 +21,7 @@ def broadcast(**kw: Any) -> Callable[[Any], tuple]:
 
 
 def drip(*notifications: dict, **kw: Any) -> Callable[[Any], tuple]:
-    ns = list(notifications) or [new_drip_notification()]
+    ns = list(notifications) or [drip_notification()]
     return lambda c: (c.drips.create, ("Welcome", ns), kw)
 
 
@@ -36,7 +36,7 @@ def call(path: str, *args: Any, **kw: Any) -> Callable[[Any], tuple]:
 
 
 def no_image() -> dict:
-    n = new_drip_notification()
+    n = drip_notification()
     del n["image_url"]
     return n
 
@@ -155,31 +155,31 @@ INVALID = [
     ("attributes []", broadcast(attributes=[]), "attributes"),
     ("attributes [[]]", broadcast(attributes=[[]]), "attributes"),
     # drips
-    ("campaign name", call("drips.create", "", [new_drip_notification()]), "campaign_name"),
+    ("campaign name", call("drips.create", "", [drip_notification()]), "campaign_name"),
     ("no notifications", call("drips.create", "W", []), "notifications"),
-    ("notifications as dict", call("drips.create", "W", new_drip_notification()), "notifications"),
-    ("drip title", drip(new_drip_notification(title="")), "notifications[0].title"),
+    ("notifications as dict", call("drips.create", "W", drip_notification()), "notifications"),
+    ("drip title", drip(drip_notification(title="")), "notifications[0].title"),
     ("drip no image_url", drip(no_image()), "notifications[0].image_url"),
     (
         "drip no require_interaction",
-        drip({k: v for k, v in new_drip_notification().items() if k != "require_interaction"}),
+        drip({k: v for k, v in drip_notification().items() if k != "require_interaction"}),
         "notifications[0].require_interaction",
     ),
-    ("drip expiry 2419201", drip(new_drip_notification(expiry=2419201)), "notifications[0].expiry"),
+    ("drip expiry 2419201", drip(drip_notification(expiry=2419201)), "notifications[0].expiry"),
     (
         "drip no expiry",
-        drip({k: v for k, v in new_drip_notification().items() if k != "expiry"}),
+        drip({k: v for k, v in drip_notification().items() if k != "expiry"}),
         "notifications[0].expiry",
     ),
-    ("drip 3 actions", drip(new_drip_notification(actions=ACTIONS)), "notifications[0].actions"),
+    ("drip 3 actions", drip(drip_notification(actions=ACTIONS)), "notifications[0].actions"),
     (
         "drip second rightaway",
-        drip(new_drip_notification(), new_drip_notification()),
+        drip(drip_notification(), drip_notification()),
         "notifications[1].schedule_options.type",
     ),
     (
         "drip days without at",
-        drip(new_drip_notification(schedule_options={"type": "after", "value": 1, "unit": "days"})),
+        drip(drip_notification(schedule_options={"type": "after", "value": 1, "unit": "days"})),
         "notifications[0].schedule_options.at",
     ),
     (
@@ -200,7 +200,7 @@ INVALID = [
         "utm_params.source",
     ),
     ("drip audience empty", drip(send_to={"include_segments": []}), "send_to.include_segments"),
-    ("drip expiry fraction", drip(new_drip_notification(expiry=3600.5)), "notifications[0].expiry"),
+    ("drip expiry fraction", drip(drip_notification(expiry=3600.5)), "notifications[0].expiry"),
     (
         "utm without source",
         drip(utm_params={"utm_medium": "web", "utm_campaign": "c"}),
@@ -227,13 +227,6 @@ INVALID = [
 ]
 
 
-@pytest.fixture(params=["sync", "async"])
-def drv(request, emu):
-    d = make_driver(request.param, emu)
-    yield d
-    d.close()
-
-
 @pytest.mark.parametrize(("case", "pick", "field"), INVALID, ids=[c[0] for c in INVALID])
 def test_invalid_input_is_refused_before_sending(drv: Driver, emu, case, pick, field):
     with pytest.raises(ValidationError) as info:
@@ -257,7 +250,7 @@ def test_inside_the_limits_succeeds(drv: Driver, emu):
     seg = emu.create_segment("vip")
     emu.add_subscriber(profile_id="p0")
     for i in range(3):
-        drv(c.drips.create, f"d{i}", [new_drip_notification()])
+        drv(c.drips.create, f"d{i}", [drip_notification()])
     assert drv(c.drips.list, page=1, limit=1).per_page == 1
     assert drv(c.triggers.list, limit=500).per_page == 500
     assert drv(c.segments.list, limit=1, offset=0) != []
@@ -283,7 +276,7 @@ def test_inside_the_limits_succeeds(drv: Driver, emu):
     drv(
         c.drips.create,
         "W",
-        [new_drip_notification(expiry=2419200, actions=ACTIONS[:2])],
+        [drip_notification(expiry=2419200, actions=ACTIONS[:2])],
     )
     drv(c.events.track, "e" * 64, profile_id="p")
     drv(c.events.track, "e", device_token_hash="t", data={"k" * 255: 1, "a-b_c9": "x"})
@@ -296,7 +289,7 @@ def test_inside_the_limits_succeeds(drv: Driver, emu):
 
 def test_a_missing_drip_expiry_is_called_required(drv: Driver, emu):
     # Not "between 1 and 2419200", which reads as a wrong value when none was given.
-    n = {k: v for k, v in new_drip_notification().items() if k != "expiry"}
+    n = {k: v for k, v in drip_notification().items() if k != "expiry"}
     with pytest.raises(ValidationError, match="expiry is required") as info:
         drv(drv.client.drips.create, "W", [n])
     assert info.value.field == "notifications[0].expiry"

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
-import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_pytest
 
 from pushwire import AsyncClient, Client
 from pushwire.testing import Emulator, EmulatorProcess
@@ -136,14 +135,7 @@ def test_the_pytest_files_of_a_page_pass(page: Path, tmp_path: Path) -> None:
         if block.kind == "pytest":
             assert not (tmp_path / block.title).exists(), f"{block.where}: two {block.title}"
             (tmp_path / block.title).write_text(block.code, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_pytest(tmp_path, timeout=300)
 
 
 def test_fragments_compile() -> None:

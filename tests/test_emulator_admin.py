@@ -445,7 +445,7 @@ def test_a_fault_fires_at_least_once(emu, times):
 
 def test_every_path_the_clients_call_can_take_a_fault(emu):
     # The list of routes faults are checked against follows the service's routes.
-    from client_support import new_drip_notification
+    from client_support import drip_notification
 
     segment = emu.create_segment("vip")
     hashes = [emu.add_subscriber(f"h{i}", profile_id=f"p{i}") for i in range(2)]
@@ -453,7 +453,7 @@ def test_every_path_the_clients_call_can_take_a_fault(emu):
     with emu.client() as c:
         c.triggers.get(trigger)
         c.triggers.list()
-        drip = c.drips.create("W", [new_drip_notification()])
+        drip = c.drips.create("W", [drip_notification()])
         c.drips.get(drip)
         c.drips.list()
         c.segments.list()

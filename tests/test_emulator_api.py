@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 import requests
+from client_support import drip_notification
 from conftest import (
+    SUMMARY_FIELDS,
     TIMEOUT,
     Api,
     assert_campaign_error,
     assert_event_error,
     assert_main_error,
-    drip_notification,
     is_int,
     is_number,
     parse_utc,
@@ -367,20 +368,6 @@ def test_profile_ids_are_free_text(emu, api):
 
 
 # ---- 4.10, 4.11 analytics ---------------------------------------------------------------------
-
-SUMMARY_FIELDS = {
-    "subscriber_count",
-    "desktop_subscriber_count",
-    "mobile_subscriber_count",
-    "unsubscribed_count",
-    "desktop_unsubscribed_count",
-    "mobile_unsubscribed_count",
-    "notification_sent",
-    "net_subscriber_sent",
-    "view_count",
-    "click_count",
-    "ctr",
-}
 
 
 def test_summary_analytics_rows_per_day(emu, api):

@@ -253,12 +253,15 @@ def test_a_broadcast_to_200000_reaches_exactly_the_targeted() -> None:
             online=0.9,
             seed=11,
         )
+        # The audience computed here from the same targeting the broadcast sends.
+        countries = ["US", "DE"]
+        rule = {"key": "plan", "op": "eq", "value": "free"}
         expected = {
             s["subscriber_hash"]
             for s in emu.subscribers()
             if vip in s["segments"]
-            and s["country"] in ("US", "DE")
-            and s["attributes"]["plan"] == "free"
+            and s["country"] in countries
+            and s["attributes"][rule["key"]] == rule["value"]
         }
         with emu.client(timeout=120) as client:
             nid = client.notifications.create(
@@ -266,8 +269,8 @@ def test_a_broadcast_to_200000_reaches_exactly_the_targeted() -> None:
                 message="m",
                 url="https://shop.example/",
                 include_segments=[vip],
-                include_countries=["US", "DE"],
-                attributes=[[{"key": "plan", "op": "eq", "value": "free"}]],
+                include_countries=countries,
+                attributes=[[rule]],
             )
         reached: set[str] = set()
         offset = 0

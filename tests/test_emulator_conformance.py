@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 import requests
+from client_support import drip_notification
 from conftest import (
     TIMEOUT,
     assert_campaign_error,
     assert_event_error,
     assert_main_error,
-    drip_notification,
     seed_trigger,
 )
 

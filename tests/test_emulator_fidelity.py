@@ -8,12 +8,12 @@ import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from client_support import drip_notification
 from conftest import (
     Api,
     assert_campaign_error,
     assert_event_error,
     assert_main_error,
-    drip_notification,
     seed_trigger,
 )
 

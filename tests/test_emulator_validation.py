@@ -8,13 +8,13 @@ import json
 
 import pytest
 import requests
+from client_support import drip_notification
 from conftest import (
     TIMEOUT,
     assert_campaign_error,
     assert_event_error,
     assert_main_error,
     detail_paths,
-    drip_notification,
     seed_trigger,
 )
 

@@ -191,18 +191,10 @@ def test_broadcast_audience_matches_the_reference(
     segment_ids = [emu.create_segment(f"s{i}") for i in range(N_SEGMENTS)]
     subs = {f"h{i}": p for i, p in enumerate(people)}
     for h, p in subs.items():
-        emu.add_subscriber(
-            h,
-            profile_id=p["profile_id"],
-            country=p["country"],
-            state=p["state"],
-            city=p["city"],
-            device_type=p["device_type"],
-            browser=p["browser"],
-            subscribed_at=p["subscribed_at"],
-            attributes=p["attributes"],
-            segments=[segment_ids[i] for i in p["segments"]],
-        )
+        # Every field as the emulator takes it, but the segments (drawn as indexes) and the
+        # unsubscribing (a step of its own).
+        fields = {k: v for k, v in p.items() if k not in ("segments", "unsubscribed")}
+        emu.add_subscriber(h, **fields, segments=[segment_ids[i] for i in p["segments"]])
         if p["unsubscribed"]:
             emu.unsubscribe(h)
     f = {k: v for k, v in f.items() if v is not None}

@@ -7,15 +7,10 @@ import datetime as dt
 
 import pytest
 import requests
-from client_support import BROADCAST, api_requests, new_drip_notification
+from client_support import BROADCAST, api_requests, drip_notification
 
 import pushwire
 from pushwire.testing import Emulator
-
-
-@pytest.fixture
-def emu(pushwire_emulator: Emulator) -> Emulator:
-    return pushwire_emulator
 
 
 def test_a_blocking_call_inside_another_is_refused_not_a_panic(emu: Emulator) -> None:
@@ -46,7 +41,7 @@ def test_a_blocking_call_inside_another_is_refused_not_a_panic(emu: Emulator) ->
 def test_schedules_past_a_year_are_refused_by_both_sides(
     emu: Emulator, schedule: dict[str, object], field: str
 ) -> None:
-    notes = [new_drip_notification(), new_drip_notification(schedule_options=schedule)]
+    notes = [drip_notification(), drip_notification(schedule_options=schedule)]
     with pytest.raises(pushwire.ValidationError) as e:
         emu.client().drips.create("far", notes)
     assert (e.value.field or "").endswith(field)
@@ -172,7 +167,7 @@ def test_a_segment_delete_is_not_retried_after_a_server_error(emu: Emulator) -> 
 def test_drip_field_types_are_checked_alike_by_client_and_emulator(
     emu: Emulator, override: dict[str, object], field: str
 ) -> None:
-    note = new_drip_notification(**override)
+    note = drip_notification(**override)
     with pytest.raises(pushwire.ValidationError) as e:
         emu.client().drips.create("typed", [note])
     assert e.value.field == field

@@ -27,11 +27,6 @@ BY_HASH = "/apiv1/segments/addSegmentWithHash"
 CARTS = {"start_event_name": "cart_add", "stop_event_name": "purchase"}
 
 
-@pytest.fixture
-def emu(pushwire_emulator: Emulator) -> Emulator:
-    return pushwire_emulator
-
-
 def subscribers(emu: Emulator, n: int) -> tuple[int, list[str]]:
     segment = emu.create_segment("everyone")
     return segment, [emu.add_subscriber(f"h{i:04}") for i in range(n)]

@@ -7,20 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from client_support import Driver, make_driver, new_drip_notification
+from client_support import Driver, drip_notification
 from conftest import seed_trigger
 
 import pushwire
 from pushwire import Action, Audience, DripNotification, UtmParams, ValidationError
 from pushwire.testing import Emulator
-
-
-@pytest.fixture(params=["sync", "async"])
-def drv(request: pytest.FixtureRequest, emu: Emulator) -> Any:
-    d = make_driver(request.param, emu)
-    yield d
-    d.close()
-
 
 NOTIFICATION_READ_ONLY = {"id", "order", "analytics"}
 
@@ -31,7 +23,7 @@ def without(d: dict[str, Any], keys: set[str]) -> dict[str, Any]:
 
 def seed_drip(drv: Driver, emu: Emulator, **kwargs: Any) -> int:
     notifications = [
-        new_drip_notification(
+        drip_notification(
             actions=[
                 {"label": "Shop", "url": "https://shop.example/shop"},
                 {
@@ -41,13 +33,13 @@ def seed_drip(drv: Driver, emu: Emulator, **kwargs: Any) -> int:
                 },
             ]
         ),
-        new_drip_notification(
+        drip_notification(
             title="Still there?",
             expiry=7200,
             require_interaction=0,
             schedule_options={"type": "after", "value": 2, "unit": "days", "at": "09:30:00"},
         ),
-        new_drip_notification(
+        drip_notification(
             title="Monday tips",
             schedule_options={"type": "after", "value": 1, "unit": "dow", "at": "08:00:00"},
         ),
@@ -97,10 +89,10 @@ def test_a_copied_notification_is_validated_as_any_input(drv: Driver, emu: Emula
 
 def test_a_typo_in_a_hand_written_notification_is_still_refused(drv: Driver, emu: Emulator):
     with pytest.raises(ValidationError) as info:
-        drv(drv.client.drips.create, "Typo", [new_drip_notification(titel="Hi")])
+        drv(drv.client.drips.create, "Typo", [drip_notification(titel="Hi")])
     assert info.value.field == "notifications[0].titel"
     with pytest.raises(ValidationError) as info:
-        drv(drv.client.drips.create, "Typo", [new_drip_notification(analytic={"views": 3})])
+        drv(drv.client.drips.create, "Typo", [drip_notification(analytic={"views": 3})])
     assert info.value.field == "notifications[0].analytic"
     assert emu.requests() == []
 
@@ -206,7 +198,7 @@ def test_an_audience_send_to_cannot_express_is_refused_before_sending(
 ):
     for given in (audience, Audience.from_dict(audience)):
         with pytest.raises(ValidationError) as info:
-            drv(drv.client.drips.create, "Copy", [new_drip_notification()], send_to=given)
+            drv(drv.client.drips.create, "Copy", [drip_notification()], send_to=given)
         assert info.value.field == field
     assert emu.requests() == []
 
@@ -292,7 +284,7 @@ def test_an_audience_that_would_be_widened_is_refused(
     drv: Driver, emu: Emulator, audience: dict[str, Any], field: str
 ):
     with pytest.raises(ValidationError) as info:
-        drv(drv.client.drips.create, "Copy", [new_drip_notification()], send_to=audience)
+        drv(drv.client.drips.create, "Copy", [drip_notification()], send_to=audience)
     assert info.value.field == field
     assert emu.requests() == []
 
@@ -303,7 +295,7 @@ def test_two_exclusions_on_one_field_exclude_both(drv: Driver, emu: Emulator):
         {"field": "segments", "op": "nin", "value": [a]},
         {"field": "segments", "op": "nin", "value": [b]},
     )
-    copy_id = drv(drv.client.drips.create, "Copy", [new_drip_notification()], send_to=audience)
+    copy_id = drv(drv.client.drips.create, "Copy", [drip_notification()], send_to=audience)
     people = {
         "a": emu.add_subscriber(segments=[a]),
         "b": emu.add_subscriber(segments=[b]),

@@ -13,8 +13,10 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import serve_in_threads
 
 import pushwire
 from pushwire.testing import Emulator
@@ -280,15 +282,7 @@ class TlsRelay:
         self.ctx.load_cert_chain(cert, key)
         self.sock = socket.create_server((host, 0))
         self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self) -> None:
-        while True:
-            try:
-                raw, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.relay, args=(raw,), daemon=True).start()
+        serve_in_threads(self.sock, self.relay)
 
     def relay(self, raw: socket.socket) -> None:
         try:
@@ -318,6 +312,13 @@ class TlsRelay:
         self.sock.close()
 
 
+def assert_certificate_refused(emu: Emulator, base_url: str, **options: Any) -> None:
+    """A call to `base_url` fails on the server's certificate (and is not tried again)."""
+    client = pushwire.Client(api_key=emu.api_key, base_url=base_url, max_retries=0, **options)
+    with pytest.raises(pushwire.APIConnectionError, match="(?i)certificate"):
+        client.segments.list()
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
 def test_tls_certificates_are_verified_and_ca_bundle_adds_a_root(
     tmp_path: Path, pushwire_emulator: Emulator
@@ -330,9 +331,7 @@ def test_tls_certificates_are_verified_and_ca_bundle_adds_a_root(
         for host in ("localhost", "127.0.0.1"):
             url = f"https://{host}:{relay.port}"
             # Not signed by a root the platform trusts: refused, nothing sent in clear.
-            with pytest.raises(pushwire.APIConnectionError) as e:
-                pushwire.Client(api_key=emu.api_key, base_url=url, max_retries=0).segments.list()
-            assert "certificate" in str(e.value).lower()
+            assert_certificate_refused(emu, url)
             # With the CA added, the same server is trusted, and answers through the relay.
             trusted = pushwire.Client(
                 api_key=emu.api_key, base_url=url, ca_bundle=ca, max_retries=0
@@ -342,24 +341,13 @@ def test_tls_certificates_are_verified_and_ca_bundle_adds_a_root(
         other = tmp_path / "other"
         other.mkdir()
         other_ca, _, _ = make_ca_and_leaf(other)
-        with pytest.raises(pushwire.APIConnectionError, match="(?i)certificate"):
-            pushwire.Client(
-                api_key=emu.api_key,
-                base_url=f"https://localhost:{relay.port}",
-                ca_bundle=other_ca,
-                max_retries=0,
-            ).segments.list()
+        assert_certificate_refused(emu, f"https://localhost:{relay.port}", ca_bundle=other_ca)
         # The right CA, but a name the certificate is not for: the hostname is checked too.
         elsewhere = TlsRelay(emu.base_url, cert, key, host="127.0.0.2")
         try:
-            with pytest.raises(pushwire.APIConnectionError, match="(?i)certificate"):
-                pushwire.Client(
-                    api_key=emu.api_key,
-                    base_url=f"https://127.0.0.2:{elsewhere.port}",
-                    ca_bundle=ca,
-                    max_retries=0,
-                    allow_insecure=True,
-                ).segments.list()
+            assert_certificate_refused(
+                emu, f"https://127.0.0.2:{elsewhere.port}", ca_bundle=ca, allow_insecure=True
+            )
         finally:
             elsewhere.close()
     finally:

@@ -65,6 +65,18 @@ def run(cmd: list[str], **kwargs: object) -> None:
     subprocess.run(cmd, check=True, **kwargs)  # type: ignore[call-overload]
 
 
+def new_venv(exe: str, tmp: str) -> Path:
+    """A fresh virtual environment of `exe` in `tmp`; its bin folder."""
+    venv = Path(tmp) / "venv"
+    run([exe, "-m", "venv", str(venv)])
+    return venv / "bin"
+
+
+def pip_install(bin_: Path, *args: str, **kwargs: object) -> None:
+    """`pip install -q` with the venv's own Python."""
+    run([str(bin_ / "python"), "-m", "pip", "install", "-q", *args], **kwargs)
+
+
 def build() -> None:
     found = interpreters()
     report(found)
@@ -178,28 +190,13 @@ def check() -> None:
             failed.append(f"{py}: no {tag} wheel in dist/")
             continue
         with tempfile.TemporaryDirectory(prefix=f"pushwire-dist-{py}-") as tmp:
-            venv = Path(tmp) / "venv"
-            run([exe, "-m", "venv", str(venv)])
-            bin_ = venv / "bin"
+            bin_ = new_venv(exe, tmp)
             # Nothing on PATH but the venv: no compiler, no cargo, no system Python.
             env = {"PATH": str(bin_), "HOME": tmp, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
             try:
-                run(
-                    [
-                        str(bin_ / "python"),
-                        "-m",
-                        "pip",
-                        "install",
-                        "-q",
-                        "--only-binary",
-                        ":all:",
-                        "--no-index",
-                        str(wheel[0]),
-                    ],
-                    env=env,
-                )
+                pip_install(bin_, "--only-binary", ":all:", "--no-index", str(wheel[0]), env=env)
                 # pytest for the smoke tests, from the registry (the wheel needs nothing).
-                run([str(bin_ / "python"), "-m", "pip", "install", "-q", "pytest"], env=env)
+                pip_install(bin_, "pytest", env=env)
                 run(
                     [str(bin_ / "python"), str(ROOT / "examples" / "quickstart.py")],
                     env=env,
@@ -245,9 +242,7 @@ def check_sdist(exe: str, version: str) -> None:
     cargo = shutil.which("cargo") or sys.exit("cargo is not on PATH: the sdist needs Rust")
     cc = shutil.which("cc") or sys.exit("no C compiler: the sdist's C dependencies need one")
     with tempfile.TemporaryDirectory(prefix="pushwire-sdist-") as tmp:
-        venv = Path(tmp) / "venv"
-        run([exe, "-m", "venv", str(venv)])
-        bin_ = venv / "bin"
+        bin_ = new_venv(exe, tmp)
         path = os.pathsep.join(
             dict.fromkeys([str(bin_), str(Path(cargo).parent), str(Path(cc).parent)])
         )
@@ -256,20 +251,7 @@ def check_sdist(exe: str, version: str) -> None:
             "HOME": os.environ.get("HOME", tmp),
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         }
-        run(
-            [
-                str(bin_ / "python"),
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--no-binary",
-                "pushwire",
-                str(sdist),
-            ],
-            env=env,
-            cwd=tmp,
-        )
+        pip_install(bin_, "--no-binary", "pushwire", str(sdist), env=env, cwd=tmp)
         run(
             [
                 str(bin_ / "python"),
