@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Optional, Protocol, SupportsIndex, TypedDict, Union
 
-from pushwire._client import AsyncClient, Client, Seconds
+from pushwire._args import Seconds
+from pushwire._client import AsyncClient, Client
 from pushwire._core import EmulatorServer
 
 if TYPE_CHECKING:
