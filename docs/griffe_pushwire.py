@@ -103,6 +103,29 @@ def _visit(obj: griffe.Object) -> None:
             _visit(member)
 
 
+def _inherit_model(core: griffe.Module) -> None:
+    """The stub's ``_Model`` methods (``to_dict``, ``from_dict``, ...) as each model's own, as
+    they are at run time, where each has its own docstring."""
+    model = core.members.get("_Model")
+    if not isinstance(model, griffe.Class):
+        return
+    for cls in core.classes.values():
+        if "_Model" not in (str(base) for base in cls.bases):
+            continue
+        for name, member in model.members.items():
+            if name in cls.members or not isinstance(member, griffe.Function):
+                continue
+            function = griffe.Function(
+                name,
+                lineno=member.lineno,
+                endlineno=member.endlineno,
+                parameters=member.parameters,
+                returns=member.returns,
+            )
+            function.labels |= member.labels
+            cls.set_member(name, function)
+
+
 def _derive(module: griffe.Module) -> None:
     """Each async namespace's ``awaitable``/``paged`` attributes as the functions they are."""
     for cls in module.classes.values():
@@ -143,6 +166,9 @@ class RuntimeDocstrings(griffe.Extension):
     def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
         if pkg.name != "pushwire":
             return
+        core = pkg.members.get("_core")
+        if isinstance(core, griffe.Module):
+            _inherit_model(core)
         resources = pkg.members.get("resources")
         for module in resources.modules.values() if isinstance(resources, griffe.Module) else ():
             _derive(module)
