@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import Optional, TypeVar
 
 from pushwire._base import _Base
+from pushwire._closing import _Closing
 
 # The namespaces' classes, found here by the names they have always had here.
 from pushwire.resources import *  # noqa: F403
@@ -54,7 +55,7 @@ _CLIENT_DOC = """
     """
 
 
-class Client(_Base):
+class Client(_Base, _Closing):
     __doc__ = (
         "The blocking client. Thread-safe; share one per process (it pools connections)."
         + _CLIENT_DOC
@@ -63,17 +64,6 @@ class Client(_Base):
     def close(self) -> None:
         """Closes the client's idle connections; calls still running finish on theirs."""
         self._core.close()
-
-    def __enter__(self: _C) -> _C:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: Optional[type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> None:
-        self.close()
 
 
 class AsyncClient(_Base):

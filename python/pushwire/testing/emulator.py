@@ -1,9 +1,7 @@
-"""A faithful local emulator of the push notification service, for tests and demos.
+"""The emulator in this process (:class:`Emulator`): its seeding, inspection, faults and
+clock, each an admin operation of the Rust core.
 
->>> from pushwire.testing import Emulator
->>> with Emulator(api_key="test-key") as emu:
-...     vip = emu.create_segment("vip")
-...     # point your code at emu.base_url / emu.events_url with emu.api_key
+Each method names one admin operation (``/_emulator/{op}``) with its arguments.
 """
 
 from __future__ import annotations
@@ -11,156 +9,22 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import os
-import subprocess
-import sys
-import threading
-import urllib.error
-import urllib.request
-import weakref
-from collections.abc import Iterable, Mapping, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Optional, Protocol, SupportsIndex, TypedDict, Union
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional, Union
 
-from pushwire._args import Seconds
-from pushwire._client import AsyncClient, Client
 from pushwire._core import EmulatorServer
-
-if TYPE_CHECKING:
-    # Only the type checker reads it (typeshed ships it): no runtime dependency.
-    from typing_extensions import Unpack
-
-
-class _ClientOptions(TypedDict, total=False):
-    """The keywords of ``Client``/``AsyncClient`` besides the URLs, which the emulator sets:
-    a misspelt one is caught by the type checker, as it is in the constructors."""
-
-    api_key: Optional[str]
-    timeout: Optional[Seconds]
-    max_retries: SupportsIndex
-    default_headers: Optional[Mapping[str, str]]
-    allow_insecure: bool
-    backoff_base: Seconds
-    ca_bundle: Optional[Union[str, os.PathLike[str]]]
-    proxy: Optional[str]
-    max_connections: Optional[SupportsIndex]
-    max_response_size: SupportsIndex
-
-
-DateLike = Union[_dt.date, _dt.datetime, str]
-
-__all__ = ["DEFAULT_RETENTION", "Emulator", "EmulatorProcess", "Records"]
-
-# How many requests the request log keeps, and events each site keeps, by default.
-DEFAULT_RETENTION = 10_000
-
-
-class Records(list[dict[str, Any]]):
-    """The records the emulator kept, oldest first (a plain list of dicts), with
-    :attr:`pruned`, how many older ones the retention dropped, :attr:`retention`, how many
-    it keeps (0: all), and :attr:`total`, how many matched the filters before the page was
-    cut (``limit``/``offset``)."""
-
-    pruned: int
-    retention: int
-    total: int
-
-    def __init__(self, answer: dict[str, Any]) -> None:
-        super().__init__(answer["entries"])
-        self.pruned = int(answer["pruned"])
-        self.retention = int(answer["retention"])
-        self.total = int(answer.get("total", len(self)))
-
-
-def _retention(value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(
-            f"retention must be a whole number of entries, 0 to keep all, not {value!r}"
-        )
-    return value
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=_dt.timezone.utc)
-        return value.isoformat()
-    if isinstance(value, _dt.date):
-        return value.isoformat()
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-# A distribution of a generated population's field: values each as likely, or a mapping of
-# value to weight.
-Distribution = Union[Sequence[Any], Mapping[Any, float], range]
-
-
-def _distribution(field: str, dist: Distribution) -> dict[str, list[Any]]:
-    """``dist`` in the form the emulator reads (``{"values": [...], "weights": [...]}``),
-    checked here so that a mistake names its field before anything is sent."""
-    if isinstance(dist, Mapping):
-        values, weights = list(dist.keys()), list(dist.values())
-    elif isinstance(dist, (str, bytes)) or not isinstance(dist, (Sequence, range)):
-        raise ValueError(
-            f"{field} must be a list of values (each as likely) or a dict of value to "
-            f"weight, not {type(dist).__name__}"
-        )
-    else:
-        values, weights = list(dist), [1.0] * len(dist)
-    if not values:
-        raise ValueError(f"{field} has no values")
-    for w in weights:
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not w >= 0 or w == math.inf:
-            raise ValueError(f"{field}: a weight must be a number from 0 up, not {w!r}")
-    if not sum(weights) > 0:
-        raise ValueError(f"{field}: the weights add up to 0")
-    return {"values": values, "weights": weights}
-
-
-def _column(values: list[Any]) -> list[Any]:
-    """A frame's column as the emulator reads it: a missing cell (``NaN``, ``NaT``,
-    ``None``) is no value."""
-    return [None if v is None or (v != v) is True else v for v in values]
-
-
-def _frame_columns(frame: Any) -> Optional[dict[str, list[Any]]]:
-    """A pandas or polars data frame as lists by column; ``None`` for anything else."""
-    module = type(frame).__module__
-    if module.startswith("pandas") and hasattr(frame, "columns"):
-        return {str(c): _column(frame[c].tolist()) for c in frame.columns}
-    if module.startswith("polars") and hasattr(frame, "to_dict"):
-        return {str(k): _column(v) for k, v in frame.to_dict(as_series=False).items()}
-    return None
-
-
-def _parse_time(s: str) -> _dt.datetime:
-    return _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
-
-
-class _Urls(Protocol):
-    @property
-    def api_key(self) -> str: ...
-    @property
-    def base_url(self) -> str: ...
-    @property
-    def events_url(self) -> str: ...
-
-
-class _Clients:
-    """Clients pointed at an emulator, in this process or its own."""
-
-    def client(self: _Urls, **kwargs: Unpack[_ClientOptions]) -> Client:
-        """A :class:`pushwire.Client` pointed at this emulator (keywords as for ``Client``)."""
-        kwargs.setdefault("api_key", self.api_key)
-        return Client(base_url=self.base_url, events_url=self.events_url, **kwargs)
-
-    def async_client(self: _Urls, **kwargs: Unpack[_ClientOptions]) -> AsyncClient:
-        """A :class:`pushwire.AsyncClient` pointed at this emulator (keywords as for
-        ``AsyncClient``)."""
-        kwargs.setdefault("api_key", self.api_key)
-        return AsyncClient(base_url=self.base_url, events_url=self.events_url, **kwargs)
+from pushwire.testing._clients import _Clients
+from pushwire.testing._data import (
+    DEFAULT_RETENTION,
+    DateLike,
+    Distribution,
+    Records,
+    _distribution,
+    _frame_columns,
+    _jsonable,
+    _parse_time,
+    _retention,
+)
 
 
 class Emulator(_Clients):
@@ -205,17 +69,6 @@ class Emulator(_Clients):
         if not self._shared:
             self._server.stop()
 
-    def __enter__(self) -> Emulator:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: Optional[type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"Emulator(base_url={self.base_url!r}, events_url={self.events_url!r})"
 
@@ -228,11 +81,6 @@ class Emulator(_Clients):
     def events_url(self) -> str:
         """Root of the event-tracking interface (without ``/api/v1``)."""
         return self._server.events_url
-
-    @property
-    def ui_url(self) -> str:
-        """The inspector page: what the emulator saw, live, in a browser."""
-        return f"{self.base_url}/_emulator/ui"
 
     @property
     def site_id(self) -> int:
@@ -672,167 +520,3 @@ class Emulator(_Clients):
         """Back to a fresh state: only the default site, no data, no faults, clock at wall time
         (running)."""
         self._call("reset")
-
-
-# The EmulatorProcesses this process started, so that a forked child can let go of them.
-_started: weakref.WeakSet[EmulatorProcess] = weakref.WeakSet()
-
-
-def _let_go_in_child() -> None:
-    """In a forked child: the emulators belong to the parent. The child closes its copy of
-    each stdin pipe, so an emulator still stops when the parent ends, however long the child
-    lives; and it never stops one itself (its ``close()`` and finalizers do nothing)."""
-    for emu in list(_started):
-        emu._stop.detach()
-        stdin = emu.process.stdin
-        if stdin is not None:
-            # Nothing is ever written to the pipe, so closing the file flushes nothing.
-            stdin.close()
-    _started.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_let_go_in_child)
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Follows no redirect: the emulator never sends one, and a redirect's target is not it."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-# The admin client talks only to the emulator it started, on loopback: no redirect is followed
-# and no proxy of the environment (HTTP_PROXY) is used, which would send it elsewhere.
-_admin_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
-
-
-def _stop_process(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    for pipe in (process.stdin, process.stdout):
-        if pipe is not None:
-            pipe.close()
-
-
-class EmulatorProcess(_Clients):
-    """The emulator in a process of its own (``python -m pushwire.emulator``), for load tests
-    and benchmarks where client and emulator must not share an interpreter. It is driven
-    through the ``/_emulator/{op}`` admin routes: ``admin("add_subscriber", country="US")``
-    does what ``Emulator.add_subscriber(country="US")`` does."""
-
-    def __init__(
-        self,
-        api_key: str = "test-key",
-        *,
-        record_requests: bool = True,
-        retention: int = DEFAULT_RETENTION,
-        startup_timeout: float = 20.0,
-    ) -> None:
-        self.api_key = api_key
-        cmd = [sys.executable, "-m", "pushwire.emulator", "--port", "0", "--api-key", api_key]
-        cmd += ["--exit-with-parent", "--retention", str(_retention(retention))]
-        if not record_requests:
-            cmd.append("--no-request-log")
-        # The child stops when its stdin pipe closes: it cannot outlive this process, even
-        # one killed before `close()`. The finalizer stops it when this object is collected
-        # or the interpreter exits without `close()`.
-        self.process = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        self._stop = weakref.finalize(self, _stop_process, self.process)
-        _started.add(self)
-        urls: dict[str, str] = {}
-        stdout = self.process.stdout
-        assert stdout is not None
-        read = threading.Event()
-
-        def read_urls() -> None:
-            # In a thread: a pipe's readline cannot be given a deadline.
-            try:
-                while len(urls) < 2:
-                    line = stdout.readline()
-                    if not line:
-                        return
-                    name, _, value = line.strip().partition("=")
-                    if name in ("PUSHWIRE_BASE_URL", "PUSHWIRE_EVENTS_URL", "PUSHWIRE_REFUSED"):
-                        urls[name] = value
-            finally:
-                read.set()
-
-        threading.Thread(target=read_urls, name="pushwire-emulator-start", daemon=True).start()
-        if not read.wait(startup_timeout):
-            self._stop()
-            raise RuntimeError(
-                f"the emulator did not start within startup_timeout={startup_timeout} s"
-            )
-        if "PUSHWIRE_REFUSED" in urls:
-            # The in-process emulator's refusal of the same setting, as it would raise it.
-            self.process.wait(startup_timeout)
-            raise ValueError(urls["PUSHWIRE_REFUSED"])
-        if len(urls) < 2:
-            self.process.wait(startup_timeout)
-            raise RuntimeError(f"the emulator exited with {self.process.returncode}")
-        self.base_url = urls["PUSHWIRE_BASE_URL"]
-        self.events_url = urls["PUSHWIRE_EVENTS_URL"]
-
-    @property
-    def ui_url(self) -> str:
-        """The inspector page: what the emulator saw, live, in a browser."""
-        return f"{self.base_url}/_emulator/ui"
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def admin(self, op: str, **args: Any) -> Any:
-        """Runs an admin operation over HTTP; its JSON answer."""
-        req = urllib.request.Request(
-            f"{self.base_url}/_emulator/{op}",
-            data=json.dumps(
-                {k: v for k, v in args.items() if v is not None}, default=_jsonable
-            ).encode(),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
-        try:
-            with _admin_opener.open(req, timeout=60) as resp:
-                return json.loads(resp.read())
-        except urllib.error.HTTPError as e:
-            # The emulator says what was wrong in `{"error": ...}`; HTTPError alone says 400.
-            with e:
-                body = e.read()
-            if 300 <= e.code < 400:
-                raise RuntimeError(
-                    f"{self.base_url}/_emulator/{op} answered {e.code} with a redirect to "
-                    f"{e.headers.get('Location')!r}, which was not followed: is this the "
-                    "emulator?"
-                ) from None
-            try:
-                message = json.loads(body)["error"]
-            except (ValueError, KeyError, TypeError):
-                message = body.decode(errors="replace") or str(e)
-            # The same error as the in-process Emulator's for the same mistake.
-            raise ValueError(message) from None
-
-    def close(self) -> None:
-        self._stop()
-
-    def __enter__(self) -> EmulatorProcess:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: Optional[type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"EmulatorProcess(base_url={self.base_url!r}, pid={self.pid})"
