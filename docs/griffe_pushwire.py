@@ -31,7 +31,7 @@ import griffe
 _ROLE = re.compile(r":(?:class|meth|attr|func|mod|exc|data|obj):`~?([^`]+)`")
 # Where the reference reads docstrings; the rest of the package is not documented.
 _MODULES = ("pushwire._client", "pushwire._base", "pushwire.resources", "pushwire._bulk")
-_MODULES += ("pushwire._core", "pushwire.errors", "pushwire.testing")
+_MODULES += ("pushwire._core", "pushwire.errors", "pushwire.testing", "pushwire._testing")
 # `name = awaitable(Blocking.name)` or `paged(...)` in an async namespace's class body.
 _DERIVED = re.compile(r"^(awaitable|paged)\((\w+)\.(\w+)\)$")
 

@@ -1,4 +1,8 @@
-"""Stubs of the Rust extension ``pushwire._core`` (kept honest by ``mypy.stubtest``)."""
+"""Stubs of the Rust extension ``pushwire._core`` (kept honest by ``mypy.stubtest``).
+
+One idea, one file: a stub mirrors one extension module, and the core is one module (its
+models, the client's core and the emulator's server), so its stub cannot be split the way the
+Rust sources are. What the models share is written once, in ``_Model``."""
 
 import decimal
 import os

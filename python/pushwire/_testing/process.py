@@ -13,8 +13,8 @@ import urllib.request
 import weakref
 from typing import Any
 
-from pushwire.testing._clients import _Clients
-from pushwire.testing._data import DEFAULT_RETENTION, _jsonable, _retention
+from pushwire._testing._clients import _Clients
+from pushwire._testing._data import DEFAULT_RETENTION, _jsonable, _retention
 
 # The EmulatorProcesses this process started, so that a forked child can let go of them.
 _started: weakref.WeakSet[EmulatorProcess] = weakref.WeakSet()

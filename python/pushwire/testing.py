@@ -6,8 +6,12 @@
 ...     # point your code at emu.base_url / emu.events_url with emu.api_key
 """
 
-from pushwire.testing._data import DEFAULT_RETENTION, Records
-from pushwire.testing.emulator import Emulator
-from pushwire.testing.process import EmulatorProcess
+from pushwire._testing._data import DEFAULT_RETENTION, Records
+from pushwire._testing.emulator import Emulator
+from pushwire._testing.process import EmulatorProcess
 
 __all__ = ["DEFAULT_RETENTION", "Emulator", "EmulatorProcess", "Records"]
+
+# Named by the module they are imported from (their repr, and a pickled Records).
+for _cls in (Emulator, EmulatorProcess, Records):
+    _cls.__module__ = __name__

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Optional, Union
 
 from pushwire._core import EmulatorServer
-from pushwire.testing._clients import _Clients
-from pushwire.testing._data import (
+from pushwire._testing._clients import _Clients
+from pushwire._testing._data import (
     DEFAULT_RETENTION,
     DateLike,
     Distribution,
