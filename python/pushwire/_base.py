@@ -3,7 +3,7 @@ and their resource namespaces (``client.triggers``, ...).
 
 A namespace is declared once for both clients, ``triggers = _Namespace(Triggers,
 AsyncTriggers)``: :class:`~pushwire.Client` gets the blocking class, and
-:class:`~pushwire.AsyncClient` (the client with ``aclose``) the async one.
+:class:`~pushwire.AsyncClient` (``_awaited = True``) the async one.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import (
     Any,
     Callable,
     Generic,
+    Literal,
     Optional,
     SupportsIndex,
     TypeVar,
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from typing_extensions import Protocol
 
     class _AsyncClient(Protocol):
-        async def aclose(self) -> None: ...
+        _awaited: Literal[True]
 
 
 # 64 MiB: the core's default (see `DEFAULT_MAX_RESPONSE_SIZE` in src/client/transport.rs).
@@ -94,8 +95,8 @@ _A = TypeVar("_A")
 
 
 class _Namespace(Generic[_S, _A]):
-    """A resource namespace of both clients: made by ``_namespaces`` as ``blocking(client)``
-    on a client without ``aclose``, ``awaited(client)`` on one with it."""
+    """A resource namespace of both clients: made by ``_namespaces`` as ``blocking(client)``,
+    or ``awaited(client)`` on the async client."""
 
     __slots__ = ("kinds",)
 
@@ -117,6 +118,8 @@ class _Namespace(Generic[_S, _A]):
 
 class _Base:
     _core: CoreClient
+    # Whether the namespaces are the async ones.
+    _awaited: bool = False
 
     triggers = _Namespace(Triggers, AsyncTriggers)
     """Triggered campaigns (spec 4.1, 4.2)."""
@@ -248,10 +251,9 @@ class _Base:
 
     def _namespaces(self) -> None:
         """Makes the resource namespaces (``self.triggers``, ...) over this client."""
-        awaited = hasattr(type(self), "aclose")
         for name, value in vars(_Base).items():
             if isinstance(value, _Namespace):
-                self.__dict__[name] = value.kinds[awaited](self)
+                self.__dict__[name] = value.kinds[self._awaited](self)
 
     def _check_events(self) -> None:
         # Once for a whole batch, not as each event's outcome.

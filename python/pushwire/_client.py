@@ -10,7 +10,7 @@ one module per resource; what both clients share (settings, ``with_options``) in
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Optional, TypeVar
+from typing import Literal, Optional, TypeVar
 
 from pushwire._base import _Base
 from pushwire._closing import _Closing
@@ -72,6 +72,7 @@ class AsyncClient(_Base):
         "on asyncio (uvloop and anyio's asyncio backend included), on any number of loops."
         + _CLIENT_DOC
     )
+    _awaited: Literal[True] = True
 
     async def aclose(self) -> None:
         """Closes the client's idle connections; calls still running finish on theirs."""
