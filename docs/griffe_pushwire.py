@@ -6,8 +6,14 @@ docstring exist only at run time, and this extension takes them from the importe
 - the docstrings of the Rust classes, their properties and methods, where the stub has none
   (a stub docstring, when there is one, wins: it is what an editor shows);
 - the docstrings the package assembles when it is imported: ``Client.__doc__`` and
-  ``AsyncClient.__doc__`` (a shared text of the settings), and the async methods', copied
-  from their blocking twins.
+  ``AsyncClient.__doc__`` (a shared text of the settings), and the async namespaces'
+  (``AsyncTriggers.__doc__ = Triggers.__doc__``).
+
+The async namespaces' methods are made from the blocking ones at import time
+(``create = awaitable(Notifications.create)``, ``iter = paged(Triggers.iter)``, see
+``pushwire/resources/_resource.py``); statically they are attributes, and this extension
+turns them into what they are: async functions with the blocking method's parameters and
+docstring (``iter`` a plain one returning an ``AsyncIterator``).
 
 The docstrings are written for Sphinx: its roles (``:class:`~pushwire.Client```) are shown
 as code, and double backquotes are already Markdown's code spans.
@@ -24,8 +30,10 @@ import griffe
 
 _ROLE = re.compile(r":(?:class|meth|attr|func|mod|exc|data|obj):`~?([^`]+)`")
 # Where the reference reads docstrings; the rest of the package is not documented.
-_MODULES = ("pushwire._client", "pushwire._bulk", "pushwire._core", "pushwire.errors")
-_MODULES += ("pushwire.testing",)
+_MODULES = ("pushwire._client", "pushwire._base", "pushwire.resources", "pushwire._bulk")
+_MODULES += ("pushwire._core", "pushwire.errors", "pushwire.testing", "pushwire._testing")
+# `name = awaitable(Blocking.name)` or `paged(...)` in an async namespace's class body.
+_DERIVED = re.compile(r"^(awaitable|paged)\((\w+)\.(\w+)\)$")
 
 
 def _runtime(path: str) -> Any:
@@ -80,7 +88,7 @@ def _markdown(text: str) -> str:
 
 def _visit(obj: griffe.Object) -> None:
     if isinstance(obj, griffe.Class):
-        if obj.name in ("_Sync", "_Async"):
+        if obj.name == "_Resource":
             # The namespaces (`client.triggers`) are made by the client, never by a user.
             obj.del_member("__init__")
         _constructor(obj)
@@ -95,9 +103,76 @@ def _visit(obj: griffe.Object) -> None:
             _visit(member)
 
 
+def _inherit_model(core: griffe.Module) -> None:
+    """The stub's ``_Model`` methods (``to_dict``, ``from_dict``, ...) as each model's own, as
+    they are at run time, where each has its own docstring."""
+    model = core.members.get("_Model")
+    if not isinstance(model, griffe.Class):
+        return
+    for cls in core.classes.values():
+        if "_Model" not in (str(base) for base in cls.bases):
+            continue
+        for name, member in model.members.items():
+            if name in cls.members or not isinstance(member, griffe.Function):
+                continue
+            function = griffe.Function(
+                name,
+                lineno=member.lineno,
+                endlineno=member.endlineno,
+                parameters=member.parameters,
+                returns=member.returns,
+            )
+            function.labels |= member.labels
+            cls.set_member(name, function)
+
+
+def _derive(module: griffe.Module) -> None:
+    """Each async namespace's ``awaitable``/``paged`` attributes as the functions they are."""
+    for cls in module.classes.values():
+        for attr in list(cls.attributes.values()):
+            match = _DERIVED.match(str(attr.value))
+            blocking = module.members.get(match.group(2)) if match else None
+            if not match or not isinstance(blocking, griffe.Class):
+                continue
+            twin = blocking.members.get(match.group(3))
+            if not isinstance(twin, griffe.Function):
+                continue
+            returns = twin.returns
+            if match.group(1) == "paged":
+                returns = str(returns).replace("Iterator[", "AsyncIterator[", 1)
+            parameters = griffe.Parameters(
+                *(
+                    griffe.Parameter(
+                        p.name, annotation=p.annotation, kind=p.kind, default=p.default
+                    )
+                    for p in twin.parameters
+                )
+            )
+            function = griffe.Function(
+                attr.name,
+                lineno=attr.lineno,
+                endlineno=attr.endlineno,
+                parameters=parameters,
+                returns=returns,
+            )
+            if match.group(1) == "awaitable":
+                function.labels.add("async")
+            if twin.docstring is not None:
+                function.docstring = griffe.Docstring(twin.docstring.value, parent=function)
+            cls.set_member(attr.name, function)
+
+
 class RuntimeDocstrings(griffe.Extension):
     def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
         if pkg.name != "pushwire":
             return
+        core = pkg.members.get("_core")
+        if isinstance(core, griffe.Module):
+            _inherit_model(core)
+        resources = pkg.members.get("resources")
+        for module in resources.modules.values() if isinstance(resources, griffe.Module) else ():
+            _derive(module)
         for name in _MODULES:
-            _visit(pkg.get_member(name.removeprefix("pushwire.")))
+            module = pkg.members.get(name.removeprefix("pushwire."))
+            if isinstance(module, griffe.Module):  # an older tree (griffe check) lacks some
+                _visit(module)

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
+from pushwire._html import render
 from pushwire.errors import PushwireError, ValidationError
 
 Progress = Union[bool, Callable[[int, int], Any], None]
@@ -68,8 +69,6 @@ class BulkResult:
 
     def _repr_html_(self) -> str:
         """The summary and a table of the failed chunks, for Jupyter."""
-        from pushwire._html import render
-
         return render(self)
 
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-from collections.abc import Iterable, Mapping
-from typing import Any, Optional, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Optional, Protocol, TypeVar
 
-from pushwire._bulk import BulkResult
 from pushwire._core import Page
 
 __all__ = ["ResultList", "render"]
@@ -31,6 +30,36 @@ _MAX_NESTED = 8
 _MAX_DEPTH = 3
 
 _T = TypeVar("_T")
+
+
+class _Chunk(Protocol):
+    @property
+    def index(self) -> int: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def error(self) -> Optional[BaseException]: ...
+
+
+class _Bulk(Protocol):
+    """What the HTML of a :class:`~pushwire.BulkResult` reads (``_bulk`` imports this
+    module, not the other way round)."""
+
+    @property
+    def chunks(self) -> Sequence[_Chunk]: ...
+    @property
+    def failed(self) -> Sequence[_Chunk]: ...
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def succeeded(self) -> int: ...
+
+
+def _is_bulk(obj: object) -> bool:
+    return all(hasattr(obj, name) for name in ("chunks", "failed", "succeeded"))
+
 
 # One small scoped style per output (as pandas does), so that cells need none of their own.
 _STYLE = (
@@ -59,8 +88,8 @@ def render(obj: object) -> str:
         caption = f"page {obj.page} of {last}, {_count(obj.total, 'item')}"
         data = obj.data
         return _wrap(_table(data[:MAX_ROWS], len(data), caption))
-    if isinstance(obj, BulkResult):
-        return _wrap(_bulk(obj))
+    if _is_bulk(obj):
+        return _wrap(_bulk(obj))  # type: ignore[arg-type]
     if isinstance(obj, (list, tuple)):
         return _wrap(_table(list(obj[:MAX_ROWS]), len(obj), _count(len(obj), "item")))
     fields = _fields(obj)
@@ -119,7 +148,7 @@ def _table(shown: list[Any], total: int, caption: str) -> str:
     )
 
 
-def _bulk(result: BulkResult) -> str:
+def _bulk(result: _Bulk) -> str:
     failed = result.failed
     items = sum(c.size for c in result.chunks)
     summary = (

@@ -1,0 +1,264 @@
+"""What both clients are: their settings, the properties that show them, ``with_options``,
+and their resource namespaces (``client.triggers``, ...).
+
+A namespace is declared once for both clients, ``triggers = _Namespace(Triggers,
+AsyncTriggers)``: :class:`~pushwire.Client` gets the blocking class, and
+:class:`~pushwire.AsyncClient` (``_awaited = True``) the async one.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Mapping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Generic,
+    Literal,
+    Optional,
+    SupportsIndex,
+    TypeVar,
+    Union,
+    overload,
+)
+
+from pushwire._args import Seconds, _count, _headers, _seconds
+from pushwire._core import CoreClient
+from pushwire.errors import PushwireError, ValidationError
+from pushwire.resources import (
+    Analytics,
+    AsyncAnalytics,
+    AsyncDrips,
+    AsyncEvents,
+    AsyncNotifications,
+    AsyncProducts,
+    AsyncSegments,
+    AsyncTriggers,
+    Drips,
+    Events,
+    Notifications,
+    Products,
+    Segments,
+    Triggers,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Protocol
+
+    class _AsyncClient(Protocol):
+        _awaited: Literal[True]
+
+
+# 64 MiB: the core's default (see `DEFAULT_MAX_RESPONSE_SIZE` in src/client/transport.rs).
+DEFAULT_MAX_RESPONSE_SIZE = 64 << 20
+
+
+def _settings(
+    api_key: Optional[str], base_url: Optional[str], events_url: Optional[str]
+) -> tuple[str, str, str]:
+    for name, value in (("api_key", api_key), ("base_url", base_url), ("events_url", events_url)):
+        if value is not None and not isinstance(value, str):
+            raise ValidationError(
+                f"{name} must be a string, not {type(value).__name__}", field=name
+            )
+    api_key = api_key if api_key is not None else os.environ.get("PUSHWIRE_API_KEY")
+    base_url = base_url if base_url is not None else os.environ.get("PUSHWIRE_BASE_URL")
+    if events_url is None:
+        events_url = os.environ.get("PUSHWIRE_EVENTS_URL", "")
+    if not api_key:
+        raise ValidationError("no API key: pass api_key= or set PUSHWIRE_API_KEY", field="api_key")
+    if not base_url:
+        raise ValidationError(
+            "no base URL: pass base_url= or set PUSHWIRE_BASE_URL", field="base_url"
+        )
+    return api_key, base_url, events_url
+
+
+# What `timeout=None` stands for: the longest timeout the core takes (a day), as near to "no
+# timeout" as a call that may hang on a dead connection should get.
+_LONGEST_TIMEOUT = 86_400.0
+
+
+class _Keep(enum.Enum):
+    """``with_options``'s default: the setting is kept (``None`` is a value there)."""
+
+    KEEP = 0
+
+
+_KEEP = _Keep.KEEP
+
+_C = TypeVar("_C", bound="_Base")
+_S = TypeVar("_S")
+_A = TypeVar("_A")
+
+
+class _Namespace(Generic[_S, _A]):
+    """A resource namespace of both clients: made by ``_namespaces`` as ``blocking(client)``,
+    or ``awaited(client)`` on the async client."""
+
+    __slots__ = ("kinds",)
+
+    def __init__(self, blocking: Callable[[Any], _S], awaited: Callable[[Any], _A]) -> None:
+        self.kinds = (blocking, awaited)
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> _Namespace[_S, _A]: ...
+    @overload
+    def __get__(self, obj: _AsyncClient, owner: Any) -> _A: ...
+    @overload
+    def __get__(self, obj: object, owner: Any) -> _S: ...
+    def __get__(self, obj: object, owner: Any) -> object:
+        if obj is None:
+            return self
+        # The client's own attribute, made by `_namespaces`, is found before this.
+        raise AttributeError("the client's namespaces are made in its __init__")
+
+
+class _Base:
+    _core: CoreClient
+    # Whether the namespaces are the async ones.
+    _awaited: bool = False
+
+    triggers = _Namespace(Triggers, AsyncTriggers)
+    """Triggered campaigns (spec 4.1, 4.2)."""
+    drips = _Namespace(Drips, AsyncDrips)
+    """Drip autoresponders (spec 4.3-4.5)."""
+    segments = _Namespace(Segments, AsyncSegments)
+    """Segments and their members (spec 4.6-4.9)."""
+    analytics = _Namespace(Analytics, AsyncAnalytics)
+    """Summary analytics and the subscriber distribution (spec 4.10, 4.11)."""
+    products = _Namespace(Products, AsyncProducts)
+    """Product updates (spec 4.12)."""
+    notifications = _Namespace(Notifications, AsyncNotifications)
+    """Push broadcasts (spec 4.13)."""
+    events = _Namespace(Events, AsyncEvents)
+    """Custom event tracking (spec 4.14), on the event-tracking interface."""
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        events_url: Optional[str] = None,
+        timeout: Optional[Seconds] = 30.0,
+        max_retries: SupportsIndex = 2,
+        default_headers: Optional[Mapping[str, str]] = None,
+        *,
+        allow_insecure: bool = False,
+        backoff_base: Seconds = 0.5,
+        ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
+        proxy: Optional[str] = None,
+        max_connections: Optional[SupportsIndex] = 100,
+        max_response_size: SupportsIndex = DEFAULT_MAX_RESPONSE_SIZE,
+    ) -> None:
+        key, base, events = _settings(api_key, base_url, events_url)
+        seconds = _LONGEST_TIMEOUT if timeout is None else _seconds("timeout", timeout)
+        backoff = _seconds("backoff_base", backoff_base)
+        retries = _count("max_retries", max_retries)
+        self._core = CoreClient(
+            key,
+            base,
+            events,
+            seconds,
+            retries,
+            _headers(default_headers),
+            allow_insecure,
+            backoff,
+            ca_bundle,
+            proxy,
+            None if max_connections is None else _count("max_connections", max_connections),
+            _count("max_response_size", max_response_size),
+        )
+        self._namespaces()
+
+    @property
+    def base_url(self) -> str:
+        """The main interface's root (without ``/apiv1``)."""
+        return self._core.base_url
+
+    @property
+    def events_url(self) -> str:
+        """The events interface's root (without ``/api/v1``); empty when not set."""
+        return self._core.events_url
+
+    @property
+    def timeout(self) -> float:
+        """Seconds a whole call may take, retries and waits included."""
+        return self._core.timeout
+
+    @property
+    def max_retries(self) -> int:
+        """Retries of a failed call where a retry cannot act twice."""
+        return self._core.max_retries
+
+    @property
+    def max_connections(self) -> Optional[int]:
+        """The bound on the client's requests in flight at once (each one connection)."""
+        return self._core.max_connections
+
+    @property
+    def max_response_size(self) -> int:
+        """The most bytes an answer's body may have (``ResponseTooLargeError`` past it)."""
+        return self._core.max_response_size
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(base_url={self.base_url!r}, events_url={self.events_url!r}, "
+            f"timeout={self.timeout}, max_retries={self.max_retries})"
+        )
+
+    def _check_open(self) -> None:
+        if self._core.closed:
+            raise PushwireError("this client is closed")
+
+    def with_options(
+        self: _C,
+        *,
+        timeout: Union[Seconds, None, _Keep] = _KEEP,
+        max_retries: Union[SupportsIndex, _Keep] = _KEEP,
+        max_response_size: Union[SupportsIndex, _Keep] = _KEEP,
+    ) -> _C:
+        """A client whose calls run under their own ``timeout``, ``max_retries`` and
+        ``max_response_size``, on this client's connections (no new pool, so it is cheap
+        enough to make per call)::
+
+            client.with_options(timeout=2.0, max_retries=0).events.track("signup", ...)
+
+        A setting not given keeps this client's; ``timeout=None`` is no timeout, as in the
+        constructor. Closing either client closes both: they share one pool. A subclass's
+        attributes are copied as they are: a helper object it built around this client still
+        calls through this client, with its limits."""
+        seconds: Optional[float] = None
+        if timeout is None:
+            seconds = _LONGEST_TIMEOUT
+        elif not isinstance(timeout, _Keep):
+            seconds = _seconds("timeout", timeout)
+        retries = None if isinstance(max_retries, _Keep) else _count("max_retries", max_retries)
+        size = (
+            None
+            if isinstance(max_response_size, _Keep)
+            else _count("max_response_size", max_response_size)
+        )
+        core = self._core.with_options(seconds, retries, size)
+        derived = object.__new__(type(self))
+        # A subclass's own attributes come along as they are (an object of its own that holds
+        # this client keeps calling through this client); the namespaces are the derived one's.
+        derived.__dict__.update(self.__dict__)
+        derived._core = core
+        derived._namespaces()
+        return derived
+
+    def _namespaces(self) -> None:
+        """Makes the resource namespaces (``self.triggers``, ...) over this client."""
+        for name, value in vars(_Base).items():
+            if isinstance(value, _Namespace):
+                self.__dict__[name] = value.kinds[self._awaited](self)
+
+    def _check_events(self) -> None:
+        # Once for a whole batch, not as each event's outcome.
+        if not self._core.events_url:
+            raise ValidationError(
+                "no events_url: pass events_url= or set PUSHWIRE_EVENTS_URL to track events",
+                field="events_url",
+            )

@@ -1,0 +1,522 @@
+"""The emulator in this process (:class:`Emulator`): its seeding, inspection, faults and
+clock, each an admin operation of the Rust core.
+
+Each method names one admin operation (``/_emulator/{op}``) with its arguments.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional, Union
+
+from pushwire._core import EmulatorServer
+from pushwire._testing._clients import _Clients
+from pushwire._testing._data import (
+    DEFAULT_RETENTION,
+    DateLike,
+    Distribution,
+    Records,
+    _distribution,
+    _frame_columns,
+    _jsonable,
+    _parse_time,
+    _retention,
+)
+
+
+class Emulator(_Clients):
+    """The whole API of the service, served from memory on 127.0.0.1 (free ports by default).
+
+    Runs in-process on a background runtime; use it as a context manager or call
+    :meth:`close`. Every method here is also an HTTP route ``/_emulator/{op}`` of
+    :attr:`base_url`, so code in any language can drive the same emulator.
+    """
+
+    def __init__(
+        self,
+        api_key: str = "test-key",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        events_port: int = 0,
+        record_requests: bool = True,
+        retention: int = DEFAULT_RETENTION,
+    ) -> None:
+        """``retention``: how many requests the request log keeps, and events each site
+        keeps, the oldest pruned first (0: all). The service's own state (subscribers,
+        segments, campaigns, deliveries, analytics) is never pruned."""
+        retention = _retention(retention)
+        self._server = EmulatorServer(api_key, host, port, events_port)
+        self.api_key = api_key
+        # The settings it was made with, which the pytest fixture restores for each test.
+        self.record_requests = record_requests
+        self.retention = retention
+        # The pytest fixture's, shared by the session: no test may stop it for the rest.
+        self._shared = False
+        if not record_requests:
+            self.set_request_log(False)
+        if retention != DEFAULT_RETENTION:
+            self.set_retention(retention)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stops the emulator. The ``pushwire_emulator`` fixture's emulator serves the whole
+        session: closing it (or leaving ``with pushwire_emulator as emu:``) does nothing, so
+        that one test cannot stop it for every test after it."""
+        if not self._shared:
+            self._server.stop()
+
+    def __repr__(self) -> str:
+        return f"Emulator(base_url={self.base_url!r}, events_url={self.events_url!r})"
+
+    @property
+    def base_url(self) -> str:
+        """Root of the main interface (without ``/apiv1``)."""
+        return self._server.base_url
+
+    @property
+    def events_url(self) -> str:
+        """Root of the event-tracking interface (without ``/api/v1``)."""
+        return self._server.events_url
+
+    @property
+    def site_id(self) -> int:
+        """The id of the site of :attr:`api_key`."""
+        return int(self._call("add_site", api_key=self.api_key)["site_id"])
+
+    def _call(self, op: str, **args: Any) -> Any:
+        clean = {k: v for k, v in args.items() if v is not None}
+        return json.loads(self._server.admin(op, json.dumps(clean, default=_jsonable)))
+
+    # -- seeding -----------------------------------------------------------------------------
+    def add_site(self, api_key: str, *, timezone: Optional[str] = None) -> int:
+        """Adds a site with its own key and data; returns its site id. ``timezone`` is a UTC
+        offset (``"+05:30"``); scheduled broadcasts and drip times are read in it."""
+        return int(self._call("add_site", api_key=api_key, timezone=timezone)["site_id"])
+
+    def set_timezone(self, timezone: str, *, api_key: Optional[str] = None) -> None:
+        """Sets the site's time zone as a UTC offset (``"+05:30"``, ``"-08:00"``, ``"UTC"``)."""
+        self._call("set_timezone", timezone=timezone, api_key=api_key)
+
+    def add_subscriber(
+        self,
+        subscriber_hash: Optional[str] = None,
+        profile_id: Optional[str] = None,
+        country: Optional[str] = None,
+        state: Optional[str] = None,
+        city: Optional[str] = None,
+        device: Optional[str] = None,
+        device_type: Optional[str] = None,
+        browser: Optional[str] = None,
+        platform: Optional[str] = None,
+        attributes: Optional[dict[str, Any]] = None,
+        subscribed_at: Optional[DateLike] = None,
+        *,
+        segments: Optional[list[int]] = None,
+        online: bool = True,
+        api_key: Optional[str] = None,
+    ) -> str:
+        """Adds a subscriber (to the default site, or the site of ``api_key``); returns its hash."""
+        out = self._call(
+            "add_subscriber",
+            subscriber_hash=subscriber_hash,
+            profile_id=profile_id,
+            country=country,
+            state=state,
+            city=city,
+            device=device,
+            device_type=device_type,
+            browser=browser,
+            platform=platform,
+            attributes=attributes,
+            subscribed_at=subscribed_at,
+            segments=segments,
+            online=online,
+            api_key=api_key,
+        )
+        return str(out["subscriber_hash"])
+
+    def add_subscribers(
+        self, subscribers: Union[Iterable[Mapping[str, Any]], Any], *, api_key: Optional[str] = None
+    ) -> list[str]:
+        """Adds many subscribers in one call; returns their hashes, in order.
+
+        ``subscribers`` is a list (or any iterable) of dicts with the keywords of
+        :meth:`add_subscriber`, or a pandas or polars data frame whose columns are those
+        fields; a column named ``attributes.<name>`` is that attribute, and a missing cell
+        (``None``, ``NaN``, ``NaT``) is no value. A row without ``subscriber_hash`` gets a
+        random one. Everything is checked first: one bad row (named by its position) adds
+        none of them.
+        """
+        columns = _frame_columns(subscribers)
+        if columns is not None:
+            out = self._call("add_subscribers", columns=columns, hashes=True, api_key=api_key)
+        else:
+            if isinstance(subscribers, (str, bytes, Mapping)) or not isinstance(
+                subscribers, Iterable
+            ):
+                raise ValueError(
+                    "subscribers must be a list of dicts (one a subscriber) or a data frame, "
+                    f"not {type(subscribers).__name__}"
+                )
+            rows = list(subscribers)
+            for i, row in enumerate(rows):
+                if not isinstance(row, Mapping):
+                    raise ValueError(
+                        f"row {i}: a subscriber must be a dict of its fields, "
+                        f"not {type(row).__name__}"
+                    )
+            out = self._call("add_subscribers", rows=rows, hashes=True, api_key=api_key)
+        return list(out["subscriber_hashes"])
+
+    def generate_subscribers(
+        self,
+        count: int,
+        *,
+        country: Optional[Distribution] = None,
+        state: Optional[Distribution] = None,
+        city: Optional[Distribution] = None,
+        device: Optional[Distribution] = None,
+        device_type: Optional[Distribution] = None,
+        browser: Optional[Distribution] = None,
+        platform: Optional[Distribution] = None,
+        attributes: Optional[Mapping[str, Distribution]] = None,
+        subscribed_between: Optional[tuple[DateLike, DateLike]] = None,
+        online: float = 1.0,
+        segments: Optional[Mapping[int, float]] = None,
+        seed: Optional[int] = None,
+        api_key: Optional[str] = None,
+    ) -> int:
+        """Adds ``count`` subscribers drawn from distributions, in the emulator (a million
+        in about a second); returns how many were added.
+
+        Each field is a list of values (each as likely) or a dict of value to weight
+        (``country={"US": 0.6, "DE": 0.4}``); ``None`` as a value leaves the field empty.
+        ``attributes`` maps a name to such a distribution (``{"plan": {"free": 8, "pro":
+        2}, "age": range(18, 80)}``). ``subscribed_between=(start, end)`` spreads the
+        join dates uniformly (else all join now); ``online`` is the share of devices
+        online; ``segments`` maps a segment id to the share of the population in it.
+        ``seed`` makes the population the same on every run.
+        """
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"count must be a whole number from 0 up, not {count!r}")
+        fields: dict[str, Any] = {}
+        drawn = {
+            "country": country,
+            "state": state,
+            "city": city,
+            "device": device,
+            "device_type": device_type,
+            "browser": browser,
+            "platform": platform,
+        }
+        for name, dist in drawn.items():
+            if dist is not None:
+                fields[name] = _distribution(name, dist)
+        if attributes is not None:
+            fields["attributes"] = {
+                str(k): _distribution(f"attributes.{k}", d) for k, d in attributes.items()
+            }
+        if subscribed_between is not None:
+            if not isinstance(subscribed_between, (tuple, list)) or len(subscribed_between) != 2:
+                raise ValueError("subscribed_between must be (start, end)")
+            fields["subscribed_between"] = list(subscribed_between)
+        if isinstance(online, bool) or not isinstance(online, (int, float)) or not 0 <= online <= 1:
+            raise ValueError(f"online must be a share from 0 to 1, not {online!r}")
+        for seg, share in (segments or {}).items():
+            if (
+                isinstance(share, bool)
+                or not isinstance(share, (int, float))
+                or not 0 <= share <= 1
+            ):
+                raise ValueError(f"segments[{seg!r}] must be a share from 0 to 1, not {share!r}")
+        out = self._call(
+            "generate_subscribers",
+            count=count,
+            online=online,
+            segments={str(k): v for k, v in segments.items()} if segments else None,
+            seed=seed,
+            api_key=api_key,
+            **fields,
+        )
+        return int(out["added"])
+
+    def create_segment(
+        self, name: str, *, segment_type: str = "custom", api_key: Optional[str] = None
+    ) -> int:
+        """Creates a segment; returns its id. ``segment_type`` other than ``custom`` (``geo``,
+        ``device``, ``browser``) makes one of the service's own, listed with
+        ``segment_type=all``."""
+        out = self._call("create_segment", name=name, segment_type=segment_type, api_key=api_key)
+        return int(out["segment_id"])
+
+    def create_trigger(self, **fields: Any) -> int:
+        """Creates a triggered campaign from the fields of spec 2.1; returns its
+        ``trigger_id``. ``rules`` and ``campaign_name`` are required. A campaign read from
+        the service is taken as it is (``create_trigger(**campaign.to_dict())``): its ids,
+        dates and analytics are left out."""
+        return int(self._call("create_trigger", **fields)["trigger_id"])
+
+    def set_online(
+        self, subscriber_hash: str, online: bool, *, api_key: Optional[str] = None
+    ) -> None:
+        """Takes a subscriber's device offline (notifications wait for it, until they expire)
+        or back online (what waits and has not expired is delivered now)."""
+        self._call("set_online", subscriber_hash=subscriber_hash, online=online, api_key=api_key)
+
+    def unsubscribe(self, subscriber_hash: str, *, api_key: Optional[str] = None) -> None:
+        """The subscriber unsubscribes now: nothing more reaches them, and analytics count it."""
+        self._call("unsubscribe", subscriber_hash=subscriber_hash, api_key=api_key)
+
+    def add_alert(
+        self,
+        subscriber_hash: str,
+        product_id: str,
+        variant_id: Optional[str] = None,
+        *,
+        api_key: Optional[str] = None,
+    ) -> None:
+        """The subscriber asks to hear of the product's price drop or return to stock."""
+        self._call(
+            "add_alert",
+            subscriber_hash=subscriber_hash,
+            product_id=product_id,
+            variant_id=variant_id,
+            api_key=api_key,
+        )
+
+    def alerts(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = self._call("alerts", api_key=api_key)
+        return out
+
+    # -- what the service did ----------------------------------------------------------------
+    def deliveries(
+        self,
+        subscriber_hash: Optional[str] = None,
+        *,
+        status: str = "delivered",
+        notification_id: Optional[int] = None,
+        source: Optional[str] = None,
+        source_id: Optional[int] = None,
+        since: Optional[DateLike] = None,
+        until: Optional[DateLike] = None,
+        limit: Optional[int] = None,
+        offset: int = 0,
+        api_key: Optional[str] = None,
+    ) -> list[dict[str, Any]]:
+        """Notifications the service handed to subscribers' devices, in the order sent.
+        Filtered and paged in the emulator, so that a test over a million deliveries reads
+        only what it asks for: ``notification_id``, ``source`` and ``source_id``, sent (or
+        queued) ``since`` (inclusive) and ``until`` (exclusive), then ``offset`` and
+        ``limit``; the order is stable from page to page while nothing is sent meanwhile.
+
+        Each has ``delivery_id``, ``subscriber_hash``, ``title``, ``message``, ``url``,
+        ``sent_at`` (aware datetime, UTC), ``source`` (``"broadcast"``, ``"drip"`` or
+        ``"trigger"``), ``source_id``, ``notification_id``, and ``status``. ``status``
+        selects ``"delivered"`` (the default), ``"pending"`` (waiting for an offline
+        device), ``"expired"``, ``"capped"`` (a triggered message held back by the campaign's
+        daily or weekly cap: never sent) or ``"all"``. A ``subscriber_hash`` of no subscriber raises
+        ``ValueError``, so that a misspelt one cannot read as "received nothing".
+        """
+        rows: list[dict[str, Any]] = self._call(
+            "deliveries",
+            subscriber_hash=subscriber_hash,
+            status=status,
+            notification_id=notification_id,
+            source=source,
+            source_id=source_id,
+            since=since,
+            until=until,
+            limit=limit,
+            offset=offset or None,
+            api_key=api_key,
+        )
+        for row in rows:
+            for key in ("sent_at", "queued_at", "expires_at", "viewed_at", "clicked_at"):
+                if row.get(key):
+                    row[key] = _parse_time(row[key])
+        return rows
+
+    def record_view(self, delivery_id: int, *, api_key: Optional[str] = None) -> None:
+        """The subscriber saw the notification (counts as a view in analytics)."""
+        self._call("record_view", delivery_id=delivery_id, api_key=api_key)
+
+    def record_click(self, delivery_id: int, *, api_key: Optional[str] = None) -> None:
+        """The subscriber clicked the notification (counts as a click in analytics)."""
+        self._call("record_click", delivery_id=delivery_id, api_key=api_key)
+
+    # -- what the service received and holds -------------------------------------------------
+    def requests(
+        self,
+        path: Optional[str] = None,
+        *,
+        method: Optional[str] = None,
+        status: Optional[int] = None,
+        since: Optional[DateLike] = None,
+        until: Optional[DateLike] = None,
+        limit: Optional[int] = None,
+        offset: int = 0,
+    ) -> Records:
+        """The API requests received, oldest first, with the key redacted: the most recent
+        ``retention`` of them (``.pruned`` counts those dropped before). Filtered and paged
+        in the emulator: ``path`` (a prefix when it ends with ``*``), ``method``, ``status``,
+        received ``since`` (inclusive) and ``until`` (exclusive), then ``offset`` and
+        ``limit`` (``.total`` counts every match)."""
+        return Records(
+            self._call(
+                "requests",
+                meta=True,
+                path=path,
+                method=method,
+                status=status,
+                since=since,
+                until=until,
+                limit=limit,
+                offset=offset or None,
+            )
+        )
+
+    def set_retention(self, retention: int) -> None:
+        """Keeps the most recent ``retention`` requests and events per site from now on (0:
+        all), pruning what is over it now; ``reset`` keeps the setting."""
+        self._call("set_retention", retention=_retention(retention))
+
+    def retention_stats(self, *, api_key: Optional[str] = None) -> dict[str, Any]:
+        """``{"retention": n, "requests": {"kept", "pruned"}, "events": {"kept", "pruned"}}``
+        (the events of ``api_key``'s site)."""
+        out: dict[str, Any] = self._call("retention", api_key=api_key)
+        return out
+
+    def set_request_log(self, enabled: bool) -> None:
+        """Turns the request log on or off (off for load tests; ``reset`` keeps the setting)."""
+        self._call("set_request_log", enabled=enabled)
+
+    def clear_requests(self) -> None:
+        self._call("clear_requests")
+
+    def subscribers(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = self._call("subscribers", api_key=api_key)
+        return out
+
+    def segments(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        """Every segment of the site with its ``members`` (subscriber hashes)."""
+        out: list[dict[str, Any]] = self._call("segments", api_key=api_key)
+        return out
+
+    def notifications(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        """Every broadcast created, oldest first, with its ``status`` and ``request``."""
+        out: list[dict[str, Any]] = self._call("notifications", api_key=api_key)
+        return out
+
+    def events(self, *, api_key: Optional[str] = None) -> Records:
+        """The events tracked, oldest first: the most recent ``retention`` of them
+        (``.pruned`` counts those dropped before)."""
+        return Records(self._call("events", api_key=api_key, meta=True))
+
+    def products(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+        """The latest state of every product updated."""
+        out: list[dict[str, Any]] = self._call("products", api_key=api_key)
+        return out
+
+    # -- faults and the clock ----------------------------------------------------------------
+    def inject_fault(
+        self,
+        path: str,
+        *,
+        status: Optional[int] = None,
+        times: int = 1,
+        retry_after: Optional[int] = None,
+        delay: Optional[float] = None,
+        drop: Union[bool, str] = False,
+        method: Optional[str] = None,
+        body: Any = None,
+        processed: bool = False,
+    ) -> None:
+        """Makes the next ``times`` requests to ``path`` (a prefix when it ends with ``*``) fail:
+        answer ``status`` (with ``Retry-After: retry_after``), wait ``delay`` seconds first, or
+        drop the connection without an answer, ``"before"`` (or ``True``) the request is
+        processed or ``"after"``. ``body`` replaces the error body of a ``status`` fault.
+
+        Without ``processed`` a ``status`` or ``delay`` fault comes before the request is
+        processed: the service did nothing. With ``processed=True`` the request is processed
+        first, then the delay waited and the status answered: a broadcast was sent though the
+        client hears a 500 (or times out), the case ``outcome_unknown`` stands for. The
+        request log's ``fault`` key names the fault each request met."""
+        self._call(
+            "inject_fault",
+            path=path,
+            status=status,
+            times=times,
+            retry_after=retry_after,
+            delay=delay,
+            drop=drop,
+            method=method,
+            body=body,
+            processed=processed,
+        )
+
+    def inject_random_faults(
+        self,
+        rate: float,
+        *,
+        kinds: Optional[list[str]] = None,
+        delay: float = 2.0,
+        seed: Optional[int] = None,
+        path: str = "/",
+    ) -> int:
+        """Makes a share ``rate`` (0 to 1) of the requests under ``path`` fail, each with one of
+        ``kinds`` chosen at random: ``"500"``, ``"503"`` (with ``Retry-After: 0``), ``"429"``
+        (the same), ``"delay"`` (``delay`` seconds), ``"drop_before"``, ``"drop_after"`` (all
+        by default). Returns the seed, to replay a run. :meth:`clear_faults` stops it."""
+        out = self._call(
+            "inject_random_faults", rate=rate, kinds=kinds, delay=delay, seed=seed, path=path
+        )
+        return int(out["seed"])
+
+    def fault_stats(self) -> dict[str, int]:
+        """How many random faults of each kind were injected since :meth:`inject_random_faults`."""
+        out: dict[str, int] = self._call("fault_stats")
+        return out
+
+    def clear_faults(self) -> None:
+        self._call("clear_faults")
+
+    @property
+    def now(self) -> _dt.datetime:
+        """The emulator's clock (aware, UTC): wall time plus what :meth:`advance` added."""
+        return _parse_time(self._call("now")["now"])
+
+    def advance(self, seconds: Union[float, _dt.timedelta]) -> _dt.datetime:
+        """Moves the emulator's clock forward (seconds, or a ``timedelta``); returns the new
+        time."""
+        if isinstance(seconds, _dt.timedelta):
+            seconds = seconds.total_seconds()
+        if isinstance(seconds, float) and not math.isfinite(seconds):
+            raise ValueError("seconds must be a finite number")
+        return _parse_time(self._call("advance", seconds=seconds)["now"])
+
+    def travel_to(self, when: _dt.datetime) -> _dt.datetime:
+        """Moves the emulator's clock forward to ``when`` (an aware datetime); returns the new
+        time. A test of what happens at a time of day, in the site's zone, then runs the same
+        whenever it runs. The clock never goes back."""
+        if when.utcoffset() is None:
+            raise ValueError(
+                "when must be an aware datetime (a naive one has no instant: give its tzinfo)"
+            )
+        iso_time = when.astimezone(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
+        return _parse_time(self._call("travel_to", time=iso_time)["now"])
+
+    def freeze_clock(self, frozen: bool = True) -> _dt.datetime:
+        """Stops the emulator's clock (``frozen=False`` lets it run on from where it stands);
+        returns its time. Frozen, it moves only with :meth:`advance` and :meth:`travel_to`, so
+        "not delivered yet, one second before it is due" holds however slowly a test runs.
+        :meth:`reset` lets it run again."""
+        return _parse_time(self._call("freeze_clock", frozen=frozen)["now"])
+
+    def reset(self) -> None:
+        """Back to a fresh state: only the default site, no data, no faults, clock at wall time
+        (running)."""
+        self._call("reset")

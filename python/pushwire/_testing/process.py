@@ -1,0 +1,164 @@
+"""The emulator in a process of its own (:class:`EmulatorProcess`), driven over HTTP, and
+how a forked child lets go of the emulators its parent started."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+import weakref
+from typing import Any
+
+from pushwire._testing._clients import _Clients
+from pushwire._testing._data import DEFAULT_RETENTION, _jsonable, _retention
+
+# The EmulatorProcesses this process started, so that a forked child can let go of them.
+_started: weakref.WeakSet[EmulatorProcess] = weakref.WeakSet()
+
+
+def _let_go_in_child() -> None:
+    """In a forked child: the emulators belong to the parent. The child closes its copy of
+    each stdin pipe, so an emulator still stops when the parent ends, however long the child
+    lives; and it never stops one itself (its ``close()`` and finalizers do nothing)."""
+    for emu in list(_started):
+        emu._stop.detach()
+        stdin = emu.process.stdin
+        if stdin is not None:
+            # Nothing is ever written to the pipe, so closing the file flushes nothing.
+            stdin.close()
+    _started.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_let_go_in_child)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: the emulator never sends one, and a redirect's target is not it."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+# The admin client talks only to the emulator it started, on loopback: no redirect is followed
+# and no proxy of the environment (HTTP_PROXY) is used, which would send it elsewhere.
+_admin_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+
+
+def _stop_process(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            pipe.close()
+
+
+class EmulatorProcess(_Clients):
+    """The emulator in a process of its own (``python -m pushwire.emulator``), for load tests
+    and benchmarks where client and emulator must not share an interpreter. It is driven
+    through the ``/_emulator/{op}`` admin routes: ``admin("add_subscriber", country="US")``
+    does what ``Emulator.add_subscriber(country="US")`` does."""
+
+    def __init__(
+        self,
+        api_key: str = "test-key",
+        *,
+        record_requests: bool = True,
+        retention: int = DEFAULT_RETENTION,
+        startup_timeout: float = 20.0,
+    ) -> None:
+        self.api_key = api_key
+        cmd = [sys.executable, "-m", "pushwire.emulator", "--port", "0", "--api-key", api_key]
+        cmd += ["--exit-with-parent", "--retention", str(_retention(retention))]
+        if not record_requests:
+            cmd.append("--no-request-log")
+        # The child stops when its stdin pipe closes: it cannot outlive this process, even
+        # one killed before `close()`. The finalizer stops it when this object is collected
+        # or the interpreter exits without `close()`.
+        self.process = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self._stop = weakref.finalize(self, _stop_process, self.process)
+        _started.add(self)
+        urls: dict[str, str] = {}
+        stdout = self.process.stdout
+        assert stdout is not None
+        read = threading.Event()
+
+        def read_urls() -> None:
+            # In a thread: a pipe's readline cannot be given a deadline.
+            try:
+                while len(urls) < 2:
+                    line = stdout.readline()
+                    if not line:
+                        return
+                    name, _, value = line.strip().partition("=")
+                    if name in ("PUSHWIRE_BASE_URL", "PUSHWIRE_EVENTS_URL", "PUSHWIRE_REFUSED"):
+                        urls[name] = value
+            finally:
+                read.set()
+
+        threading.Thread(target=read_urls, name="pushwire-emulator-start", daemon=True).start()
+        if not read.wait(startup_timeout):
+            self._stop()
+            raise RuntimeError(
+                f"the emulator did not start within startup_timeout={startup_timeout} s"
+            )
+        if "PUSHWIRE_REFUSED" in urls:
+            # The in-process emulator's refusal of the same setting, as it would raise it.
+            self.process.wait(startup_timeout)
+            raise ValueError(urls["PUSHWIRE_REFUSED"])
+        if len(urls) < 2:
+            self.process.wait(startup_timeout)
+            raise RuntimeError(f"the emulator exited with {self.process.returncode}")
+        self.base_url = urls["PUSHWIRE_BASE_URL"]
+        self.events_url = urls["PUSHWIRE_EVENTS_URL"]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def admin(self, op: str, **args: Any) -> Any:
+        """Runs an admin operation over HTTP; its JSON answer."""
+        req = urllib.request.Request(
+            f"{self.base_url}/_emulator/{op}",
+            data=json.dumps(
+                {k: v for k, v in args.items() if v is not None}, default=_jsonable
+            ).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with _admin_opener.open(req, timeout=60) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as e:
+            # The emulator says what was wrong in `{"error": ...}`; HTTPError alone says 400.
+            with e:
+                body = e.read()
+            if 300 <= e.code < 400:
+                raise RuntimeError(
+                    f"{self.base_url}/_emulator/{op} answered {e.code} with a redirect to "
+                    f"{e.headers.get('Location')!r}, which was not followed: is this the "
+                    "emulator?"
+                ) from None
+            try:
+                message = json.loads(body)["error"]
+            except (ValueError, KeyError, TypeError):
+                message = body.decode(errors="replace") or str(e)
+            # The same error as the in-process Emulator's for the same mistake.
+            raise ValueError(message) from None
+
+    def close(self) -> None:
+        self._stop()
+
+    def __repr__(self) -> str:
+        return f"EmulatorProcess(base_url={self.base_url!r}, pid={self.pid})"

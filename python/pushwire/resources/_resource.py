@@ -1,0 +1,197 @@
+"""What every resource namespace is built on, blocking and awaited, and how one method serves both.
+
+Each operation is written once, as a method of the blocking class (``Notifications.create``):
+it checks and assembles its arguments and ends in one of the four primitives below, which
+the two kinds of namespace implement each in its own way:
+
+- ``_call(op, *args)``: the core's result (blocking), or an awaitable of it (async);
+- ``_then(after, op, *args)``: the same, passed through ``after`` (a ``ResultList``, ...);
+- ``_bulk(op, label, progress, (key, items, concurrency))``: a bulk call with its progress;
+- ``_pages(fetch)``: every item of the pages ``fetch(page)`` returns, as an iterator or an
+  async iterator.
+
+The async class names its methods after the blocking ones, ``create = awaitable(
+Notifications.create)``: a coroutine function that runs the same body on the async
+namespace and awaits what it returns. ``paged`` does the same for ``iter``, which returns an
+async iterator without being awaited. Both keep the blocking method's name, docstring and
+signature (``help()``, ``inspect.signature``), and type checkers see the same parameters
+with the awaited result. The blocking path has no frame more than a call of the core.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, cast, overload
+
+from pushwire._bridge import submit
+from pushwire._bulk import BulkResult, Progress, build_result, reporting
+from pushwire._core import CoreClient, Page
+
+if TYPE_CHECKING:
+    from typing_extensions import Concatenate, ParamSpec, Protocol
+
+    P = ParamSpec("P")
+    T_co = TypeVar("T_co", covariant=True)
+
+    class _Owner(Protocol):
+        """The client a namespace calls through (``pushwire._base._Base``)."""
+
+        _core: CoreClient
+
+        def _check_open(self) -> None: ...
+
+        def _check_events(self) -> None: ...
+
+    class _Awaited(Protocol[P, T_co]):
+        """A coroutine function's type: ``(*P) -> Coroutine[..., T]`` once bound."""
+
+        @overload
+        def __get__(
+            self, obj: None, owner: Any
+        ) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T_co]]: ...
+        @overload
+        def __get__(self, obj: object, owner: Any) -> Callable[P, Coroutine[Any, Any, T_co]]: ...
+
+    class _Paged(Protocol[P, T_co]):
+        """``iter``'s type on the async namespace: ``(*P) -> AsyncIterator[T]`` once bound."""
+
+        @overload
+        def __get__(
+            self, obj: None, owner: Any
+        ) -> Callable[Concatenate[Any, P], AsyncIterator[T_co]]: ...
+        @overload
+        def __get__(self, obj: object, owner: Any) -> Callable[P, AsyncIterator[T_co]]: ...
+
+
+T = TypeVar("T")
+# A bulk call's arguments before its progress callback: the segment (id or name), the items
+# (a list, which the result names the failed ones of) and the concurrency.
+_BulkArgs = tuple[Any, Sequence[Any], Any]
+
+_log = logging.getLogger("pushwire")
+
+
+class _Resource:
+    __slots__ = ("_client",)
+
+    def __init__(self, client: _Owner) -> None:
+        self._client = client
+
+
+class _Sync(_Resource):
+    """A blocking namespace: each primitive calls the core and returns its result."""
+
+    __slots__ = ()
+
+    def _call(self, op: str, *args: Any) -> Any:
+        self._client._check_open()
+        return self._client._core.call(op, *args)
+
+    def _then(self, after: Callable[[Any], T], op: str, *args: Any) -> T:
+        self._client._check_open()
+        return after(self._client._core.call(op, *args))
+
+    def _bulk(self, op: str, label: str, progress: Progress, args: _BulkArgs) -> BulkResult:
+        with reporting(progress, label) as callback:
+            raw = self._call(op, *args, callback)
+        return build_result(raw, args[1])
+
+    @staticmethod
+    def _pages(fetch: Callable[[int], Page[T]]) -> Iterator[T]:
+        page = 1
+        while True:
+            current = fetch(page)
+            yield from current.data
+            if not current.data or current.page >= current.last_page:
+                return
+            page += 1
+
+
+class _Async(_Resource):
+    """An asyncio namespace: each primitive returns an awaitable of the core's result."""
+
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A method made by `awaitable` or `paged` is named as this class's own.
+        for name, value in vars(cls).items():
+            if hasattr(value, "__wrapped__"):
+                value.__qualname__ = f"{cls.__qualname__}.{name}"
+
+    def _call(self, op: str, *args: Any) -> Coroutine[Any, Any, Any]:
+        # A plain function handing back submit's coroutine: one coroutine frame less per call.
+        self._client._check_open()
+        return submit(self._client._core, op, *args)
+
+    async def _then(self, after: Callable[[Any], T], op: str, *args: Any) -> T:
+        return after(await self._call(op, *args))
+
+    async def _bulk(self, op: str, label: str, progress: Progress, args: _BulkArgs) -> BulkResult:
+        with reporting(progress, label) as callback:
+            raw = await self._call(op, *args, _on_loop(callback))
+        return build_result(raw, args[1])
+
+    @staticmethod
+    async def _pages(fetch: Callable[[int], Any]) -> AsyncIterator[Any]:
+        page = 1
+        while True:
+            current = await fetch(page)
+            for item in current.data:
+                yield item
+            if not current.data or current.page >= current.last_page:
+                return
+            page += 1
+
+
+def awaitable(fn: Callable[Concatenate[Any, P], T]) -> _Awaited[P, T]:
+    """The async namespace's method running ``fn``, a blocking namespace's method, on the
+    async namespace: a coroutine function awaiting what ``fn`` returns there."""
+
+    run: Callable[..., Any] = fn  # on the async namespace, it returns an awaitable
+
+    async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return await run(self, *args, **kwargs)
+
+    return cast("_Awaited[P, T]", functools.update_wrapper(method, fn))
+
+
+def paged(fn: Callable[Concatenate[Any, P], Iterator[T]]) -> _Paged[P, T]:
+    """``iter`` of the async namespace: ``fn`` run on it, which returns an async iterator."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **kwargs)
+
+    functools.update_wrapper(method, fn)
+    # `help()` and `inspect.signature` show what it returns here: an async iterator.
+    signature = inspect.signature(fn)
+    returns = str(signature.return_annotation).replace("Iterator[", "AsyncIterator[", 1)
+    method.__signature__ = signature.replace(return_annotation=returns)  # type: ignore[attr-defined]
+    return cast("_Paged[P, T]", method)
+
+
+def _on_loop(
+    callback: Optional[Callable[[int, int], Any]],
+) -> Optional[Callable[[int, int], Any]]:
+    """An async bulk call reports progress from a Rust worker thread: hand each report to the
+    event loop, so the callback runs on the loop's thread like the rest of the user's code."""
+    if callback is None:
+        return None
+    loop = asyncio.get_running_loop()
+
+    def guarded(done: int, total: int) -> None:
+        # As with the blocking client: a failing callback is logged and the call goes on
+        # (left to the loop, it would be reported as an unhandled callback error).
+        try:
+            callback(done, total)
+        except Exception as e:
+            _log.warning("progress callback failed: %s: %s", type(e).__name__, e)
+
+    def report(done: int, total: int) -> None:
+        loop.call_soon_threadsafe(guarded, done, total)
+
+    return report

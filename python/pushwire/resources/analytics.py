@@ -1,0 +1,44 @@
+"""Summary analytics and the subscriber distribution (spec 4.10, 4.11): ``client.analytics``,
+blocking and awaited."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Optional
+
+from pushwire._args import DateLike
+from pushwire._html import ResultList
+from pushwire.resources._resource import _Async, _Sync, awaitable
+
+
+class Analytics(_Sync):
+    """Summary analytics and the subscriber distribution (spec 4.10, 4.11)."""
+
+    def summary(
+        self, start: DateLike, end: DateLike, *, group_by: str = "day"
+    ) -> list[dict[str, Any]]:
+        """Rows of spec 2.12 as plain dicts (``date`` a ``datetime.date``), ready for
+        ``pandas.DataFrame(rows)`` or ``polars.DataFrame(rows)`` (pandas keeps dates as
+        objects: ``df["date"] = pandas.to_datetime(df["date"])`` for ``.dt`` and resampling).
+
+        ``start`` and ``end`` (the spec's ``from`` and ``to``; dates or ``YYYY-MM-DD``
+        strings, an aware datetime taken as its UTC day) span at most 3,660 days;
+        ``group_by`` is ``day``, ``week`` or ``month``. A plain list, which Jupyter shows as
+        a table."""
+        return self._then(ResultList, "analytics.summary", start, end, group_by)
+
+    def subscribers(self, *, types: Optional[Iterable[str]] = None) -> dict[str, dict[str, int]]:
+        """Active subscribers counted by dimension: ``{"country": {"US": 3, ...}, ...}``.
+
+        ``types`` (the spec's ``type``) picks dimensions among ``country``, ``state``,
+        ``city``, ``device``, ``device_type`` and ``platform``; without it, all but
+        ``platform``, as spec 2.13 says."""
+        out: dict[str, dict[str, int]] = self._call("analytics.subscribers", types)
+        return out
+
+
+class AsyncAnalytics(_Async):
+    __doc__ = Analytics.__doc__
+
+    summary = awaitable(Analytics.summary)
+    subscribers = awaitable(Analytics.subscribers)

@@ -1,0 +1,94 @@
+"""Drip autoresponders (spec 4.3-4.5): ``client.drips``, blocking and awaited."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Optional, SupportsIndex, Union
+
+from pushwire._args import DateLike, IdLike
+from pushwire._core import (
+    Audience,
+    Drip,
+    DripNotification,
+    NewDripNotification,
+    Page,
+    SendTo,
+    UtmParams,
+)
+from pushwire.resources._resource import _Async, _Sync, awaitable, paged
+
+
+class Drips(_Sync):
+    """Drip autoresponders (spec 4.3-4.5)."""
+
+    def create(
+        self,
+        campaign_name: str,
+        notifications: Sequence[Union[NewDripNotification, DripNotification, Mapping[str, Any]]],
+        *,
+        send_to: Union[SendTo, Audience, Mapping[str, Any], None] = None,
+        utm_params: Union[UtmParams, Mapping[str, Any], None] = None,
+    ) -> int:
+        """Creates a drip; its ``drip_id``. A drip read back can be copied as it is:
+        ``create(name, drip.notifications, send_to=drip.audience, utm_params=drip.utm_params)``
+        (the notifications' ids, order and analytics are left out; an audience becomes the
+        ``send_to`` that selects the same subscribers). Retried only when the service refused it
+        unprocessed (429, or 503 with ``Retry-After``), never once it may have been received
+        (it would make two). The id is 0 (with a warning) if the service accepted the drip but
+        sent no usable id."""
+        out: int = self._call("drips.create", campaign_name, notifications, send_to, utm_params)
+        return out
+
+    def get(
+        self,
+        drip_id: IdLike,
+        *,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Drip:
+        """One drip with its notifications and their analytics. ``BadRequestError`` if it
+        does not exist (the service answers 400)."""
+        out: Drip = self._call("drips.get", drip_id, analytics_start_at, analytics_end_at)
+        return out
+
+    def list(
+        self,
+        *,
+        page: SupportsIndex = 1,
+        limit: SupportsIndex = 10,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Page[Drip]:
+        """One page of drips, newest first (``limit`` 1 to 500); :meth:`iter` walks them
+        all."""
+        out: Page[Drip] = self._call(
+            "drips.list", page, limit, analytics_start_at, analytics_end_at
+        )
+        return out
+
+    def iter(
+        self,
+        *,
+        limit: SupportsIndex = 500,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Iterator[Drip]:
+        """Every drip, newest first, fetching pages lazily (``async for`` on
+        ``AsyncClient``)."""
+        return self._pages(
+            lambda p: self.list(
+                page=p,
+                limit=limit,
+                analytics_start_at=analytics_start_at,
+                analytics_end_at=analytics_end_at,
+            )
+        )
+
+
+class AsyncDrips(_Async):
+    __doc__ = Drips.__doc__
+
+    create = awaitable(Drips.create)
+    get = awaitable(Drips.get)
+    list = awaitable(Drips.list)
+    iter = paged(Drips.iter)

@@ -1,0 +1,81 @@
+"""Custom event tracking (spec 4.14), on the event-tracking interface: ``client.events``,
+blocking and awaited."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional, SupportsIndex
+
+from pushwire._args import IdLike, _events, _given
+from pushwire.errors import PushwireError
+from pushwire.resources._resource import _Async, _Sync, awaitable
+
+_log = logging.getLogger("pushwire")
+
+
+class Events(_Sync):
+    """Custom event tracking (spec 4.14), on the event-tracking interface."""
+
+    def track(
+        self,
+        event_name: str,
+        *,
+        profile_id: Optional[IdLike] = None,
+        device_token_hash: Optional[str] = None,
+        data: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        """Records an event for a subscriber (``profile_id`` wins over ``device_token_hash``).
+        Retried only when the service refused it unprocessed (429, or 503 with
+        ``Retry-After``), never once it may have been received: it may start a triggered
+        campaign."""
+        out: None = self._call(
+            "events.track", event_name, _given(profile_id), _given(device_token_hash), data
+        )
+        return out
+
+    def track_many(
+        self, events: Iterable[Any], *, concurrency: SupportsIndex = 64
+    ) -> list[Optional[PushwireError]]:
+        """Tracks every event (dicts with ``event_name``, ``profile_id`` or
+        ``device_token_hash``, ``data``), ``concurrency`` in flight, inside Rust. Returns one
+        entry per event, in order: ``None`` when it was recorded, else its error (invalid
+        events are not sent). One failure never stops the rest."""
+        self._client._check_events()
+        return self._then(_reported, "events.track_many", _events(events), concurrency)
+
+
+class AsyncEvents(_Async):
+    __doc__ = Events.__doc__
+
+    track = awaitable(Events.track)
+    track_many = awaitable(Events.track_many)
+
+
+def _reported(results: list[Optional[PushwireError]]) -> list[Optional[PushwireError]]:
+    """A batch's results, its failures summed up in one warning: a job that does not look
+    at the list still leaves a trace of the events it lost or cannot vouch for."""
+    failed = [(i, e) for i, e in enumerate(results) if e is not None]
+    if failed:
+        i, first = failed[0]
+        # An event whose outcome is unknown may have been recorded: not "lost".
+        unknown = sum(1 for _, e in failed if getattr(e, "outcome_unknown", False))
+        if not unknown:
+            what = "were not recorded"
+        elif unknown == len(failed):
+            what = "failed with an unknown outcome (the service may have recorded them)"
+        else:
+            what = (
+                f"failed: {len(failed) - unknown} not recorded, {unknown} with an unknown "
+                "outcome (the service may have recorded them)"
+            )
+        _log.warning(
+            "track_many: %d of %d events %s; the first, events[%d]: %s: %s",
+            len(failed),
+            len(results),
+            what,
+            i,
+            type(first).__name__,
+            first,
+        )
+    return results

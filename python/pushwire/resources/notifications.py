@@ -1,0 +1,179 @@
+"""Push broadcasts (spec 4.13): ``client.notifications``, blocking and awaited."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Optional, Union
+
+from pushwire._args import DateLike, DateTimeLike, IdLike, WholeLike, _is_list, _strs
+from pushwire._core import Action, AttributeRule
+from pushwire.errors import ValidationError
+from pushwire.resources._resource import _Async, _Sync, awaitable
+
+
+class Notifications(_Sync):
+    """Push broadcasts (spec 4.13)."""
+
+    def create(
+        self,
+        *,
+        title: str,
+        message: str,
+        url: str,
+        type: Optional[str] = None,
+        valid_from_utc: Optional[DateTimeLike] = None,
+        image_url: Optional[str] = None,
+        big_image_url: Optional[str] = None,
+        expiry: Optional[WholeLike] = None,
+        require_interaction: Optional[WholeLike] = None,
+        profile_id: Optional[Iterable[IdLike]] = None,
+        include_segments: Optional[Iterable[IdLike]] = None,
+        exclude_segments: Optional[Iterable[IdLike]] = None,
+        include_countries: Optional[Iterable[str]] = None,
+        exclude_countries: Optional[Iterable[str]] = None,
+        include_states: Optional[Iterable[str]] = None,
+        include_cities: Optional[Iterable[str]] = None,
+        include_device_types: Optional[Iterable[str]] = None,
+        include_browsers: Optional[Iterable[str]] = None,
+        from_date: Optional[Union[DateLike, _dt.datetime]] = None,
+        to_date: Optional[Union[DateLike, _dt.datetime]] = None,
+        subscriber_hash: Optional[Iterable[str]] = None,
+        attributes: Optional[Sequence[Sequence[Union[AttributeRule, Mapping[str, Any]]]]] = None,
+        actions: Optional[Sequence[Union[Action, Mapping[str, Any]]]] = None,
+    ) -> int:
+        """Creates a broadcast; its ``notification_id``.
+
+        ``type`` is ``now``, ``later`` or ``draft``; left out, it is ``later`` when
+        ``valid_from_utc`` is given and ``now`` otherwise. ``expiry`` is in minutes. Never
+        retried once it may have been received, so a broadcast is never sent twice. The id is
+        0 (with a warning) if the service accepted the broadcast but sent no usable id:
+        raising would invite a retry that sends it twice."""
+        fields = _broadcast(
+            title,
+            message,
+            url,
+            type,
+            valid_from_utc,
+            expiry,
+            {
+                "profile_id": profile_id,
+                "include_segments": include_segments,
+                "exclude_segments": exclude_segments,
+                "include_countries": include_countries,
+                "exclude_countries": exclude_countries,
+                "include_states": include_states,
+                "include_cities": include_cities,
+                "include_device_types": include_device_types,
+                "include_browsers": include_browsers,
+                "subscriber_hash": subscriber_hash,
+            },
+            {
+                "image_url": image_url,
+                "big_image_url": big_image_url,
+                "require_interaction": require_interaction,
+                "from_date": from_date,
+                "to_date": to_date,
+                "attributes": attributes,
+                "actions": actions,
+            },
+        )
+        out: int = self._call("notifications.create", fields)
+        return out
+
+
+class AsyncNotifications(_Async):
+    __doc__ = Notifications.__doc__
+
+    create = awaitable(Notifications.create)
+
+
+def _broadcast(
+    title: str,
+    message: str,
+    url: str,
+    type: Optional[str],
+    valid_from_utc: Optional[DateTimeLike],
+    expiry: Optional[WholeLike],
+    lists: Mapping[str, Optional[Iterable[Any]]],
+    extra: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The parameters of spec 4.13 under their spec names."""
+    if isinstance(valid_from_utc, str) and not valid_from_utc.strip():
+        if type is None:
+            # A blank schedule field must not become an immediate broadcast.
+            raise ValidationError(
+                "valid_from_utc is blank: pass None for an immediate broadcast, "
+                "or a time to schedule it",
+                field="valid_from_utc",
+            )
+        valid_from_utc = None  # with the type given, a blank field is no time
+    if type is not None and type not in ("now", "later", "draft"):
+        raise ValidationError(f"type must be 'now', 'later' or 'draft', not {type!r}", field="type")
+    if type is None:
+        # A time means a scheduled broadcast: `valid_from_utc=` alone must not go out now.
+        type = "now" if valid_from_utc is None else "later"
+    elif type == "now" and valid_from_utc is not None:
+        # The service ignores the time of a `now` broadcast and sends it at once.
+        raise ValidationError(
+            "valid_from_utc schedules a broadcast, but type='now' sends it at once: "
+            "pass type='later' (or leave type out)",
+            field="valid_from_utc",
+        )
+    fields: dict[str, Any] = {
+        "notification_title": title,
+        "notification_message": message,
+        "notification_url": url,
+        "notification_type": type,
+    }
+    if isinstance(valid_from_utc, _dt.date) and not isinstance(valid_from_utc, _dt.datetime):
+        raise ValidationError(
+            "valid_from_utc is a time, not a day: pass a datetime (site-local, naive) or a "
+            "'YYYY-MM-DD hh:mm:ss' string",
+            field="valid_from_utc",
+        )
+    if isinstance(valid_from_utc, _dt.datetime):
+        if valid_from_utc.utcoffset() is not None:
+            # The service reads valid_from_utc in the site's time zone (spec 4.13), which the
+            # client does not know: an aware datetime would be silently shifted.
+            raise ValidationError(
+                "valid_from_utc is read in the site's time zone: pass a naive datetime "
+                "(site-local) or a 'YYYY-MM-DD hh:mm:ss' string",
+                field="valid_from_utc",
+            )
+        valid_from_utc = valid_from_utc.strftime("%Y-%m-%d %H:%M:%S")
+    if valid_from_utc is not None:
+        fields["valid_from_utc"] = valid_from_utc
+    if expiry is not None:
+        fields["notification_expiry"] = expiry
+    for name in ("from_date", "to_date"):
+        value = extra.get(name)
+        if isinstance(value, str) and not value.strip():
+            # Sent blank, the filter would be lifted: everyone.
+            raise ValidationError(
+                f"{name} is blank, which would send to everyone: pass None for no filter",
+                field=name,
+            )
+    for name, values in lists.items():
+        as_strs = _strs(name, values)
+        if as_strs is not None:
+            if not as_strs:
+                if name.startswith("exclude_"):
+                    continue  # excluding no one: nothing to send
+                # An empty filter would mean no filter: everyone.
+                raise ValidationError(
+                    f"{name} is empty, which would send to everyone: pass None for no filter",
+                    field=name,
+                )
+            fields[name] = as_strs
+    actions = extra.get("actions")
+    if actions is not None and (isinstance(actions, (str, Mapping)) or not _is_list(actions)):
+        raise ValidationError(
+            f"actions must be a list of buttons, not {actions.__class__.__name__}: "
+            "pass actions=[Action(...)], even for one",
+            field="actions",
+        )
+    for name, value in extra.items():
+        if value is not None:
+            fields[name] = value
+    return fields

@@ -1,0 +1,101 @@
+"""Segments and their members (spec 4.6-4.9): ``client.segments``, blocking and awaited."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Optional, SupportsIndex
+
+from pushwire._args import IdLike, _items
+from pushwire._bulk import BulkResult, Progress
+from pushwire._core import Segment
+from pushwire._html import ResultList
+from pushwire.resources._resource import _Async, _Sync, awaitable
+
+
+class Segments(_Sync):
+    """Segments and their members (spec 4.6-4.9)."""
+
+    def list(
+        self,
+        *,
+        segment_id: Optional[IdLike] = None,
+        limit: Optional[SupportsIndex] = None,
+        offset: Optional[SupportsIndex] = None,
+        segment_type: Optional[str] = None,
+    ) -> list[Segment]:
+        """The site's segments (one with ``segment_id``), ``offset``/``limit`` to page;
+        ``segment_type="all"`` includes those built on geography, device and browser. A
+        plain list, which Jupyter shows as a table."""
+        return self._then(ResultList, "segments.list", segment_id, limit, offset, segment_type)
+
+    def delete(self, segment_id: IdLike) -> str:
+        """Deletes a segment; the service's message."""
+        out: str = self._call("segments.delete", segment_id)
+        return out
+
+    def add_subscribers(self, segment_id: IdLike, subscriber_hashes: Iterable[str]) -> str:
+        """Adds up to 500 subscribers by hash; the service's message."""
+        out: str = self._call("segments.add_subscribers", segment_id, subscriber_hashes)
+        return out
+
+    def add_profiles(self, segment_name: str, profile_ids: Iterable[IdLike]) -> None:
+        """Adds the subscribers with these profile ids to the segment named; idempotent."""
+        out: None = self._call("segments.add_profiles", segment_name, profile_ids)
+        return out
+
+    def remove_profiles(self, segment_name: str, profile_ids: Iterable[IdLike]) -> None:
+        """Removes the subscribers with these profile ids from the segment named."""
+        out: None = self._call("segments.remove_profiles", segment_name, profile_ids)
+        return out
+
+    def add_subscribers_bulk(
+        self,
+        segment_id: IdLike,
+        hashes: Iterable[str],
+        *,
+        concurrency: SupportsIndex = 8,
+        progress: Progress = None,
+    ) -> BulkResult:
+        """Adds any number of subscribers: chunks of 500 (the spec's limit), ``concurrency``
+        in flight, each retried on its own. ``progress`` is a ``callable(done, total)`` or
+        ``True`` for a progress bar: tqdm's when it is installed (a widget in Jupyter), else a
+        line on stderr. Every chunk's outcome is in the result."""
+        args = (segment_id, _items("hashes", hashes), concurrency)
+        return self._bulk("segments.add_subscribers_bulk", "add_subscribers", progress, args)
+
+    def add_profiles_bulk(
+        self,
+        segment_name: str,
+        profile_ids: Iterable[IdLike],
+        *,
+        concurrency: SupportsIndex = 8,
+        progress: Progress = None,
+    ) -> BulkResult:
+        """:meth:`add_profiles` for any number of profile ids, in chunks of 500."""
+        args = (segment_name, _items("profile_ids", profile_ids), concurrency)
+        return self._bulk("segments.add_profiles_bulk", "add_profiles", progress, args)
+
+    def remove_profiles_bulk(
+        self,
+        segment_name: str,
+        profile_ids: Iterable[IdLike],
+        *,
+        concurrency: SupportsIndex = 8,
+        progress: Progress = None,
+    ) -> BulkResult:
+        """:meth:`remove_profiles` for any number of profile ids, in chunks of 500."""
+        args = (segment_name, _items("profile_ids", profile_ids), concurrency)
+        return self._bulk("segments.remove_profiles_bulk", "remove_profiles", progress, args)
+
+
+class AsyncSegments(_Async):
+    __doc__ = Segments.__doc__
+
+    list = awaitable(Segments.list)
+    delete = awaitable(Segments.delete)
+    add_subscribers = awaitable(Segments.add_subscribers)
+    add_profiles = awaitable(Segments.add_profiles)
+    remove_profiles = awaitable(Segments.remove_profiles)
+    add_subscribers_bulk = awaitable(Segments.add_subscribers_bulk)
+    add_profiles_bulk = awaitable(Segments.add_profiles_bulk)
+    remove_profiles_bulk = awaitable(Segments.remove_profiles_bulk)

@@ -1,0 +1,70 @@
+"""Triggered campaigns (spec 4.1, 4.2): ``client.triggers``, blocking and awaited."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Optional, SupportsIndex
+
+from pushwire._args import DateLike, IdLike
+from pushwire._core import Page, TriggeredCampaign
+from pushwire.resources._resource import _Async, _Sync, awaitable, paged
+
+
+class Triggers(_Sync):
+    """Triggered campaigns (spec 4.1, 4.2)."""
+
+    def get(
+        self,
+        trigger_id: IdLike,
+        *,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> TriggeredCampaign:
+        """One campaign with its notifications, and their analytics over the given dates
+        (the service's default range without them). ``BadRequestError`` if it does not
+        exist (the service answers 400)."""
+        out: TriggeredCampaign = self._call(
+            "triggers.get", trigger_id, analytics_start_at, analytics_end_at
+        )
+        return out
+
+    def list(
+        self,
+        *,
+        page: SupportsIndex = 1,
+        limit: SupportsIndex = 10,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Page[TriggeredCampaign]:
+        """One page of campaigns, newest first (``limit`` 1 to 500), with ``total`` and
+        ``last_page``; :meth:`iter` walks them all."""
+        out: Page[TriggeredCampaign] = self._call(
+            "triggers.list", page, limit, analytics_start_at, analytics_end_at
+        )
+        return out
+
+    def iter(
+        self,
+        *,
+        limit: SupportsIndex = 500,
+        analytics_start_at: Optional[DateLike] = None,
+        analytics_end_at: Optional[DateLike] = None,
+    ) -> Iterator[TriggeredCampaign]:
+        """Every campaign, newest first, fetching pages lazily (``async for`` on
+        ``AsyncClient``)."""
+        return self._pages(
+            lambda p: self.list(
+                page=p,
+                limit=limit,
+                analytics_start_at=analytics_start_at,
+                analytics_end_at=analytics_end_at,
+            )
+        )
+
+
+class AsyncTriggers(_Async):
+    __doc__ = Triggers.__doc__
+
+    get = awaitable(Triggers.get)
+    list = awaitable(Triggers.list)
+    iter = paged(Triggers.iter)

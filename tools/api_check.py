@@ -1,0 +1,68 @@
+"""Checks that the public Python API has no breaking change against a git revision.
+
+    PYTHONPATH=python python tools/api_check.py [REV]
+
+It is ``griffe check`` (griffe's own breaking-change finder, with the docs' extension, reading
+the package statically as the docs do), plus the resource namespaces (``client.triggers``,
+...): their classes are private (``pushwire._client``), so griffe's check passes over them,
+but their methods are the API. Each method of each namespace, blocking and async, must keep
+its kind (async or not), its parameters (names, kinds, defaults) and its return annotation.
+Exits 1 with what changed, else 0.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import griffe
+
+NAMESPACES = ("Triggers", "Drips", "Segments", "Analytics", "Products", "Notifications", "Events")
+
+
+def _load(rev: str | None) -> griffe.Module:
+    extensions = griffe.load_extensions("docs/griffe_pushwire.py")
+    if rev is None:
+        return griffe.load(
+            "pushwire", search_paths=["python"], extensions=extensions, allow_inspection=False
+        )
+    return griffe.load_git(
+        "pushwire",
+        ref=rev,
+        search_paths=["python"],
+        extensions=extensions,
+        allow_inspection=False,
+    )
+
+
+def _shape(function: griffe.Object | griffe.Alias) -> object:
+    if isinstance(function, griffe.Alias):
+        function = function.final_target
+    if not isinstance(function, griffe.Function):
+        return function.kind.value
+    parameters = [(p.name, p.kind.value, str(p.default)) for p in function.parameters]
+    return ("async" in function.labels, parameters, str(function.returns))
+
+
+def main() -> int:
+    rev = sys.argv[1] if len(sys.argv) > 1 else "HEAD"
+    old, new = _load(rev), _load(None)
+    problems = [b.explain() for b in griffe.find_breaking_changes(old, new)]
+    for name in NAMESPACES:
+        for cls_name in (name, f"Async{name}"):
+            before, after = old[f"_client.{cls_name}"], new[f"_client.{cls_name}"]
+            for member, function in before.members.items():
+                if member.startswith("_"):
+                    continue
+                now = after.members.get(member)
+                if now is None:
+                    problems.append(f"{cls_name}.{member}: removed")
+                elif _shape(function) != _shape(now):
+                    problems.append(f"{cls_name}.{member}: {_shape(function)} is now {_shape(now)}")
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} breaking change(s) against {rev}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
