@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use serde_json::Value;
 
+use super::campaign::campaign_notification;
 use super::common::{Action, Analytics, Extra, Json, ScheduleOptions, UtmParams};
 use super::lenient;
 use crate::validate::Violation;
@@ -96,40 +97,12 @@ pub struct AudienceRule {
     pub value: Json,
 }
 
-/// Spec 2.8, the read shape: the create shape's fields plus `id`, `order`, `analytics`.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct DripNotification {
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub id: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub order: i64,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub title: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub message: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub url: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub image_url: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub big_image_url: String,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub require_interaction: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub expiry: i64,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub schedule_options: ScheduleOptions,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub actions: Vec<Action>,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub analytics: Analytics,
-    /// Fields the spec does not list, kept as sent.
-    #[serde(flatten)]
-    pub extra: Extra,
+campaign_notification! {
+    /// Spec 2.8, the read shape: the create shape's fields plus `id`, `order`, `analytics`.
+    DripNotification {
+        id, order, title, message, url, image_url, big_image_url, require_interaction, expiry,
+        schedule_options, actions, analytics, extra,
+    }
 }
 
 impl DripNotification {
