@@ -1,9 +1,11 @@
 //! Drip campaigns (4.3): the JSON types of the body as the service checks them before
-//! reading it, the body itself, and the audience (`send_to`, 2.9).
+//! reading it, the body itself, and the audience (`send_to`, 2.9), also as read back from a
+//! drip's `audience` (2.7) to create it again.
 
 use serde_json::{Map, Value};
 
-use crate::model::NewDrip;
+use crate::model::drip::SEND_TO_FIELDS;
+use crate::model::{Audience, NewDrip, SendTo};
 
 use super::campaigns::{actions, campaign_expiry, schedule};
 use super::formats::is_web_url;
@@ -196,6 +198,116 @@ pub fn empty_include(send_to: &Value) -> Option<String> {
     send_to.as_object()?.iter().find_map(|(k, v)| {
         (k.starts_with("include_") && v.as_array().is_some_and(|a| a.is_empty())).then(|| k.clone())
     })
+}
+
+impl SendTo {
+    /// The `send_to` that selects what `audience` does, for a drip read and created again:
+    /// one group of rules AND-ed, each `in` or `nin` on segments, country, states or city,
+    /// or the single `all` rule. Every audience `send_to` cannot say exactly is refused
+    /// naming the rule, never widened or narrowed: OR-ed groups, no group at all (which
+    /// selects no one), a device rule, two `in` rules on one field (AND-ed, where an include
+    /// list is any of its values), an `in` with no value, `all` with values.
+    pub fn from_audience(audience: &Audience, path: &str) -> Result<SendTo, Violation> {
+        let groups = &audience.filter.value;
+        fn refuse<T>(field: String, why: String) -> Result<T, Violation> {
+            Err(Violation::new(field, why))
+        }
+        let group = match groups.as_slice() {
+            [group] => group,
+            [] => {
+                return refuse(
+                    format!("{path}.filter.value"),
+                    format!(
+                        "{path}.filter.value has no group of rules, which selects no one: \
+                         send_to cannot say that (leave send_to out to reach everyone)"
+                    ),
+                )
+            }
+            more => {
+                return refuse(
+                    format!("{path}.filter.value"),
+                    format!(
+                        "{path}.filter.value has {} groups of rules (OR-ed), which send_to \
+                         cannot express: it takes one group of include and exclude lists",
+                        more.len()
+                    ),
+                )
+            }
+        };
+        let mut out = SendTo::default();
+        for (i, rule) in group.iter().enumerate() {
+            let at = format!("{path}.filter.value[0][{i}]");
+            let values = match &rule.value.0 {
+                Value::Array(items) => items
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(s) => Ok(s.clone()),
+                        Value::Number(n) => Ok(n.to_string()),
+                        other => Err(other),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .or_else(|bad| {
+                        refuse(
+                            format!("{at}.value"),
+                            format!("{at}.value holds {bad}: only strings and numbers match"),
+                        )
+                    })?,
+                _ => return refuse(format!("{at}.value"), format!("{at}.value must be a list")),
+            };
+            if rule.op == "all" {
+                if !values.is_empty() || group.len() > 1 {
+                    return refuse(
+                        format!("{at}.op"),
+                        format!("{at}: `all` selects everyone, so it stands alone with no values"),
+                    );
+                }
+                continue;
+            }
+            let Some(slot) = SEND_TO_FIELDS.iter().position(|f| *f == rule.field) else {
+                return refuse(
+                    format!("{at}.field"),
+                    format!(
+                        "{at}.field {:?} has no send_to list (segments, country, states and \
+                         city have)",
+                        rule.field
+                    ),
+                );
+            };
+            let (include, exclude) = out.lists_mut().into_iter().nth(slot).expect("4 lists");
+            match rule.op.as_str() {
+                // An empty `in` selects no one; as an empty include list it would be no
+                // filter at all, and the drip would reach everyone.
+                "in" if values.is_empty() => {
+                    return refuse(
+                        format!("{at}.value"),
+                        format!(
+                        "{at}.value is empty, so the rule selects no one, which send_to cannot say"
+                    ),
+                    )
+                }
+                "in" if !include.is_empty() => {
+                    return refuse(
+                        format!("{at}.field"),
+                        format!(
+                            "{at} is a second `in` rule on {}: the two are AND-ed, which an \
+                             include list (any of its values) cannot express",
+                            rule.field
+                        ),
+                    )
+                }
+                "in" => *include = values,
+                // `nin a` AND `nin b` is `nin` both.
+                "nin" => exclude.extend(values),
+                other => {
+                    return refuse(
+                        format!("{at}.op"),
+                        format!("{at}.op must be all, in or nin, not {other:?}"),
+                    )
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! write `crate::validate::broadcast` whatever file it lives in.
 
 mod analytics;
+mod broadcast_form;
 mod campaigns;
 mod drips;
 mod events;
