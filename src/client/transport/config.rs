@@ -31,8 +31,9 @@ pub struct Config {
     /// A proxy for every request (`http://`, `https://` or `socks5://` URL). Without it, the
     /// `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` environment applies, as for curl.
     pub proxy: Option<String>,
-    /// The TLS settings of every pool made from this configuration ([`tls_config`]); built
-    /// by each transport when `None`. When set, `ca_bundle` is not read again.
+    /// The TLS settings of every pool made from this configuration
+    /// ([`tls_config`](super::tls_config)); built by each transport when `None`. When set,
+    /// `ca_bundle` is not read again.
     pub tls: Option<rustls::ClientConfig>,
     /// Bounds the requests in flight at once over every pool made from this configuration
     /// (each is one connection): a call beyond it waits for a slot, within its `timeout`.
