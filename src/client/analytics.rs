@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use super::error::Result;
 use super::transport::{Call, Transport};
-use super::Result;
 use crate::envelope;
 use crate::model::SummaryRow;
 use crate::validate;

@@ -5,8 +5,9 @@
 use futures::stream::{self, StreamExt};
 use serde_json::{Map, Value};
 
+use super::error::{Error, Result};
 use super::transport::Transport;
-use super::{events, segments, Result};
+use super::{events, segments};
 use crate::validate::SEGMENT_HASHES_MAX;
 
 /// The most profile ids sent in one `profile` request by the bulk forms (the spec sets no
@@ -18,7 +19,7 @@ pub const PROFILE_CHUNK: usize = 500;
 /// their request.
 pub async fn track_many(
     t: &Transport,
-    events: Vec<std::result::Result<Map<String, Value>, super::Error>>,
+    events: Vec<std::result::Result<Map<String, Value>, Error>>,
     concurrency: usize,
 ) -> Vec<Result<()>> {
     stream::iter(events)

@@ -1,13 +1,13 @@
 //! Drip autoresponders: create (4.3), list (4.4), read (4.5).
 
-use super::transport::{Body, Call, Data, Idempotency, Transport};
-use super::{list_call, path_id, AnalyticsRange, Page, Result};
+use super::campaigns::{self, AnalyticsRange, Page};
+use super::error::Result;
+use super::transport::{Body, Call, Idempotency, Transport};
 use crate::envelope;
-use crate::model::{Drip, Meta, NewDrip};
+use crate::model::{Drip, NewDrip};
 use crate::validate;
 
 envelope!(Created { drip_id: Option<serde_json::Value> });
-envelope!(List { data: Vec<Drip>; meta: Meta });
 
 /// Creates a drip; its id. Not retried once sent: a second create is a second drip.
 pub async fn create(t: &Transport, drip: &NewDrip) -> Result<i64> {
@@ -22,12 +22,7 @@ pub async fn create(t: &Transport, drip: &NewDrip) -> Result<i64> {
 }
 
 pub async fn get(t: &Transport, drip_id: i64, range: &AnalyticsRange) -> Result<Drip> {
-    let id = path_id("drip_id", drip_id)?;
-    range.check()?;
-    let one: Data<Drip> = t
-        .send(&range.apply(Call::get(format!("/drips/{id}"))))
-        .await?;
-    Ok(one.data)
+    campaigns::get(t, "/drips", "drip_id", drip_id, range).await
 }
 
 pub async fn list(
@@ -36,9 +31,5 @@ pub async fn list(
     limit: Option<i64>,
     range: &AnalyticsRange,
 ) -> Result<Page<Drip>> {
-    let list: List = t.send(&list_call("/drips", page, limit, range)?).await?;
-    Ok(Page {
-        data: list.data,
-        meta: list.meta,
-    })
+    campaigns::list(t, "/drips", page, limit, range).await
 }

@@ -3,8 +3,8 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::error::{Error, Result};
 use super::transport::{Body, Call, Envelope, Idempotency, Iface, Transport, EVENTS_PATH};
-use super::{Error, Result};
 use crate::validate;
 
 /// `{error_code: 0, data: {}}`; an `error` object means failure whatever the status.

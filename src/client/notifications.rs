@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
+use super::error::Result;
 use super::transport::{Body, Call, Envelope, Idempotency, Transport};
-use super::Result;
 use crate::model::NewNotification;
 use crate::validate;
 

@@ -1,7 +1,7 @@
 //! Product update (4.12).
 
+use super::error::Result;
 use super::transport::{Ack, Body, Call, Idempotency, Transport};
-use super::Result;
 use crate::model::Product;
 use crate::validate;
 

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
+use super::error::Result;
 use super::transport::{Ack, Body, Call, Idempotency, Transport};
-use super::Result;
 use crate::envelope;
 use crate::form::FormWriter;
 use crate::model::Segment;
@@ -33,43 +33,36 @@ pub async fn list(
     Ok(list.segments)
 }
 
-fn message(ack: Ack) -> String {
-    match ack.message {
+/// Posts a form; the service's message.
+async fn post_form(t: &Transport, path: &str, form: String, idem: Idempotency) -> Result<String> {
+    let call = Call::post(path, Body::Form(form.into()), idem);
+    let ack: Ack = t.send(&call).await?;
+    Ok(match ack.message {
         Some(Value::String(s)) => s,
         Some(other) => other.to_string(),
         None => String::new(),
-    }
+    })
 }
 
 pub async fn delete(t: &Transport, segment_id: &str) -> Result<String> {
     let id = validate::segment_id(segment_id)?;
-    let body = FormWriter::new()
+    let form = FormWriter::new()
         .field("segment_id", &id.to_string())
         .finish();
     // Not retried once sent: a delete that went through answers a retry with "does not
     // exist", which would report a success as a failure.
-    let call = Call::post(
-        "/segments/delete",
-        Body::Form(body.into()),
-        Idempotency::Unsafe,
-    );
-    Ok(message(t.send(&call).await?))
+    post_form(t, "/segments/delete", form, Idempotency::Unsafe).await
 }
 
 /// Adds subscribers by hash (at most 500 per call); the service's message.
 pub async fn add_subscribers(t: &Transport, segment_id: &str, hashes: &[String]) -> Result<String> {
     let id = validate::segment_id(segment_id)?;
     validate::segment_hashes(hashes)?;
-    let body = FormWriter::new()
+    let form = FormWriter::new()
         .field("segment_id", &id.to_string())
         .list("subscriber_hash", hashes)
         .finish();
-    let call = Call::post(
-        "/segments/addSegmentWithHash",
-        Body::Form(body.into()),
-        Idempotency::Safe,
-    );
-    Ok(message(t.send(&call).await?))
+    post_form(t, "/segments/addSegmentWithHash", form, Idempotency::Safe).await
 }
 
 /// Adds (`add`) or removes (`delete`) the subscribers of `profile_ids` to/from a segment.
@@ -80,12 +73,11 @@ pub async fn profiles(
     operation: &str,
 ) -> Result<()> {
     validate::profile_membership(segment_name, profile_ids, operation)?;
-    let body = FormWriter::new()
+    let form = FormWriter::new()
         .field("segment_name", segment_name)
         .list("profile_id", profile_ids)
         .field("operation", operation)
         .finish();
-    let call = Call::post("/profile", Body::Form(body.into()), Idempotency::Safe);
-    let _: Ack = t.send(&call).await?;
+    post_form(t, "/profile", form, Idempotency::Safe).await?;
     Ok(())
 }

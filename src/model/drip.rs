@@ -4,9 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use serde_json::Value;
 
+use super::campaign::campaign_notification;
 use super::common::{Action, Analytics, Extra, Json, ScheduleOptions, UtmParams};
 use super::lenient;
-use crate::validate::Violation;
 
 /// Spec 2.7, the read shape.
 #[cfg_attr(
@@ -96,40 +96,12 @@ pub struct AudienceRule {
     pub value: Json,
 }
 
-/// Spec 2.8, the read shape: the create shape's fields plus `id`, `order`, `analytics`.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct DripNotification {
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub id: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub order: i64,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub title: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub message: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub url: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub image_url: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub big_image_url: String,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub require_interaction: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub expiry: i64,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub schedule_options: ScheduleOptions,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub actions: Vec<Action>,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub analytics: Analytics,
-    /// Fields the spec does not list, kept as sent.
-    #[serde(flatten)]
-    pub extra: Extra,
+campaign_notification! {
+    /// Spec 2.8, the read shape: the create shape's fields plus `id`, `order`, `analytics`.
+    DripNotification {
+        id, order, title, message, url, image_url, big_image_url, require_interaction, expiry,
+        schedule_options, actions, analytics, extra,
+    }
 }
 
 impl DripNotification {
@@ -263,7 +235,7 @@ pub struct SendTo {
 }
 
 /// The audience rule fields (2.7) that `send_to` has lists for (2.9), in its order.
-const SEND_TO_FIELDS: [&str; 4] = ["segments", "country", "states", "city"];
+pub(crate) const SEND_TO_FIELDS: [&str; 4] = ["segments", "country", "states", "city"];
 
 impl SendTo {
     /// The include and exclude lists of each of [`SEND_TO_FIELDS`].
@@ -276,121 +248,13 @@ impl SendTo {
         ]
     }
 
-    fn lists_mut(&mut self) -> [(&mut Vec<String>, &mut Vec<String>); 4] {
+    pub(crate) fn lists_mut(&mut self) -> [(&mut Vec<String>, &mut Vec<String>); 4] {
         [
             (&mut self.include_segments, &mut self.exclude_segments),
             (&mut self.include_countries, &mut self.exclude_countries),
             (&mut self.include_states, &mut self.exclude_states),
             (&mut self.include_cities, &mut self.exclude_cities),
         ]
-    }
-
-    /// The `send_to` that selects what `audience` does, for a drip read and created again:
-    /// one group of rules AND-ed, each `in` or `nin` on segments, country, states or city,
-    /// or the single `all` rule. Every audience `send_to` cannot say exactly is refused
-    /// naming the rule, never widened or narrowed: OR-ed groups, no group at all (which
-    /// selects no one), a device rule, two `in` rules on one field (AND-ed, where an include
-    /// list is any of its values), an `in` with no value, `all` with values.
-    pub fn from_audience(audience: &Audience, path: &str) -> Result<SendTo, Violation> {
-        let groups = &audience.filter.value;
-        fn refuse<T>(field: String, why: String) -> Result<T, Violation> {
-            Err(Violation::new(field, why))
-        }
-        let group = match groups.as_slice() {
-            [group] => group,
-            [] => {
-                return refuse(
-                    format!("{path}.filter.value"),
-                    format!(
-                        "{path}.filter.value has no group of rules, which selects no one: \
-                         send_to cannot say that (leave send_to out to reach everyone)"
-                    ),
-                )
-            }
-            more => {
-                return refuse(
-                    format!("{path}.filter.value"),
-                    format!(
-                        "{path}.filter.value has {} groups of rules (OR-ed), which send_to \
-                         cannot express: it takes one group of include and exclude lists",
-                        more.len()
-                    ),
-                )
-            }
-        };
-        let mut out = SendTo::default();
-        for (i, rule) in group.iter().enumerate() {
-            let at = format!("{path}.filter.value[0][{i}]");
-            let values = match &rule.value.0 {
-                Value::Array(items) => items
-                    .iter()
-                    .map(|v| match v {
-                        Value::String(s) => Ok(s.clone()),
-                        Value::Number(n) => Ok(n.to_string()),
-                        other => Err(other),
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-                    .or_else(|bad| {
-                        refuse(
-                            format!("{at}.value"),
-                            format!("{at}.value holds {bad}: only strings and numbers match"),
-                        )
-                    })?,
-                _ => return refuse(format!("{at}.value"), format!("{at}.value must be a list")),
-            };
-            if rule.op == "all" {
-                if !values.is_empty() || group.len() > 1 {
-                    return refuse(
-                        format!("{at}.op"),
-                        format!("{at}: `all` selects everyone, so it stands alone with no values"),
-                    );
-                }
-                continue;
-            }
-            let Some(slot) = SEND_TO_FIELDS.iter().position(|f| *f == rule.field) else {
-                return refuse(
-                    format!("{at}.field"),
-                    format!(
-                        "{at}.field {:?} has no send_to list (segments, country, states and \
-                         city have)",
-                        rule.field
-                    ),
-                );
-            };
-            let (include, exclude) = out.lists_mut().into_iter().nth(slot).expect("4 lists");
-            match rule.op.as_str() {
-                // An empty `in` selects no one; as an empty include list it would be no
-                // filter at all, and the drip would reach everyone.
-                "in" if values.is_empty() => {
-                    return refuse(
-                        format!("{at}.value"),
-                        format!(
-                        "{at}.value is empty, so the rule selects no one, which send_to cannot say"
-                    ),
-                    )
-                }
-                "in" if !include.is_empty() => {
-                    return refuse(
-                        format!("{at}.field"),
-                        format!(
-                            "{at} is a second `in` rule on {}: the two are AND-ed, which an \
-                             include list (any of its values) cannot express",
-                            rule.field
-                        ),
-                    )
-                }
-                "in" => *include = values,
-                // `nin a` AND `nin b` is `nin` both.
-                "nin" => exclude.extend(values),
-                other => {
-                    return refuse(
-                        format!("{at}.op"),
-                        format!("{at}.op must be all, in or nin, not {other:?}"),
-                    )
-                }
-            }
-        }
-        Ok(out)
     }
 }
 

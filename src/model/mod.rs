@@ -1,6 +1,7 @@
 //! The spec's resources as serde types, shared by the client and the emulator. Response
 //! types are lenient (see `lenient`) and keep unknown fields in `extra`.
 
+pub mod campaign;
 pub mod common;
 pub mod drip;
 pub mod lenient;

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{Action, Analytics, Extra, ScheduleOptions, UtmParams};
+use super::campaign::campaign_notification;
+use super::common::{Analytics, Extra, UtmParams};
 use super::lenient;
 
 /// Spec 2.1.
@@ -63,49 +64,12 @@ pub struct Rules {
     pub stop_event_name: String,
 }
 
-/// Spec 2.2.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct TriggeredNotification {
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub id: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub order: i64,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub title: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub message: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub url: String,
-    /// A String in 2.2: left out when the notification has none, never `null` (as the other
-    /// optional strings of the models, `utm_term` or an action's `image_url`).
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_string",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub image_url: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_string",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub big_image_url: Option<String>,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub expiry: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub require_interaction: i64,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub actions: Vec<Action>,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub schedule_options: ScheduleOptions,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub analytics: Analytics,
-    #[serde(flatten)]
-    pub extra: Extra,
+campaign_notification! {
+    /// Spec 2.2.
+    TriggeredNotification {
+        id, order, title, message, url, image_url?, big_image_url?, expiry, require_interaction,
+        actions, schedule_options, analytics, extra,
+    }
 }
 
 /// Spec 2.4.

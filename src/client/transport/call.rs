@@ -1,0 +1,85 @@
+//! A call as a resource module describes it: the interface, method, path, query and body,
+//! and whether repeating it could repeat its effect.
+
+use reqwest::Method;
+
+/// Which interface a call goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Iface {
+    /// `{base_url}/apiv1`
+    Main,
+    /// `{events_url}/api/v1`
+    Events,
+}
+
+/// Whether repeating a call could repeat its effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idempotency {
+    /// Reads and writes that land in the same state however often they run.
+    Safe,
+    /// Writes with a side effect per request (a broadcast, a drip, an event, a product update).
+    Unsafe,
+}
+
+#[derive(Debug, Clone)]
+/// A request body; `Bytes` so that a retry resends it without copying.
+pub enum Body {
+    Empty,
+    Json(bytes::Bytes),
+    Form(bytes::Bytes),
+}
+
+/// One API call, as a resource module describes it.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub iface: Iface,
+    pub method: Method,
+    pub path: String,
+    pub query: Vec<(&'static str, String)>,
+    pub body: Body,
+    pub idempotency: Idempotency,
+}
+
+impl Call {
+    pub fn get(path: impl Into<String>) -> Call {
+        Call {
+            iface: Iface::Main,
+            method: Method::GET,
+            path: path.into(),
+            query: Vec::new(),
+            body: Body::Empty,
+            idempotency: Idempotency::Safe,
+        }
+    }
+
+    pub fn post(path: impl Into<String>, body: Body, idempotency: Idempotency) -> Call {
+        Call {
+            iface: Iface::Main,
+            method: Method::POST,
+            path: path.into(),
+            query: Vec::new(),
+            body,
+            idempotency,
+        }
+    }
+
+    pub fn query(mut self, key: &'static str, value: Option<impl ToString>) -> Call {
+        if let Some(v) = value {
+            self.query.push((key, v.to_string()));
+        }
+        self
+    }
+
+    /// The path as the service sees it, with its interface's prefix (for logs and errors).
+    pub fn shown_path(&self) -> String {
+        match self.iface {
+            Iface::Main => format!("/apiv1{}", self.path),
+            Iface::Events => format!("/api/v1{}", self.path),
+        }
+    }
+
+    pub fn on(mut self, iface: Iface) -> Call {
+        self.iface = iface;
+        self
+    }
+}

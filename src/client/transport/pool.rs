@@ -1,0 +1,243 @@
+//! A client's HTTP side: the connection pool with its headers, proxy and redirect policy,
+//! both interfaces' roots, and the limits its calls run under.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, USER_AGENT};
+use reqwest::Url;
+
+use crate::client::error::{Error, Result};
+
+use super::config::Config;
+use super::tls::tls_config;
+use super::urls::{is_loopback, parsed_root, root_url, url_of, without_credentials, EVENTS_PATH};
+
+pub const USER_AGENT_VALUE: &str =
+    concat!("pushwire-python/", env!("CARGO_PKG_VERSION"), " (rust)");
+
+/// A client's HTTP side: one connection pool, both interfaces, and the limits its calls
+/// run under. A [`with_limits`](Transport::with_limits) view shares the pool.
+#[derive(Debug)]
+pub struct Transport {
+    pub(super) shared: Arc<Shared>,
+    pub(super) limits: Limits,
+}
+
+/// A call's own limits, where they differ from its client's (`Client.with_options`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub max_retries: u32,
+    pub max_response_size: u64,
+}
+
+/// What every view of a transport shares: the pool and the client's fixed settings.
+#[derive(Debug)]
+pub struct Shared {
+    pub(super) http: reqwest::Client,
+    /// Parsed once: a request only sets its path and query on a copy (a whole parse per
+    /// request ran the host through IDNA mapping, about 8% of a small request's CPU).
+    pub(super) main_root: Url,
+    pub(super) events_root: Option<Url>,
+    /// The whole URL of the event endpoint, which a batch posts to thousands of times: a
+    /// copy, not a path set on the root (a path parse per event).
+    pub(super) events_endpoint: Option<Url>,
+    pub(super) backoff_base: Duration,
+    pub(super) backoff_max: Duration,
+    pub(super) slots: Option<Arc<tokio::sync::Semaphore>>,
+    pub(super) max_connections: usize,
+    /// The API key, to blank where an error answer echoes it; `None` for a key shorter than
+    /// 8 characters, which is no secret (a test's `k1`) and would blank ordinary words.
+    pub(super) secret: Option<String>,
+}
+
+// The pool's fields read as the transport's own (`self.http`).
+impl std::ops::Deref for Transport {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
+}
+
+impl Transport {
+    pub fn new(cfg: &Config) -> Result<Transport> {
+        if cfg.api_key.trim().is_empty() {
+            return Err(Error::validation(
+                "api_key",
+                "no API key: pass api_key= or set PUSHWIRE_API_KEY",
+            ));
+        }
+        let main = root_url("base_url", &cfg.base_url, "/apiv1", cfg.allow_insecure)?;
+        // The events interface is optional: a client that never tracks events needs no URL.
+        let events = if cfg.events_url.trim().is_empty() {
+            None
+        } else {
+            Some(root_url(
+                "events_url",
+                &cfg.events_url,
+                "/api/v1",
+                cfg.allow_insecure,
+            )?)
+        };
+        let mut headers = HeaderMap::new();
+        let mut key = HeaderValue::from_str(cfg.api_key.trim()).map_err(|_| {
+            Error::validation("api_key", "api_key holds characters a header cannot carry")
+        })?;
+        key.set_sensitive(true);
+        headers.insert(HeaderName::from_static("api-key"), key);
+        headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+        for (k, v) in &cfg.default_headers {
+            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+                Error::validation(
+                    "default_headers",
+                    format!("default_headers: bad header name {k:?}"),
+                )
+            })?;
+            if matches!(name.as_str(), "api-key" | "api_key") {
+                return Err(Error::validation(
+                    "default_headers",
+                    "default_headers must not carry the key: pass api_key=",
+                ));
+            }
+            // Headers that frame the message or the connection are the HTTP stack's: a
+            // `Content-Length` of its own would cut every body short.
+            if matches!(
+                name.as_str(),
+                "content-length"
+                    | "transfer-encoding"
+                    | "host"
+                    | "connection"
+                    | "keep-alive"
+                    | "te"
+                    | "trailer"
+                    | "upgrade"
+                    | "proxy-connection"
+            ) {
+                return Err(Error::validation(
+                    "default_headers",
+                    format!(
+                        "default_headers must not set {k}: the HTTP client sets it for each \
+                         request"
+                    ),
+                ));
+            }
+            let value = HeaderValue::from_str(v).map_err(|_| {
+                Error::validation(
+                    "default_headers",
+                    format!("default_headers: bad value for {k}"),
+                )
+            })?;
+            headers.insert(name, value);
+        }
+        let mut tls = match &cfg.tls {
+            Some(tls) => tls.clone(),
+            None => tls_config(cfg.ca_bundle.as_deref())?,
+        };
+        // A session cache per pool, as reqwest keeps one per client: a clone would share the
+        // original's (behind a lock a fork could catch held) with every pool and process.
+        tls.resumption = rustls::client::Resumption::default();
+        // Preconfigured TLS settings override reqwest's own TLS options (versions, ALPN):
+        // set them in `tls_config`.
+        let mut builder = reqwest::Client::builder().tls_backend_preconfigured(tls);
+        if let Some(proxy) = &cfg.proxy {
+            // Parsed here first: reqwest's own refusal says only "builder error". Without a
+            // scheme (`10.0.0.1:3128`) it is http, as reqwest and curl read it.
+            let raw = proxy.trim();
+            let with_scheme = if raw.contains("://") {
+                raw.to_string()
+            } else {
+                format!("http://{raw}")
+            };
+            let p = Url::parse(&with_scheme)
+                .map_err(|e| e.to_string())
+                .and_then(|url| reqwest::Proxy::all(url.as_str()).map_err(|e| e.to_string()))
+                .map_err(|e| {
+                    Error::validation(
+                        "proxy",
+                        format!(
+                            "proxy is not a valid proxy URL ({e}): {:?}",
+                            without_credentials(raw)
+                        ),
+                    )
+                })?;
+            builder = builder.proxy(p);
+        } else if [Some(&main), events.as_ref()]
+            .into_iter()
+            .flatten()
+            .all(|root| Url::parse(root).is_ok_and(|u| is_loopback(&u)))
+        {
+            // A service on this machine (the emulator, a tunnel) is not behind the
+            // environment's HTTP_PROXY, which would be sent the key and fail to reach it.
+            builder = builder.no_proxy();
+        }
+        let http = builder
+            .default_headers(headers)
+            // Each request's own deadline bounds its connect too (`attempt`): this only
+            // keeps one hung connect from using up a long call's retries. Fixed, not the
+            // client's timeout, as `with_options` views of the pool have their own.
+            .connect_timeout(Duration::from_secs(10))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .tcp_nodelay(true)
+            // The service never redirects an API call. Following one would send the key
+            // header (reqwest strips only `Authorization` and cookies on a cross-origin hop)
+            // and the body to another host, or turn a broadcast into a GET whose answer
+            // reads as a send; a 3xx is an error instead (`api_failure`).
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| Error::Config(format!("the HTTP client could not be built: {e}")))?;
+        let events_root = events
+            .map(|e| parsed_root(&format!("{e}/api/v1")))
+            .transpose()?;
+        let shared = Shared {
+            http,
+            main_root: parsed_root(&format!("{main}/apiv1"))?,
+            events_endpoint: events_root.as_ref().map(|root| url_of(root, EVENTS_PATH)),
+            events_root,
+            backoff_base: cfg.backoff_base,
+            backoff_max: cfg.backoff_max,
+            slots: cfg.slots.as_ref().map(|s| s.get()),
+            max_connections: cfg.max_connections.unwrap_or(0),
+            secret: Some(cfg.api_key.trim().to_string()).filter(|k| k.chars().count() >= 8),
+        };
+        Ok(Transport {
+            shared: Arc::new(shared),
+            limits: Limits {
+                timeout: cfg.timeout,
+                max_retries: cfg.max_retries,
+                max_response_size: cfg.max_response_size,
+            },
+        })
+    }
+
+    /// The same pool, its calls run under `limits` instead of the client's.
+    pub fn with_limits(&self, limits: Limits) -> Transport {
+        Transport {
+            shared: self.shared.clone(),
+            limits,
+        }
+    }
+
+    /// How many requests of a batch asked to run `concurrency` at once may be in flight:
+    /// never more than the client's connection slots, so that no item of the batch waits
+    /// for a slot on its own deadline (and times out, perhaps after being sent).
+    pub fn in_flight(&self, concurrency: usize) -> usize {
+        match self.max_connections {
+            0 => concurrency.max(1),
+            n => concurrency.clamp(1, n),
+        }
+    }
+}
+
+/// Lets the connections of the running (current-thread) runtime read what arrived while
+/// nothing ran them: a blocking client's between its calls, or during a progress callback
+/// that held its thread. A connection the service closed meanwhile (an idle keep-alive
+/// timeout, often shorter than the pool's 60 s) still looks open to the pool, and a request
+/// would be written into it and fail with its outcome unknown. Two turns: the first reads
+/// the sockets' news and queues their connections, the second runs them, and a closed one
+/// leaves the pool before a request takes a connection from it (0.7 us).
+pub async fn catch_up_connections() {
+    tokio::task::yield_now().await;
+    tokio::task::yield_now().await;
+}

@@ -1,0 +1,109 @@
+//! One attempt: the request built and sent, and its answer read within
+//! `max_response_size`, never buffering past it.
+
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, CONTENT_TYPE};
+use reqwest::StatusCode;
+
+use super::call::{Body, Call, Iface};
+use super::pool::Transport;
+use super::urls::{url_of, EVENTS_PATH};
+
+/// How an attempt failed: the HTTP stack, or an answer larger than `max_response_size`.
+#[derive(Debug)]
+pub(super) enum AttemptError {
+    Http(reqwest::Error),
+    TooLarge {
+        status: StatusCode,
+        /// Its `Content-Length`, when that alone was over the bound (nothing was read).
+        announced: Option<u64>,
+    },
+}
+
+impl From<reqwest::Error> for AttemptError {
+    fn from(e: reqwest::Error) -> Self {
+        AttemptError::Http(e)
+    }
+}
+
+impl Transport {
+    pub(super) async fn attempt(
+        &self,
+        call: &Call,
+        remaining: Duration,
+    ) -> std::result::Result<(StatusCode, HeaderMap, bytes::Bytes), AttemptError> {
+        let root = match call.iface {
+            Iface::Main => &self.main_root,
+            Iface::Events => match &self.events_root {
+                Some(root) => root,
+                None => &self.main_root,
+            },
+        };
+        let mut url = match &self.events_endpoint {
+            Some(url) if call.iface == Iface::Events && call.path == EVENTS_PATH => url.clone(),
+            _ => url_of(root, &call.path),
+        };
+        if !call.query.is_empty() {
+            url.query_pairs_mut()
+                .extend_pairs(call.query.iter().map(|(k, v)| (*k, v.as_str())));
+        }
+        let mut req = self
+            .http
+            .request(call.method.clone(), url)
+            .timeout(remaining);
+        req = match &call.body {
+            Body::Empty => req,
+            Body::Json(b) => req.header(CONTENT_TYPE, "application/json").body(b.clone()),
+            Body::Form(f) => req
+                .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(f.clone()),
+        };
+        let mut resp = req.send().await?;
+        let status = resp.status();
+        // Only a failure's headers are read (Retry-After): a success keeps none.
+        let headers = if status.is_success() {
+            HeaderMap::new()
+        } else {
+            resp.headers().clone()
+        };
+        let limit = self.limits.max_response_size;
+        let too_large = |announced| AttemptError::TooLarge { status, announced };
+        // Returning early drops `resp` with its body unread: the connection is closed,
+        // never returned to the pool, and nothing past the bound is read or buffered.
+        let announced = resp.content_length();
+        if announced.is_some_and(|n| n > limit) {
+            return Err(too_large(announced));
+        }
+        // Read part by part, the bound checked before each is kept. Written here rather
+        // than with http-body-util's `Limited`: reqwest's `Response` gives its parts, not
+        // its body, and a one-part answer (most of them) is kept without a copy. The parts
+        // are kept as they came and joined once at the end: what is held never passes the
+        // bound, where a growing buffer would hold its old and new copies at once.
+        let Some(first) = resp.chunk().await? else {
+            return Ok((status, headers, bytes::Bytes::new()));
+        };
+        let mut total = first.len() as u64;
+        if total > limit {
+            return Err(too_large(None));
+        }
+        let Some(second) = resp.chunk().await? else {
+            return Ok((status, headers, first));
+        };
+        let mut parts = vec![first];
+        let mut next = Some(second);
+        while let Some(part) = next {
+            total += part.len() as u64;
+            if total > limit {
+                return Err(too_large(None));
+            }
+            parts.push(part);
+            next = resp.chunk().await?;
+        }
+        let mut body = bytes::BytesMut::with_capacity(total as usize);
+        for part in parts {
+            body.extend_from_slice(&part);
+        }
+        Ok((status, headers, body.freeze()))
+    }
+}

@@ -1,0 +1,255 @@
+//! Broadcasts (4.13): the Laravel-style checks of the broadcast endpoint, with its title and
+//! message lengths per type, its audience filters and its buttons.
+
+use crate::model::{Action, NewNotification, NotificationType};
+
+use super::formats::{is_web_url, iso_date_or_datetime, valid_from};
+use super::limits::{
+    ACTIONS_MAX, BROADCAST_EXPIRY_MAX_MINUTES, BROADCAST_HASHES_MAX, BROADCAST_PROFILE_IDS_MAX,
+    MESSAGE_MAX, MESSAGE_MAX_SCHEDULED, TITLE_MAX, TITLE_MAX_SCHEDULED,
+};
+use super::violation::{Check, Violation};
+
+pub const TITLE_REQUIRED: &str = "The Title field is required.";
+pub const MESSAGE_REQUIRED: &str = "The Message field is required.";
+pub const URL_REQUIRED: &str = "The URL field is required.";
+pub const NO_PROFILE_SUBSCRIBERS: &str = "No Subcribers Found for the given profile_id";
+pub const ATTRIBUTE_OPS: [&str; 10] = [
+    "eq",
+    "ne",
+    "lt",
+    "lte",
+    "gt",
+    "gte",
+    "in",
+    "nin",
+    "exists",
+    "not_exists",
+];
+
+fn present(s: &Option<String>) -> Option<&str> {
+    s.as_deref().map(str::trim).filter(|s| !s.is_empty())
+}
+
+pub fn broadcast(n: &NewNotification) -> Check {
+    let title = present(&n.notification_title)
+        .ok_or_else(|| Violation::new("notification_title", TITLE_REQUIRED))?;
+    let message = present(&n.notification_message)
+        .ok_or_else(|| Violation::new("notification_message", MESSAGE_REQUIRED))?;
+    let url = present(&n.notification_url)
+        .ok_or_else(|| Violation::new("notification_url", URL_REQUIRED))?;
+    let (title_max, message_max) = match n.notification_type {
+        NotificationType::Later => (TITLE_MAX_SCHEDULED, MESSAGE_MAX_SCHEDULED),
+        _ => (TITLE_MAX, MESSAGE_MAX),
+    };
+    if title.chars().count() > title_max {
+        return Err(Violation::new(
+            "notification_title",
+            format!("The Title may not be greater than {title_max} characters."),
+        ));
+    }
+    if message.chars().count() > message_max {
+        return Err(Violation::new(
+            "notification_message",
+            format!("The Message may not be greater than {message_max} characters."),
+        ));
+    }
+    if !is_web_url(url) {
+        return Err(Violation::new(
+            "notification_url",
+            "The URL format is invalid.",
+        ));
+    }
+    for (name, v) in [
+        ("image_url", &n.image_url),
+        ("big_image_url", &n.big_image_url),
+    ] {
+        if let Some(u) = present(v) {
+            if !is_web_url(u) {
+                return Err(Violation::new(
+                    name,
+                    format!("The {name} format is invalid."),
+                ));
+            }
+        }
+    }
+    match (n.notification_type, present(&n.valid_from_utc)) {
+        (NotificationType::Later, None) => {
+            return Err(Violation::new(
+                "valid_from_utc",
+                "The valid_from_utc field is required when notification type is later.",
+            ))
+        }
+        (_, Some(v)) if !valid_from(v) => {
+            return Err(Violation::new(
+                "valid_from_utc",
+                "The valid_from_utc does not match the format Y-m-d H:i:s (YYYY-MM-DD hh:mm:ss, 24-hour clock).",
+            ))
+        }
+        _ => {}
+    }
+    // An empty entry would be dropped on the way and widen the audience: refuse it.
+    for (name, list) in [
+        ("profile_id", &n.profile_id),
+        ("include_segments", &n.include_segments),
+        ("exclude_segments", &n.exclude_segments),
+        ("include_countries", &n.include_countries),
+        ("exclude_countries", &n.exclude_countries),
+        ("include_states", &n.include_states),
+        ("include_cities", &n.include_cities),
+        ("include_device_types", &n.include_device_types),
+        ("include_browsers", &n.include_browsers),
+        ("subscriber_hash", &n.subscriber_hash),
+    ] {
+        if list.iter().any(|v| v.trim().is_empty()) {
+            return Err(Violation::new(
+                name,
+                format!("The {name} entries must not be empty."),
+            ));
+        }
+    }
+    if n.profile_id.len() > BROADCAST_PROFILE_IDS_MAX {
+        return Err(Violation::new(
+            "profile_id",
+            format!("The profile_id may not have more than {BROADCAST_PROFILE_IDS_MAX} items."),
+        ));
+    }
+    if n.subscriber_hash.len() > BROADCAST_HASHES_MAX {
+        return Err(Violation::new(
+            "subscriber_hash",
+            format!("The subscriber_hash may not have more than {BROADCAST_HASHES_MAX} items."),
+        ));
+    }
+    for (name, v) in [("from_date", &n.from_date), ("to_date", &n.to_date)] {
+        if let Some(d) = present(v) {
+            if !iso_date_or_datetime(d) {
+                return Err(Violation::new(
+                    name,
+                    format!("The {name} is not a valid date."),
+                ));
+            }
+        }
+    }
+    if let Some(ri) = n.require_interaction {
+        if ri != 0 && ri != 1 {
+            return Err(Violation::new(
+                "require_interaction",
+                "The require_interaction must be 0 or 1.",
+            ));
+        }
+    }
+    if let Some(e) = n.notification_expiry {
+        if !(1..=BROADCAST_EXPIRY_MAX_MINUTES).contains(&e) {
+            return Err(Violation::new(
+                "notification_expiry",
+                format!(
+                    "The notification_expiry must be between 1 and {BROADCAST_EXPIRY_MAX_MINUTES} minutes (28 days)."
+                ),
+            ));
+        }
+    }
+    if let Some(groups) = &n.attributes {
+        // No group, or a group without rules, would select everyone: refused like any
+        // filter that could silently widen a broadcast.
+        if groups.is_empty() {
+            return Err(Violation::new(
+                "attributes",
+                "The attributes must contain at least one rule group.",
+            ));
+        }
+        if groups.iter().any(Vec::is_empty) {
+            return Err(Violation::new(
+                "attributes",
+                "The attributes rule groups must not be empty.",
+            ));
+        }
+        for group in groups {
+            for rule in group {
+                if rule.key.trim().is_empty() {
+                    return Err(Violation::new(
+                        "attributes",
+                        "The attributes rule key is required.",
+                    ));
+                }
+                if !ATTRIBUTE_OPS.contains(&rule.op.as_str()) {
+                    return Err(Violation::new(
+                        "attributes",
+                        format!(
+                            "The attributes op must be one of {}.",
+                            ATTRIBUTE_OPS.join(", ")
+                        ),
+                    ));
+                }
+                let needs_value = !matches!(rule.op.as_str(), "exists" | "not_exists");
+                if needs_value && rule.value.0.is_null() {
+                    return Err(Violation::new(
+                        "attributes",
+                        format!("The attributes rule on {:?} needs a value.", rule.key),
+                    ));
+                }
+            }
+        }
+    }
+    if n.actions.len() > ACTIONS_MAX {
+        return Err(Violation::new(
+            "actions",
+            format!("At most {ACTIONS_MAX} buttons are allowed."),
+        ));
+    }
+    for (i, a) in n.actions.iter().enumerate() {
+        broadcast_button(i + 1, a)?;
+    }
+    Ok(())
+}
+
+/// The button of slot `k` (1 or 2) of a broadcast: `multi_element_title{k}`,
+/// `multi_element_url{k}` and the optional `multi_element_image{k}`.
+pub fn broadcast_button(k: usize, a: &Action) -> Check {
+    if a.label.trim().is_empty() {
+        return Err(Violation::new(
+            format!("multi_element_title{k}"),
+            format!("The multi_element_title{k} field is required when a button is given."),
+        ));
+    }
+    if !is_web_url(&a.url) {
+        return Err(Violation::new(
+            format!("multi_element_url{k}"),
+            format!("The multi_element_url{k} format is invalid."),
+        ));
+    }
+    if let Some(img) = a.image_url.as_deref().filter(|s| !s.is_empty()) {
+        if !is_web_url(img) {
+            return Err(Violation::new(
+                format!("multi_element_image{k}"),
+                format!("The multi_element_image{k} format is invalid."),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_attribute_filters_are_refused() {
+        let rule = crate::model::AttributeRule {
+            key: "age".into(),
+            op: "gt".into(),
+            value: crate::model::common::Json(json!(1)),
+        };
+        let with = |attributes| NewNotification {
+            notification_title: Some("t".into()),
+            notification_message: Some("m".into()),
+            notification_url: Some("https://x.example/".into()),
+            attributes: Some(attributes),
+            ..Default::default()
+        };
+        assert!(broadcast(&with(vec![vec![rule.clone()]])).is_ok());
+        for groups in [vec![], vec![vec![]], vec![vec![rule], vec![]]] {
+            assert_eq!(broadcast(&with(groups)).unwrap_err().field, "attributes");
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! The product catalogue of the price-drop and inventory campaigns (4.12).
+
+use crate::model::Product;
+
+use super::violation::{Check, Violation};
+
+pub fn products(products: &[Product]) -> Check {
+    if products.is_empty() {
+        return Err(Violation::new("products", "products must not be empty"));
+    }
+    for (i, p) in products.iter().enumerate() {
+        if p.product_id.trim().is_empty() {
+            return Err(Violation::new(
+                format!("products[{i}].product_id"),
+                "product_id is required",
+            ));
+        }
+        if !p.price.is_finite() || p.price < 0.0 {
+            return Err(Violation::new(
+                format!("products[{i}].price"),
+                "price must be a number not below 0",
+            ));
+        }
+        if let Some(a) = &p.availability {
+            if a != "inStock" && a != "outOfStock" {
+                return Err(Violation::new(
+                    format!("products[{i}].availability"),
+                    "availability must be inStock or outOfStock",
+                ));
+            }
+        }
+    }
+    Ok(())
+}

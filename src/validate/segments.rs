@@ -1,0 +1,78 @@
+//! Segments (4.6-4.9): ids, membership by hash and by profile, and the listing window.
+
+use super::limits::{SEGMENTS_LIMIT_MIN, SEGMENTS_OFFSET_MIN, SEGMENT_HASHES_MAX};
+use super::violation::{Check, Violation};
+
+pub const INVALID_SEGMENT_ID: &str = "Enter a valid segment id";
+pub const UNKNOWN_SEGMENT_ID: &str = "Your enter segment id does not exist";
+
+/// A segment id: a positive integer, as a number or a numeric string.
+pub fn segment_id(raw: &str) -> Check<i64> {
+    match raw.trim().parse::<i64>() {
+        Ok(id) if id > 0 => Ok(id),
+        _ => Err(Violation::new("segment_id", INVALID_SEGMENT_ID)),
+    }
+}
+
+/// `subscriber_hash` of 4.6: one to 500 non-empty entries.
+pub fn segment_hashes(hashes: &[String]) -> Check {
+    if hashes.is_empty() {
+        return Err(Violation::new(
+            "subscriber_hash",
+            "The subscriber_hash field is required.",
+        ));
+    }
+    if hashes.len() > SEGMENT_HASHES_MAX {
+        return Err(Violation::new(
+            "subscriber_hash",
+            format!("The subscriber_hash may not have more than {SEGMENT_HASHES_MAX} items."),
+        ));
+    }
+    if hashes.iter().any(|h| h.trim().is_empty()) {
+        return Err(Violation::new(
+            "subscriber_hash",
+            "The subscriber_hash entries must not be empty.",
+        ));
+    }
+    Ok(())
+}
+
+/// The body of 4.8.
+pub fn profile_membership(segment_name: &str, profile_ids: &[String], operation: &str) -> Check {
+    if segment_name.trim().is_empty() {
+        return Err(Violation::new(
+            "segment_name",
+            "The segment_name field is required.",
+        ));
+    }
+    if profile_ids.is_empty() || profile_ids.iter().any(|p| p.is_empty()) {
+        return Err(Violation::new(
+            "profile_id",
+            "The profile_id field is required.",
+        ));
+    }
+    if operation != "add" && operation != "delete" {
+        return Err(Violation::new(
+            "operation",
+            "The operation must be add or delete.",
+        ));
+    }
+    Ok(())
+}
+
+/// `limit` and `offset` of 4.9.
+pub fn segments_window(limit: Option<i64>, offset: Option<i64>) -> Check {
+    if matches!(limit, Some(l) if l < SEGMENTS_LIMIT_MIN) {
+        return Err(Violation::new(
+            "limit",
+            format!("limit must be at least {SEGMENTS_LIMIT_MIN}"),
+        ));
+    }
+    if matches!(offset, Some(o) if o < SEGMENTS_OFFSET_MIN) {
+        return Err(Violation::new(
+            "offset",
+            format!("offset must be at least {SEGMENTS_OFFSET_MIN}"),
+        ));
+    }
+    Ok(())
+}
