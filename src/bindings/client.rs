@@ -24,13 +24,13 @@ use futures::future::{AbortHandle, Abortable};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
+use super::batch_across_threads;
+use super::busy_poll;
 use super::convert::to_pyerr;
 use super::fork;
-use super::local;
 use super::ops::{self, Op, Output};
 use super::runtime::io_threads;
-use super::spin;
-use super::spread;
+use super::thread_state;
 use crate::client::{transport, Config, Error, Limits, Transport};
 
 /// Wakes blocked calls every 50 ms so they can let Python handle signals. A tokio timer per
@@ -77,7 +77,7 @@ fn handles_signals() -> bool {
 /// What a blocking call does: an operation, or a batch already under way.
 enum Work {
     Op(Op),
-    Spread(spread::Batch),
+    Spread(batch_across_threads::Batch),
 }
 
 /// The outcome of a blocking call a progress callback stopped, until the callback's own
@@ -153,7 +153,7 @@ pub fn limited(transport: Arc<Transport>, limits: Option<Limits>) -> Arc<Transpo
 
 #[pyclass(module = "pushwire._core", frozen)]
 pub struct CoreClient {
-    /// Also the client's identity: each thread keeps a transport per client (see `local`).
+    /// Also the client's identity: each thread keeps a transport per client (see `thread_state`).
     config: Arc<Config>,
     /// A `with_options` client's own timeout and retries: it shares `config`, and so the
     /// pools, of the client it was made from.
@@ -171,7 +171,7 @@ impl Drop for CoreClient {
         if let Some(threads) = super::runtime::started() {
             let client = std::mem::replace(&mut self.config, Arc::new(Config::new("", "", "")));
             drop(client);
-            threads.on_each(local::prune);
+            threads.on_each(thread_state::prune);
         }
     }
 }
@@ -309,9 +309,9 @@ impl CoreClient {
         self.config
             .closed
             .store(true, std::sync::atomic::Ordering::Relaxed);
-        local::prune_now();
+        thread_state::prune_now();
         if let Some(threads) = super::runtime::started() {
-            threads.on_each(local::prune);
+            threads.on_each(thread_state::prune);
         }
     }
 
@@ -337,21 +337,21 @@ impl CoreClient {
             return Err(to_pyerr(py, e, rename));
         };
         let (rt, transport) =
-            local::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
+            thread_state::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
         let transport = limited(transport, self.limits);
         let signals = handles_signals();
         let spread_batch = if op == "events.track_many" {
             let (items, concurrency) =
                 ops::track_many_args(args).map_err(|e| to_pyerr(py, e, rename))?;
-            // Decided here, with the GIL held (see `spread::worth_it`).
-            spread::worth_it(items.len(), concurrency).then_some((items, concurrency))
+            // Decided here, with the GIL held (see `batch_across_threads::worth_it`).
+            batch_across_threads::worth_it(items.len(), concurrency).then_some((items, concurrency))
         } else {
             None
         };
         let work = match spread_batch {
             Some((items, concurrency)) => {
                 // The I/O threads send the first events while this thread converts the rest.
-                let mut batch = spread::Batch::start(
+                let mut batch = batch_across_threads::Batch::start(
                     &transport,
                     &self.config,
                     self.limits,
@@ -394,15 +394,15 @@ impl CoreClient {
                     }
                 };
                 tokio::pin!(fut);
-                if let Some(spin) = may_spin.then(spin::start).flatten() {
+                if let Some(spin) = may_spin.then(busy_poll::start).flatten() {
                     // Polls the socket without parking until the answer or the deadline
-                    // (see `spin`): each `yield_now` lets the runtime check its I/O with a
+                    // (see `busy_poll`): each `yield_now` lets the runtime check its I/O with a
                     // zero timeout before polling the call again.
                     loop {
                         tokio::select! {
                             biased;
                             out = &mut fut => {
-                                spin::record(true);
+                                busy_poll::record(true);
                                 return Ok(out);
                             }
                             // Stops the call: its exception replaces this below.
@@ -410,7 +410,7 @@ impl CoreClient {
                             _ = tokio::task::yield_now() => {}
                         }
                         if std::time::Instant::now() >= spin.deadline {
-                            spin::record(false);
+                            busy_poll::record(false);
                             break;
                         }
                     }
@@ -443,7 +443,7 @@ impl CoreClient {
         };
         if !matches!(outcome, Ok(Ok(_))) {
             // The call was interrupted or failed: close what it left in flight now.
-            py.detach(|| local::settle(&rt));
+            py.detach(|| thread_state::settle(&rt));
         }
         match outcome? {
             Ok(out) => out.into_py(py),
@@ -479,7 +479,7 @@ impl CoreClient {
             // one; an abort (cancelled call) reports nothing, as its future is gone.
             let mut guard = CompleteOnPanic(Some((done, id, rename)));
             // The I/O thread's own pool for this client.
-            let out = match local::transport(&client) {
+            let out = match thread_state::transport(&client) {
                 Ok(transport) => ops::run(&limited(transport, limits), parsed).await,
                 Err(e) => Err(e),
             };

@@ -1,16 +1,16 @@
 //! The pyo3 glue of `pushwire._core`: conversions and GIL handling only.
 
+mod batch_across_threads;
+mod busy_poll;
 mod client;
 mod convert;
 mod emulator;
 mod fork;
-mod local;
 mod logs;
 mod models;
 mod ops;
 mod runtime;
-mod spin;
-mod spread;
+mod thread_state;
 
 use pyo3::prelude::*;
 
