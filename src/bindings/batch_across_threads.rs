@@ -14,9 +14,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 
-use super::client::limited;
 use super::runtime::io_threads;
-use super::thread_state;
+use super::thread_state::{self, limited};
 use crate::client::{bulk, Config, Error, Limits, Result, Transport};
 
 /// Below this many events per request slot, spreading costs more (a wake-up of each thread,

@@ -30,7 +30,8 @@ use super::convert::to_pyerr;
 use super::fork;
 use super::ops::{self, Op, Output};
 use super::runtime::io_threads;
-use super::thread_state;
+use super::stop;
+use super::thread_state::{self, limited};
 use crate::client::{transport, Config, Error, Limits, Transport};
 
 /// Wakes blocked calls every 50 ms so they can let Python handle signals. A tokio timer per
@@ -81,7 +82,7 @@ enum Work {
 }
 
 /// The outcome of a blocking call a progress callback stopped, until the callback's own
-/// exception (`ops::take_stop`) takes its place.
+/// exception (`stop::take`) takes its place.
 fn stopped() -> Error {
     Error::Config("the call was stopped by its progress callback".into())
 }
@@ -141,14 +142,6 @@ fn checked_limits(
         max_retries: max_retries as u32,
         max_response_size: max_response_size as u64,
     })
-}
-
-/// This thread's pool for a client, under a `with_options` client's own limits if any.
-pub fn limited(transport: Arc<Transport>, limits: Option<Limits>) -> Arc<Transport> {
-    match limits {
-        None => transport,
-        Some(limits) => Arc::new(transport.with_limits(limits)),
-    }
 }
 
 #[pyclass(module = "pushwire._core", frozen)]
@@ -362,7 +355,7 @@ impl CoreClient {
                     batch.add(ops::event(&item));
                     // Ctrl-C while converting: returning drops the batch, which calls off
                     // the I/O threads' workers; the events not sent yet never are.
-                    if let Some(e) = ops::take_stop() {
+                    if let Some(e) = stop::take() {
                         return Err(e);
                     }
                     if signals && i % 256 == 255 {
@@ -374,7 +367,7 @@ impl CoreClient {
             None => {
                 let parsed = ops::parse(op, args);
                 // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
-                if let Some(e) = ops::take_stop() {
+                if let Some(e) = stop::take() {
                     return Err(e);
                 }
                 Work::Op(parsed.map_err(|e| to_pyerr(py, e, rename))?)
@@ -406,7 +399,7 @@ impl CoreClient {
                                 return Ok(out);
                             }
                             // Stops the call: its exception replaces this below.
-                            _ = ops::stop_requested() => return Ok(Err(stopped())),
+                            _ = stop::requested() => return Ok(Err(stopped())),
                             _ = tokio::task::yield_now() => {}
                         }
                         if std::time::Instant::now() >= spin.deadline {
@@ -419,7 +412,7 @@ impl CoreClient {
                     tokio::select! {
                         biased;
                         out = &mut fut => return Ok(out),
-                        _ = ops::stop_requested() => return Ok(Err(stopped())),
+                        _ = stop::requested() => return Ok(Err(stopped())),
                         _ = async {
                             match tick {
                                 Some(tick) => tick.notified().await,
@@ -427,7 +420,7 @@ impl CoreClient {
                             }
                         } => {
                             // Returning drops `fut`: the request is cancelled.
-                            Python::attach(|py| match ops::take_stop() {
+                            Python::attach(|py| match stop::take() {
                                 Some(e) => Err(e),
                                 None => py.check_signals(),
                             })?;
@@ -437,7 +430,7 @@ impl CoreClient {
             })
         });
         // A progress callback's KeyboardInterrupt that came after the last tick.
-        let outcome = match ops::take_stop() {
+        let outcome = match stop::take() {
             Some(e) => Err(e),
             None => outcome,
         };
@@ -465,7 +458,7 @@ impl CoreClient {
         super::logs::refresh(py);
         let parsed = ops::parse(op, args);
         // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
-        if let Some(e) = ops::take_stop() {
+        if let Some(e) = stop::take() {
             return Err(e);
         }
         let parsed = parsed.map_err(|e| to_pyerr(py, e, rename))?.on_io_thread();

@@ -101,7 +101,7 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         Ok(d) => return to_json(&d, path),
         // Ctrl-C landed in the object's own code: the call stops, not reads it otherwise.
         Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(obj.py()) => {
-            return Err(super::ops::stop_with(e));
+            return Err(super::stop::stash(e));
         }
         Err(_) => {}
     }
@@ -567,10 +567,10 @@ fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
 /// The exception of `pushwire.errors` for a core error. `rename` maps a spec parameter
 /// name to the Python argument that carries it.
 pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr {
-    // A Ctrl-C that stopped the conversion (`ops::stop_with`) is what the caller gets, in
+    // A Ctrl-C that stopped the conversion (`stop::stash`) is what the caller gets, in
     // place of the error standing in for it (and only there).
-    if super::ops::is_stopped(&err) {
-        if let Some(stopped) = super::ops::take_stop() {
+    if super::stop::is_placeholder(&err) {
+        if let Some(stopped) = super::stop::take() {
             return stopped;
         }
     }

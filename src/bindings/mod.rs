@@ -10,7 +10,9 @@ mod logs;
 mod models;
 mod ops;
 mod runtime;
+mod stop;
 mod thread_state;
+mod utm;
 
 use pyo3::prelude::*;
 

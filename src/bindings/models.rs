@@ -138,17 +138,17 @@ where
             let utm = obj.remove("utm_params").unwrap_or_default();
             let own = if INPUT_MODELS.contains(&name) {
                 // Sent: as strict as drips.create is with the same dict.
-                super::ops::utm_keys(&utm).map_err(|e| to_pyerr(py, e, same_name))?;
+                super::utm::check_keys(&utm).map_err(|e| to_pyerr(py, e, same_name))?;
                 UtmParams::from_either(&utm).map_err(|m| fail("utm_params".into(), m))?
             } else {
                 // A result's (a test's fake of a read): its values as leniently as from_dict
                 // reads them, but a key of neither shape is a typo, refused as any is.
                 let typo = utm.as_object().and_then(|o| {
                     o.keys()
-                        .find(|k| *k != "enabled" && !super::ops::UTM_KEYS.contains(&k.as_str()))
+                        .find(|k| *k != "enabled" && !super::utm::KEYS.contains(&k.as_str()))
                 });
                 if let Some(key) = typo {
-                    return Err(to_pyerr(py, super::ops::not_utm(key), same_name));
+                    return Err(to_pyerr(py, super::utm::not_a_key(key), same_name));
                 }
                 crate::model::common::read_utm(utm).unwrap_or(None)
             };
@@ -265,7 +265,7 @@ fn service_shape(name: &str, v: serde_json::Value) -> Result<serde_json::Value, 
         }
         e => e,
     };
-    super::ops::utm_keys(&v).map_err(own)?;
+    super::utm::check_keys(&v).map_err(own)?;
     match UtmParams::from_either(&v).map_err(|m| own(Error::validation("utm_params", m)))? {
         Some(utm) => Ok(serde_json::to_value(utm).unwrap_or_default()),
         None => Err(Error::validation(

@@ -14,6 +14,8 @@ use serde_json::{Map, Value};
 
 use super::convert::{self, date_text, is_missing, model, model_of, to_json, to_pyerr};
 use super::models::Page;
+use super::stop;
+use super::utm;
 use crate::client::{
     analytics, bulk, drips, events, notifications, products, segments, triggers, AnalyticsRange,
     Error, Transport,
@@ -367,74 +369,6 @@ fn product_json(item: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
     })
 }
 
-/// The keys of both UTM shapes of 2.5 (`enabled` aside).
-pub const UTM_KEYS: [&str; 10] = [
-    "utm_source",
-    "utm_medium",
-    "utm_campaign",
-    "utm_term",
-    "utm_content",
-    "source",
-    "medium",
-    "campaign",
-    "term",
-    "content",
-];
-
-/// The refusal of a `utm_params` key of neither shape (a typo).
-pub fn not_utm(key: &str) -> Error {
-    let field = format!("utm_params.{key}");
-    Error::validation(
-        field.clone(),
-        format!(
-            "{field} is not a UTM parameter (utm_source, utm_medium, utm_campaign, utm_term, \
-             utm_content)"
-        ),
-    )
-}
-
-/// The caller's `utm_params` holds only keys of one of the two shapes `from_either` reads,
-/// with string values: the reader (shared with the emulator, which takes what the service
-/// would) drops an unknown key and stringifies a number, so `utm_trem` or `utm_source=3`
-/// would be sent as something the caller did not write.
-pub fn utm_keys(v: &Value) -> Result<(), Error> {
-    let Some(obj) = v.as_object() else {
-        return Ok(()); // from_either names the shape
-    };
-    for (key, value) in obj {
-        let field = format!("utm_params.{key}");
-        let fine = match key.as_str() {
-            "enabled" => value.is_boolean() || value.is_null(),
-            k if UTM_KEYS.contains(&k) => value.is_string() || value.is_null(),
-            _ => return Err(not_utm(key)),
-        };
-        if !fine {
-            let kind = if key == "enabled" {
-                "a boolean"
-            } else {
-                "a string"
-            };
-            return Err(Error::validation(
-                field.clone(),
-                format!("{field} must be {kind}"),
-            ));
-        }
-    }
-    // One shape or the other: with both, `from_either` would keep one value of a pair.
-    let long = obj.keys().any(|k| k.starts_with("utm_"));
-    if let Some(short) = obj
-        .keys()
-        .find(|k| long && UTM_KEYS[5..].contains(&k.as_str()))
-    {
-        let field = format!("utm_params.{short}");
-        return Err(Error::validation(
-            field.clone(),
-            format!("{field}: use one shape, utm_source... or source..., not both"),
-        ));
-    }
-    Ok(())
-}
-
 /// An event dict without its NaN values: a dataframe's empty cell (pandas puts NaN where a
 /// column of strings has none). Anything else is returned as it is; None values are dropped
 /// after conversion.
@@ -451,9 +385,9 @@ fn without_blanks<'py>(item: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>, Er
                 as_dict = d;
                 &as_dict
             }
-            // Ctrl-C landed in the row's own code: the call stops (see `take_stop`).
+            // Ctrl-C landed in the row's own code: the call stops (see `stop::take`).
             Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(item.py()) => {
-                return Err(stop_with(e));
+                return Err(stop::stash(e));
             }
             _ => return Ok(item.clone()),
         },
@@ -500,55 +434,6 @@ fn ids_as_text(body: &mut Map<String, Value>) {
             }
         }
     }
-}
-
-thread_local! {
-    /// An exception that is not an `Exception` (KeyboardInterrupt, SystemExit) raised by a
-    /// blocking call's progress callback on this thread: the call stops and raises it.
-    static STOP: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Keeps `e`, an exception that is not an `Exception` (KeyboardInterrupt, SystemExit) raised
-/// by the caller's own code while converting a call's arguments (a row's `to_dict`), for
-/// the call to raise (`take_stop`); the error returned stands in for it until then.
-pub fn stop_with(e: PyErr) -> Error {
-    STOP.with(|s| *s.borrow_mut() = Some(e));
-    stopped_placeholder()
-}
-
-/// What stands in for a stashed stop (`stop_with`) until it is raised.
-const STOPPED: &str = "interrupted by an exception raised in the caller's own code";
-
-fn stopped_placeholder() -> Error {
-    Error::validation("", STOPPED)
-}
-
-/// Whether `err` stands in for a stashed stop.
-pub fn is_stopped(err: &Error) -> bool {
-    matches!(err, Error::Validation(v) if v.message == STOPPED)
-}
-
-fn stop_pending() -> bool {
-    STOP.with(|s| s.borrow().is_some())
-}
-
-/// The exception a progress callback of this thread's blocking call raised to stop it, if
-/// any (taken: the next call starts clear).
-pub fn take_stop() -> Option<PyErr> {
-    STOP.with(|s| s.borrow_mut().take())
-}
-
-/// Ready once a progress callback of this thread's blocking call has asked it to stop.
-/// Registers no waker: a call polls it right after the call's own future, whose poll is
-/// where the callback ran.
-pub fn stop_requested() -> impl std::future::Future<Output = ()> {
-    std::future::poll_fn(|_| {
-        if STOP.with(|s| s.borrow().is_some()) {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
 }
 
 /// The events of `events.track_many` (the Python wrapper passes them as a list) and its
@@ -620,7 +505,7 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
                 None
             } else {
                 let v = to_json(&a(3), "utm_params")?;
-                utm_keys(&v)?;
+                utm::check_keys(&v)?;
                 UtmParams::from_either(&v).map_err(|m| Error::validation("utm_params", m))?
             };
             Op::DripCreate(Box::new(NewDrip {
@@ -698,9 +583,9 @@ pub fn parse(op: &str, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
             let mut out = Vec::with_capacity(items.len());
             for item in items.iter() {
                 out.push(event(&item));
-                if stop_pending() {
-                    // Ctrl-C in a row's own code: the caller raises it (`take_stop`).
-                    return Err(stopped_placeholder());
+                if stop::pending() {
+                    // Ctrl-C in a row's own code: the caller raises it (`stop::take`).
+                    return Err(stop::placeholder());
                 }
             }
             Op::TrackMany(out, concurrency)
@@ -848,9 +733,9 @@ pub async fn run(t: &Transport, op: Op) -> Result<Output, Error> {
             };
             // In place, on the thread of a blocking call: a failing callback is logged and
             // the call goes on, but Ctrl-C (or a SystemExit) raised in it, where Python runs
-            // signal handlers, stops the call (see `take_stop`).
+            // signal handlers, stops the call (see `stop::take`).
             let call_in_place = move |cb: &Py<PyAny>, done: usize| {
-                if STOP.with(|s| s.borrow().is_some()) {
+                if stop::pending() {
                     return;
                 }
                 Python::attach(|py| match cb.call1(py, (done, total)) {
@@ -858,7 +743,7 @@ pub async fn run(t: &Transport, op: Op) -> Result<Output, Error> {
                     Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
                         log::warn!(target: "pushwire", "progress callback failed: {e}");
                     }
-                    Err(e) => STOP.with(|s| *s.borrow_mut() = Some(e)),
+                    Err(e) => stop::request(e),
                 })
             };
             match progress {
