@@ -28,7 +28,7 @@ use super::batch_across_threads;
 use super::busy_poll;
 use super::convert::to_pyerr;
 use super::fork;
-use super::ops::{self, Op, Output};
+use super::ops::{self, Op, Output, Renamer};
 use super::runtime::io_threads;
 use super::stop;
 use super::thread_state::{self, limited};
@@ -318,7 +318,8 @@ impl CoreClient {
     /// Runs `op` and blocks until it ends, releasing the GIL meanwhile.
     #[pyo3(signature = (op, *args))]
     fn call(&self, py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-        let rename = ops::renamer(op);
+        let operation = ops::Operation::named(op);
+        let rename = ops::renamer(operation);
         super::logs::refresh(py);
         let Some(_guard) = CallGuard::enter() else {
             let e = Error::Config(
@@ -333,7 +334,7 @@ impl CoreClient {
             thread_state::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
         let transport = limited(transport, self.limits);
         let signals = handles_signals();
-        let spread_batch = if op == "events.track_many" {
+        let spread_batch = if operation.is_some_and(ops::Operation::is_track_many) {
             let (items, concurrency) =
                 ops::track_many_args(args).map_err(|e| to_pyerr(py, e, rename))?;
             // Decided here, with the GIL held (see `batch_across_threads::worth_it`).
@@ -365,7 +366,7 @@ impl CoreClient {
                 Work::Spread(batch)
             }
             None => {
-                let parsed = ops::parse(op, args);
+                let parsed = ops::parse(operation, op, args);
                 // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
                 if let Some(e) = stop::take() {
                     return Err(e);
@@ -383,7 +384,7 @@ impl CoreClient {
                 let fut = async {
                     match work {
                         Work::Spread(batch) => Ok(Output::Batch(batch.finish(&transport).await)),
-                        Work::Op(op) => ops::run(&transport, op).await,
+                        Work::Op(op) => op.run(&transport).await,
                     }
                 };
                 tokio::pin!(fut);
@@ -454,9 +455,10 @@ impl CoreClient {
         completions: &Bound<'_, Completions>,
         args: &Bound<'_, PyTuple>,
     ) -> PyResult<u64> {
-        let rename = ops::renamer(op);
+        let operation = ops::Operation::named(op);
+        let rename = ops::renamer(operation);
         super::logs::refresh(py);
-        let parsed = ops::parse(op, args);
+        let parsed = ops::parse(operation, op, args);
         // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
         if let Some(e) = stop::take() {
             return Err(e);
@@ -473,7 +475,7 @@ impl CoreClient {
             let mut guard = CompleteOnPanic(Some((done, id, rename)));
             // The I/O thread's own pool for this client.
             let out = match thread_state::transport(&client) {
-                Ok(transport) => ops::run(&limited(transport, limits), parsed).await,
+                Ok(transport) => parsed.run(&limited(transport, limits)).await,
                 Err(e) => Err(e),
             };
             if let Some((done, id, rename)) = guard.0.take() {
@@ -502,9 +504,6 @@ impl CoreClient {
 
 /// Completes a call with an error if its task unwinds before completing it.
 struct CompleteOnPanic(Option<(Arc<Inner>, u64, Renamer)>);
-
-/// Maps a core field name to the Python argument's.
-type Renamer = fn(&str) -> String;
 
 impl Drop for CompleteOnPanic {
     fn drop(&mut self) {
