@@ -1,34 +1,26 @@
 //! `pushwire._core.CoreClient`, the engine under `pushwire.Client` and
-//! `pushwire.AsyncClient`, and `Completions`, the bridge that hands async results to an
-//! asyncio loop.
+//! `pushwire.AsyncClient`.
 //!
 //! Blocking calls run on the caller's thread with the GIL released; on the main thread,
 //! where Python runs signal handlers, they wake every 50 ms to let it, so Ctrl-C interrupts
 //! a call (and cancels its request) within about that long.
 //!
-//! Async calls run as tokio tasks. pyo3-async-runtimes' `future_into_py` completes each
-//! future by taking the GIL from a tokio thread, one request at a time, which contends with
-//! the event loop; instead every finished task pushes its result into its loop's queue and
-//! writes one byte to a pipe the loop watches (`add_reader`), and the loop converts the whole
-//! queue in one go (`Completions.drain`). Cancelling the awaiting task aborts the request.
+//! Async calls run as tokio tasks on the I/O threads, whose results reach the asyncio loop
+//! through `Completions` (see `completions`).
 
-use std::collections::HashMap;
-use std::fs::File;
-use std::io::Write;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::{AbortHandle, Abortable};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 
 use super::batch_across_threads;
 use super::busy_poll;
-use super::convert::to_pyerr;
+use super::completions::{CompleteOnPanic, Completions};
+use super::errors::to_pyerr;
 use super::fork;
-use super::ops::{self, Op, Output, Renamer};
+use super::ops::{self, Op, Output};
 use super::runtime::io_threads;
 use super::stop;
 use super::thread_state::{self, limited};
@@ -110,8 +102,6 @@ impl Drop for CallGuard {
         IN_CALL.with(|c| c.set(false));
     }
 }
-
-type Done = (u64, Result<Output, Error>, Renamer);
 
 /// `timeout` and `max_retries` as a client takes them, or a `ValidationError` naming the one
 /// out of range.
@@ -465,29 +455,23 @@ impl CoreClient {
         }
         let parsed = parsed.map_err(|e| to_pyerr(py, e, rename))?.on_io_thread();
         let (client, limits) = (self.config.clone(), self.limits);
-        let inner = completions.get().inner.clone();
-        let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let inner = completions.get().inner().clone();
+        let id = inner.next_id();
         let done = inner.clone();
         let (abort, registration) = AbortHandle::new_pair();
         let task = async move {
             // Should the task end without an outcome (a panic), the awaiting call still gets
             // one; an abort (cancelled call) reports nothing, as its future is gone.
-            let mut guard = CompleteOnPanic(Some((done, id, rename)));
+            let guard = CompleteOnPanic::new(done, id, rename);
             // The I/O thread's own pool for this client.
             let out = match thread_state::transport(&client) {
                 Ok(transport) => parsed.run(&limited(transport, limits)).await,
                 Err(e) => Err(e),
             };
-            if let Some((done, id, rename)) = guard.0.take() {
-                done.complete((id, out, rename));
-            }
+            guard.complete(out);
         };
         // Registered before the task can finish, so `drain` always finds it to remove.
-        inner
-            .tasks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, abort);
+        inner.track(id, abort);
         // Aborting drops the call's future (its request with it) at the task's next turn,
         // or before its first if it has not started.
         let sent = io_threads().submit(async move {
@@ -499,116 +483,5 @@ impl CoreClient {
             inner.complete((id, Err(e), rename));
         }
         Ok(id)
-    }
-}
-
-/// Completes a call with an error if its task unwinds before completing it.
-struct CompleteOnPanic(Option<(Arc<Inner>, u64, Renamer)>);
-
-impl Drop for CompleteOnPanic {
-    fn drop(&mut self) {
-        if let Some((done, id, rename)) = self.0.take() {
-            if std::thread::panicking() {
-                let e = Error::Config(
-                    "the call failed inside pushwire (a bug: please report it)".into(),
-                );
-                done.complete((id, Err(e), rename));
-            }
-        }
-    }
-}
-
-struct Inner {
-    queue: Mutex<Vec<Done>>,
-    pipe: File,
-    tasks: Mutex<HashMap<u64, AbortHandle>>,
-    next_id: AtomicU64,
-}
-
-impl Inner {
-    fn complete(&self, done: Done) {
-        let was_empty = {
-            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-            let was_empty = q.is_empty();
-            q.push(done);
-            was_empty
-        };
-        if was_empty {
-            // One byte per batch wakes the loop; a full pipe already means a wake-up is due.
-            let _ = (&self.pipe).write(b"\0");
-        }
-    }
-}
-
-/// The results of one asyncio loop's calls, and the pipe that tells the loop they are in.
-#[pyclass(module = "pushwire._core", frozen)]
-pub struct Completions {
-    inner: Arc<Inner>,
-}
-
-#[pymethods]
-impl Completions {
-    /// Takes ownership of `write_fd`, the write end of a non-blocking pipe.
-    #[new]
-    fn new(write_fd: RawFd) -> PyResult<Self> {
-        if write_fd < 0 {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "write_fd must be a file descriptor",
-            ));
-        }
-        // SAFETY: the caller hands over the descriptor and never uses or closes it again.
-        let fd = unsafe { OwnedFd::from_raw_fd(write_fd) };
-        Ok(Completions {
-            inner: Arc::new(Inner {
-                queue: Mutex::new(Vec::new()),
-                pipe: File::from(fd),
-                tasks: Mutex::new(HashMap::new()),
-                next_id: AtomicU64::new(1),
-            }),
-        })
-    }
-
-    /// Every finished call since the last drain: `(id, ok, result or exception)`.
-    fn drain<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let batch =
-            std::mem::take(&mut *self.inner.queue.lock().unwrap_or_else(|e| e.into_inner()));
-        let out = PyList::empty(py);
-        if batch.is_empty() {
-            return Ok(out);
-        }
-        {
-            let mut tasks = self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner());
-            for (id, _, _) in &batch {
-                tasks.remove(id);
-            }
-        }
-        for (id, result, rename) in batch {
-            let item = match result.map(|o| o.into_py(py)) {
-                Ok(Ok(value)) => (id, true, value),
-                Ok(Err(conversion)) => (id, false, conversion.into_value(py).into_any()),
-                Err(e) => (id, false, to_pyerr(py, e, rename).into_value(py).into_any()),
-            };
-            out.append(item)?;
-        }
-        Ok(out)
-    }
-
-    /// Aborts the request of call `id` (its awaiting task was cancelled).
-    fn cancel(&self, id: u64) {
-        if let Some(h) = self
-            .inner
-            .tasks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id)
-        {
-            h.abort();
-        }
-    }
-
-    /// Calls still running.
-    #[getter]
-    fn pending(&self) -> usize {
-        self.inner.tasks.lock().map(|t| t.len()).unwrap_or(0)
     }
 }

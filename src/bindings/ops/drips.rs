@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::args::{arg, id_int, items_of, opt_int, range, text};
 use super::output::Output;
-use crate::bindings::convert::{model_of, to_json};
+use crate::bindings::convert::to_json;
+use crate::bindings::model_input::model_of;
 use crate::bindings::utm;
 use crate::client::{drips, AnalyticsRange, Error, Transport};
 use crate::model::{Audience, DripNotification, NewDrip, NewDripNotification, SendTo, UtmParams};

@@ -6,7 +6,7 @@ use pyo3::types::PyTuple;
 
 use super::args::arg;
 use super::output::Output;
-use crate::bindings::convert::model;
+use crate::bindings::model_input::model;
 use crate::client::{notifications, Error, Transport};
 use crate::model::NewNotification;
 

@@ -6,7 +6,7 @@ use pyo3::types::PyList;
 use pythonize::pythonize;
 use serde_json::{Map, Value};
 
-use crate::bindings::convert::to_pyerr;
+use crate::bindings::errors::to_pyerr;
 use crate::bindings::models::Page;
 use crate::client::{analytics, bulk, Error};
 use crate::model::{Drip, Segment, TriggeredCampaign};

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::args::{arg, items_of};
 use super::output::Output;
-use crate::bindings::convert::{model_of, to_json};
+use crate::bindings::convert::to_json;
+use crate::bindings::model_input::model_of;
 use crate::client::{products, Error, Transport};
 use crate::model::Product;
 
