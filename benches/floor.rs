@@ -1,6 +1,6 @@
 //! Case 1's floors below the Python call: sequential `GET /apiv1/segments` round trips from
 //! Rust alone, on a current-thread runtime with the same short spin as the extension's
-//! blocking calls (`src/python/spin.rs`), against an emulator running in its own process.
+//! blocking calls (`src/bindings/busy_poll.rs`), against an emulator running in its own process.
 //!
 //! - `reqwest alone`: one bare `reqwest` GET and a `serde_json::Value` parse per call;
 //! - `pushwire core`: `client::segments::list`, the core's typed call (validation, the

@@ -4,7 +4,7 @@
 //! - [`validate`]: the spec's limits, once, for the client and the emulator.
 //! - [`form`]: form-encoded bodies with arrays as indexed keys.
 //! - [`emulator`] (feature `emulator`): the axum server of both interfaces.
-//! - `python` (feature `python`): the pyo3 glue, nothing else.
+//! - `bindings` (feature `python`): the pyo3 glue of `pushwire._core`, nothing else.
 
 pub mod form;
 pub mod model;
@@ -16,4 +16,4 @@ pub mod client;
 pub mod emulator;
 
 #[cfg(feature = "python")]
-mod python;
+mod bindings;

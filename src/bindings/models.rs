@@ -6,7 +6,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use pythonize::pythonize;
 
-use super::convert::{from_json, to_json, to_pyerr};
+use super::convert::to_json;
+use super::errors::to_pyerr;
+use super::model_input::{from_json, lossy_field, unknown_field};
 use crate::client::Error;
 use crate::model::*;
 
@@ -82,7 +84,7 @@ macro_rules! with_extra {
 /// - a key the model does not have (a typo like `lable=`) is an error: every key with a
 ///   value must come back when the model is serialized;
 /// - a value the lenient readers would change (a bool read as a number, a fraction cut) is
-///   an error (`convert::lossy_field`);
+///   an error (`model_input::lossy_field`);
 /// - for models with `extra`, fields the spec does not list go in as `extra={...}`; any
 ///   other unknown keyword is a typo, although `extra` would have kept it.
 fn checked<T>(py: Python<'_>, mut given: serde_json::Value, name: &str) -> PyResult<T>
@@ -138,17 +140,17 @@ where
             let utm = obj.remove("utm_params").unwrap_or_default();
             let own = if INPUT_MODELS.contains(&name) {
                 // Sent: as strict as drips.create is with the same dict.
-                super::ops::utm_keys(&utm).map_err(|e| to_pyerr(py, e, same_name))?;
+                super::utm::check_keys(&utm).map_err(|e| to_pyerr(py, e, same_name))?;
                 UtmParams::from_either(&utm).map_err(|m| fail("utm_params".into(), m))?
             } else {
                 // A result's (a test's fake of a read): its values as leniently as from_dict
                 // reads them, but a key of neither shape is a typo, refused as any is.
                 let typo = utm.as_object().and_then(|o| {
                     o.keys()
-                        .find(|k| *k != "enabled" && !super::ops::UTM_KEYS.contains(&k.as_str()))
+                        .find(|k| *k != "enabled" && !super::utm::KEYS.contains(&k.as_str()))
                 });
                 if let Some(key) = typo {
-                    return Err(to_pyerr(py, super::ops::not_utm(key), same_name));
+                    return Err(to_pyerr(py, super::utm::not_a_key(key), same_name));
                 }
                 crate::model::common::read_utm(utm).unwrap_or(None)
             };
@@ -186,7 +188,7 @@ where
         to_pyerr(py, e, same_name)
     })?;
     let kept = serde_json::to_value(&model).unwrap_or_default();
-    if let Some((field, message)) = super::convert::lossy_field(&given, &kept, "") {
+    if let Some((field, message)) = lossy_field(&given, &kept, "") {
         let field = if field.is_empty() {
             name.to_string()
         } else {
@@ -207,7 +209,7 @@ where
             format!("{k} is a field of {name}: pass it as {k}=, not in extra"),
         ));
     }
-    let unknown = super::convert::unknown_field(&given, &kept, "")
+    let unknown = unknown_field(&given, &kept, "")
         .or_else(|| extra.into_iter().find(|k| !explicit.contains(k)));
     match unknown {
         None => Ok(model),
@@ -265,7 +267,7 @@ fn service_shape(name: &str, v: serde_json::Value) -> Result<serde_json::Value, 
         }
         e => e,
     };
-    super::ops::utm_keys(&v).map_err(own)?;
+    super::utm::check_keys(&v).map_err(own)?;
     match UtmParams::from_either(&v).map_err(|m| own(Error::validation("utm_params", m)))? {
         Some(utm) => Ok(serde_json::to_value(utm).unwrap_or_default()),
         None => Err(Error::validation(
@@ -326,12 +328,19 @@ macro_rules! py_models {
     )*};
 }
 
-// The models that keep unknown fields in `extra`, then every other one.
+// The models that keep unknown fields in `extra`, then every other one; `register_models`
+// adds them all to the module.
 macro_rules! models {
     (with extra: $($e:ident),*; without: $($p:ident),* $(,)?) => {
         with_extra!($($e),*);
         without_extra!($($p),*);
         py_models!($($e,)* $($p),*);
+
+        fn register_models(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_class::<$e>()?; )*
+            $( m.add_class::<$p>()?; )*
+            Ok(())
+        }
     };
 }
 models!(
@@ -493,36 +502,6 @@ impl Page {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    macro_rules! add {
-        ($($ty:ident),*) => {$( m.add_class::<$ty>()?; )*};
-    }
-    add!(
-        Analytics,
-        GoalResult,
-        UtmParams,
-        Action,
-        ScheduleOptions,
-        Meta,
-        TriggeredCampaign,
-        Rules,
-        TriggeredNotification,
-        TriggerOptions,
-        CampaignOptions,
-        PriceDropThreshold,
-        Drip,
-        DripOptions,
-        Audience,
-        AudienceFilter,
-        AudienceRule,
-        DripNotification,
-        NewDripNotification,
-        SendTo,
-        NewDrip,
-        Segment,
-        Product,
-        SummaryRow,
-        AttributeRule,
-        Page
-    );
-    Ok(())
+    register_models(m)?;
+    m.add_class::<Page>()
 }

@@ -16,7 +16,7 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 extern "C" fn in_child() {
     // Async-signal-safe: atomics only.
     GENERATION.fetch_add(1, Ordering::Relaxed);
-    super::spin::forget_other_threads();
+    super::busy_poll::forget_other_threads();
 }
 
 /// Installs the fork handler; called once when the module is imported, before any call.

@@ -8,7 +8,7 @@
 //! while searching for work. At 64 calls in flight that cost about 20 us of CPU a request,
 //! more than the whole request takes on a thread of its own (`benches/profile.py`). Here a
 //! call is placed on one thread (round robin) and stays there, with connection pools of
-//! that thread's own ([`super::local`]).
+//! that thread's own ([`super::thread_state`]).
 
 use std::future::Future;
 use std::pin::Pin;

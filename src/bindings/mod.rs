@@ -1,16 +1,21 @@
 //! The pyo3 glue of `pushwire._core`: conversions and GIL handling only.
 
+mod batch_across_threads;
+mod busy_poll;
 mod client;
+mod completions;
 mod convert;
 mod emulator;
+mod errors;
 mod fork;
-mod local;
 mod logs;
+mod model_input;
 mod models;
 mod ops;
 mod runtime;
-mod spin;
-mod spread;
+mod stop;
+mod thread_state;
+mod utm;
 
 use pyo3::prelude::*;
 
@@ -44,7 +49,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<emulator::EmulatorServer>()?;
     m.add_class::<client::CoreClient>()?;
-    m.add_class::<client::Completions>()?;
+    m.add_class::<completions::Completions>()?;
     models::register(m)?;
     Ok(())
 }

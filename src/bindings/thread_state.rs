@@ -16,7 +16,7 @@ use std::sync::{Arc, Weak};
 
 use tokio::runtime::Runtime;
 
-use crate::client::{Config, Error, Transport};
+use crate::client::{Config, Error, Limits, Transport};
 
 struct Local {
     /// The process generation it was made in ([`super::fork`]).
@@ -142,5 +142,13 @@ pub fn settle(rt: &Runtime) {
                 tokio::task::yield_now().await;
             }
         });
+    }
+}
+
+/// This thread's pool for a client, under a `with_options` client's own limits if any.
+pub fn limited(transport: Arc<Transport>, limits: Option<Limits>) -> Arc<Transport> {
+    match limits {
+        None => transport,
+        Some(limits) => Arc::new(transport.with_limits(limits)),
     }
 }

@@ -1,36 +1,29 @@
 //! `pushwire._core.CoreClient`, the engine under `pushwire.Client` and
-//! `pushwire.AsyncClient`, and `Completions`, the bridge that hands async results to an
-//! asyncio loop.
+//! `pushwire.AsyncClient`.
 //!
 //! Blocking calls run on the caller's thread with the GIL released; on the main thread,
 //! where Python runs signal handlers, they wake every 50 ms to let it, so Ctrl-C interrupts
 //! a call (and cancels its request) within about that long.
 //!
-//! Async calls run as tokio tasks. pyo3-async-runtimes' `future_into_py` completes each
-//! future by taking the GIL from a tokio thread, one request at a time, which contends with
-//! the event loop; instead every finished task pushes its result into its loop's queue and
-//! writes one byte to a pipe the loop watches (`add_reader`), and the loop converts the whole
-//! queue in one go (`Completions.drain`). Cancelling the awaiting task aborts the request.
+//! Async calls run as tokio tasks on the I/O threads, whose results reach the asyncio loop
+//! through `Completions` (see `completions`).
 
-use std::collections::HashMap;
-use std::fs::File;
-use std::io::Write;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::{AbortHandle, Abortable};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 
-use super::convert::to_pyerr;
+use super::batch_across_threads;
+use super::busy_poll;
+use super::completions::{CompleteOnPanic, Completions};
+use super::errors::to_pyerr;
 use super::fork;
-use super::local;
 use super::ops::{self, Op, Output};
 use super::runtime::io_threads;
-use super::spin;
-use super::spread;
+use super::stop;
+use super::thread_state::{self, limited};
 use crate::client::{transport, Config, Error, Limits, Transport};
 
 /// Wakes blocked calls every 50 ms so they can let Python handle signals. A tokio timer per
@@ -77,11 +70,11 @@ fn handles_signals() -> bool {
 /// What a blocking call does: an operation, or a batch already under way.
 enum Work {
     Op(Op),
-    Spread(spread::Batch),
+    Spread(batch_across_threads::Batch),
 }
 
 /// The outcome of a blocking call a progress callback stopped, until the callback's own
-/// exception (`ops::take_stop`) takes its place.
+/// exception (`stop::take`) takes its place.
 fn stopped() -> Error {
     Error::Config("the call was stopped by its progress callback".into())
 }
@@ -109,8 +102,6 @@ impl Drop for CallGuard {
         IN_CALL.with(|c| c.set(false));
     }
 }
-
-type Done = (u64, Result<Output, Error>, Renamer);
 
 /// `timeout` and `max_retries` as a client takes them, or a `ValidationError` naming the one
 /// out of range.
@@ -143,17 +134,9 @@ fn checked_limits(
     })
 }
 
-/// This thread's pool for a client, under a `with_options` client's own limits if any.
-pub fn limited(transport: Arc<Transport>, limits: Option<Limits>) -> Arc<Transport> {
-    match limits {
-        None => transport,
-        Some(limits) => Arc::new(transport.with_limits(limits)),
-    }
-}
-
 #[pyclass(module = "pushwire._core", frozen)]
 pub struct CoreClient {
-    /// Also the client's identity: each thread keeps a transport per client (see `local`).
+    /// Also the client's identity: each thread keeps a transport per client (see `thread_state`).
     config: Arc<Config>,
     /// A `with_options` client's own timeout and retries: it shares `config`, and so the
     /// pools, of the client it was made from.
@@ -171,7 +154,7 @@ impl Drop for CoreClient {
         if let Some(threads) = super::runtime::started() {
             let client = std::mem::replace(&mut self.config, Arc::new(Config::new("", "", "")));
             drop(client);
-            threads.on_each(local::prune);
+            threads.on_each(thread_state::prune);
         }
     }
 }
@@ -309,9 +292,9 @@ impl CoreClient {
         self.config
             .closed
             .store(true, std::sync::atomic::Ordering::Relaxed);
-        local::prune_now();
+        thread_state::prune_now();
         if let Some(threads) = super::runtime::started() {
-            threads.on_each(local::prune);
+            threads.on_each(thread_state::prune);
         }
     }
 
@@ -325,7 +308,8 @@ impl CoreClient {
     /// Runs `op` and blocks until it ends, releasing the GIL meanwhile.
     #[pyo3(signature = (op, *args))]
     fn call(&self, py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-        let rename = ops::renamer(op);
+        let operation = ops::Operation::named(op);
+        let rename = ops::renamer(operation);
         super::logs::refresh(py);
         let Some(_guard) = CallGuard::enter() else {
             let e = Error::Config(
@@ -337,21 +321,21 @@ impl CoreClient {
             return Err(to_pyerr(py, e, rename));
         };
         let (rt, transport) =
-            local::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
+            thread_state::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
         let transport = limited(transport, self.limits);
         let signals = handles_signals();
-        let spread_batch = if op == "events.track_many" {
+        let spread_batch = if operation.is_some_and(ops::Operation::is_track_many) {
             let (items, concurrency) =
                 ops::track_many_args(args).map_err(|e| to_pyerr(py, e, rename))?;
-            // Decided here, with the GIL held (see `spread::worth_it`).
-            spread::worth_it(items.len(), concurrency).then_some((items, concurrency))
+            // Decided here, with the GIL held (see `batch_across_threads::worth_it`).
+            batch_across_threads::worth_it(items.len(), concurrency).then_some((items, concurrency))
         } else {
             None
         };
         let work = match spread_batch {
             Some((items, concurrency)) => {
                 // The I/O threads send the first events while this thread converts the rest.
-                let mut batch = spread::Batch::start(
+                let mut batch = batch_across_threads::Batch::start(
                     &transport,
                     &self.config,
                     self.limits,
@@ -362,7 +346,7 @@ impl CoreClient {
                     batch.add(ops::event(&item));
                     // Ctrl-C while converting: returning drops the batch, which calls off
                     // the I/O threads' workers; the events not sent yet never are.
-                    if let Some(e) = ops::take_stop() {
+                    if let Some(e) = stop::take() {
                         return Err(e);
                     }
                     if signals && i % 256 == 255 {
@@ -372,9 +356,9 @@ impl CoreClient {
                 Work::Spread(batch)
             }
             None => {
-                let parsed = ops::parse(op, args);
+                let parsed = ops::parse(operation, op, args);
                 // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
-                if let Some(e) = ops::take_stop() {
+                if let Some(e) = stop::take() {
                     return Err(e);
                 }
                 Work::Op(parsed.map_err(|e| to_pyerr(py, e, rename))?)
@@ -390,27 +374,27 @@ impl CoreClient {
                 let fut = async {
                     match work {
                         Work::Spread(batch) => Ok(Output::Batch(batch.finish(&transport).await)),
-                        Work::Op(op) => ops::run(&transport, op).await,
+                        Work::Op(op) => op.run(&transport).await,
                     }
                 };
                 tokio::pin!(fut);
-                if let Some(spin) = may_spin.then(spin::start).flatten() {
+                if let Some(spin) = may_spin.then(busy_poll::start).flatten() {
                     // Polls the socket without parking until the answer or the deadline
-                    // (see `spin`): each `yield_now` lets the runtime check its I/O with a
+                    // (see `busy_poll`): each `yield_now` lets the runtime check its I/O with a
                     // zero timeout before polling the call again.
                     loop {
                         tokio::select! {
                             biased;
                             out = &mut fut => {
-                                spin::record(true);
+                                busy_poll::record(true);
                                 return Ok(out);
                             }
                             // Stops the call: its exception replaces this below.
-                            _ = ops::stop_requested() => return Ok(Err(stopped())),
+                            _ = stop::requested() => return Ok(Err(stopped())),
                             _ = tokio::task::yield_now() => {}
                         }
                         if std::time::Instant::now() >= spin.deadline {
-                            spin::record(false);
+                            busy_poll::record(false);
                             break;
                         }
                     }
@@ -419,7 +403,7 @@ impl CoreClient {
                     tokio::select! {
                         biased;
                         out = &mut fut => return Ok(out),
-                        _ = ops::stop_requested() => return Ok(Err(stopped())),
+                        _ = stop::requested() => return Ok(Err(stopped())),
                         _ = async {
                             match tick {
                                 Some(tick) => tick.notified().await,
@@ -427,7 +411,7 @@ impl CoreClient {
                             }
                         } => {
                             // Returning drops `fut`: the request is cancelled.
-                            Python::attach(|py| match ops::take_stop() {
+                            Python::attach(|py| match stop::take() {
                                 Some(e) => Err(e),
                                 None => py.check_signals(),
                             })?;
@@ -437,13 +421,13 @@ impl CoreClient {
             })
         });
         // A progress callback's KeyboardInterrupt that came after the last tick.
-        let outcome = match ops::take_stop() {
+        let outcome = match stop::take() {
             Some(e) => Err(e),
             None => outcome,
         };
         if !matches!(outcome, Ok(Ok(_))) {
             // The call was interrupted or failed: close what it left in flight now.
-            py.detach(|| local::settle(&rt));
+            py.detach(|| thread_state::settle(&rt));
         }
         match outcome? {
             Ok(out) => out.into_py(py),
@@ -461,38 +445,33 @@ impl CoreClient {
         completions: &Bound<'_, Completions>,
         args: &Bound<'_, PyTuple>,
     ) -> PyResult<u64> {
-        let rename = ops::renamer(op);
+        let operation = ops::Operation::named(op);
+        let rename = ops::renamer(operation);
         super::logs::refresh(py);
-        let parsed = ops::parse(op, args);
+        let parsed = ops::parse(operation, op, args);
         // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
-        if let Some(e) = ops::take_stop() {
+        if let Some(e) = stop::take() {
             return Err(e);
         }
         let parsed = parsed.map_err(|e| to_pyerr(py, e, rename))?.on_io_thread();
         let (client, limits) = (self.config.clone(), self.limits);
-        let inner = completions.get().inner.clone();
-        let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let inner = completions.get().inner().clone();
+        let id = inner.next_id();
         let done = inner.clone();
         let (abort, registration) = AbortHandle::new_pair();
         let task = async move {
             // Should the task end without an outcome (a panic), the awaiting call still gets
             // one; an abort (cancelled call) reports nothing, as its future is gone.
-            let mut guard = CompleteOnPanic(Some((done, id, rename)));
+            let guard = CompleteOnPanic::new(done, id, rename);
             // The I/O thread's own pool for this client.
-            let out = match local::transport(&client) {
-                Ok(transport) => ops::run(&limited(transport, limits), parsed).await,
+            let out = match thread_state::transport(&client) {
+                Ok(transport) => parsed.run(&limited(transport, limits)).await,
                 Err(e) => Err(e),
             };
-            if let Some((done, id, rename)) = guard.0.take() {
-                done.complete((id, out, rename));
-            }
+            guard.complete(out);
         };
         // Registered before the task can finish, so `drain` always finds it to remove.
-        inner
-            .tasks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, abort);
+        inner.track(id, abort);
         // Aborting drops the call's future (its request with it) at the task's next turn,
         // or before its first if it has not started.
         let sent = io_threads().submit(async move {
@@ -504,119 +483,5 @@ impl CoreClient {
             inner.complete((id, Err(e), rename));
         }
         Ok(id)
-    }
-}
-
-/// Completes a call with an error if its task unwinds before completing it.
-struct CompleteOnPanic(Option<(Arc<Inner>, u64, Renamer)>);
-
-/// Maps a core field name to the Python argument's.
-type Renamer = fn(&str) -> String;
-
-impl Drop for CompleteOnPanic {
-    fn drop(&mut self) {
-        if let Some((done, id, rename)) = self.0.take() {
-            if std::thread::panicking() {
-                let e = Error::Config(
-                    "the call failed inside pushwire (a bug: please report it)".into(),
-                );
-                done.complete((id, Err(e), rename));
-            }
-        }
-    }
-}
-
-struct Inner {
-    queue: Mutex<Vec<Done>>,
-    pipe: File,
-    tasks: Mutex<HashMap<u64, AbortHandle>>,
-    next_id: AtomicU64,
-}
-
-impl Inner {
-    fn complete(&self, done: Done) {
-        let was_empty = {
-            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-            let was_empty = q.is_empty();
-            q.push(done);
-            was_empty
-        };
-        if was_empty {
-            // One byte per batch wakes the loop; a full pipe already means a wake-up is due.
-            let _ = (&self.pipe).write(b"\0");
-        }
-    }
-}
-
-/// The results of one asyncio loop's calls, and the pipe that tells the loop they are in.
-#[pyclass(module = "pushwire._core", frozen)]
-pub struct Completions {
-    inner: Arc<Inner>,
-}
-
-#[pymethods]
-impl Completions {
-    /// Takes ownership of `write_fd`, the write end of a non-blocking pipe.
-    #[new]
-    fn new(write_fd: RawFd) -> PyResult<Self> {
-        if write_fd < 0 {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "write_fd must be a file descriptor",
-            ));
-        }
-        // SAFETY: the caller hands over the descriptor and never uses or closes it again.
-        let fd = unsafe { OwnedFd::from_raw_fd(write_fd) };
-        Ok(Completions {
-            inner: Arc::new(Inner {
-                queue: Mutex::new(Vec::new()),
-                pipe: File::from(fd),
-                tasks: Mutex::new(HashMap::new()),
-                next_id: AtomicU64::new(1),
-            }),
-        })
-    }
-
-    /// Every finished call since the last drain: `(id, ok, result or exception)`.
-    fn drain<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let batch =
-            std::mem::take(&mut *self.inner.queue.lock().unwrap_or_else(|e| e.into_inner()));
-        let out = PyList::empty(py);
-        if batch.is_empty() {
-            return Ok(out);
-        }
-        {
-            let mut tasks = self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner());
-            for (id, _, _) in &batch {
-                tasks.remove(id);
-            }
-        }
-        for (id, result, rename) in batch {
-            let item = match result.map(|o| o.into_py(py)) {
-                Ok(Ok(value)) => (id, true, value),
-                Ok(Err(conversion)) => (id, false, conversion.into_value(py).into_any()),
-                Err(e) => (id, false, to_pyerr(py, e, rename).into_value(py).into_any()),
-            };
-            out.append(item)?;
-        }
-        Ok(out)
-    }
-
-    /// Aborts the request of call `id` (its awaiting task was cancelled).
-    fn cancel(&self, id: u64) {
-        if let Some(h) = self
-            .inner
-            .tasks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id)
-        {
-            h.abort();
-        }
-    }
-
-    /// Calls still running.
-    #[getter]
-    fn pending(&self) -> usize {
-        self.inner.tasks.lock().map(|t| t.len()).unwrap_or(0)
     }
 }

@@ -4,7 +4,7 @@
 //! threads idle during a blocking call, sharing the work with them uses the cores the
 //! machine has. `concurrency` stays the bound on requests in flight, split between threads.
 //!
-//! Each thread sends through its own pool for the client (see `local`), so a connection is
+//! Each thread sends through its own pool for the client (see `thread_state`), so a connection is
 //! only ever driven by one thread.
 
 use std::sync::atomic::AtomicU8;
@@ -14,9 +14,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 
-use super::client::limited;
-use super::local;
 use super::runtime::io_threads;
+use super::thread_state::{self, limited};
 use crate::client::{bulk, Config, Error, Limits, Result, Transport};
 
 /// Below this many events per request slot, spreading costs more (a wake-up of each thread,
@@ -92,7 +91,7 @@ impl Batch {
                     {
                         return Vec::new();
                     }
-                    match local::transport(&client) {
+                    match thread_state::transport(&client) {
                         Ok(t) => bulk::track_share(&limited(t, limits), feed, share).await,
                         // No pool there: this worker takes nothing and the others take all.
                         Err(_) => Vec::new(),

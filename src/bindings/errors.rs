@@ -1,0 +1,137 @@
+//! The core's errors as the exceptions of `pushwire.errors`, their fields named as the
+//! Python arguments that carry them.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
+use pythonize::pythonize;
+
+use crate::client::Error;
+
+static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    ERRORS
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("pushwire.errors")?.unbind())
+        })
+        .map(|m| m.bind(py))
+}
+
+/// The exception of `pushwire.errors` for a core error. `rename` maps a spec parameter
+/// name to the Python argument that carries it.
+pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr {
+    // A Ctrl-C that stopped the conversion (`stop::stash`) is what the caller gets, in
+    // place of the error standing in for it (and only there).
+    if super::stop::is_placeholder(&err) {
+        if let Some(stopped) = super::stop::take() {
+            return stopped;
+        }
+    }
+    match build_exception(py, err, rename) {
+        Ok(e) => e,
+        Err(e) => e,
+    }
+}
+
+/// `message` with every whole word that names a spec field (letters, digits and `_`) named
+/// as the Python argument: "from must not be after to" is "start must not be after end" for
+/// `analytics.summary(start, end)`, while `device_type` in "type must be one of ...
+/// device_type" stays as it is, being a different word. What is quoted (`"..."` or
+/// `` `...` ``) is the caller's own data and stays as written.
+fn rename_words(message: &str, rename: fn(&str) -> String) -> String {
+    let mut out = String::with_capacity(message.len() + 8);
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    for c in message.chars() {
+        if quote.is_none() && is_word(c) {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            out.push_str(&rename(&word));
+            word.clear();
+        }
+        match quote {
+            // `\"` inside a quoted value (Rust's `{:?}`) does not end it
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            None if c == '"' || c == '`' => quote = Some(c),
+            _ => {}
+        }
+        out.push(c);
+    }
+    if !word.is_empty() {
+        out.push_str(&rename(&word));
+    }
+    out
+}
+
+fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyResult<PyErr> {
+    let m = errors_module(py)?;
+    let kwargs = PyDict::new(py);
+    let (class, message) = match err {
+        Error::Validation(v) => {
+            let field = rename(&v.field);
+            let message = if v.message.contains(&v.field) || v.message.contains(&field) {
+                rename_words(&v.message, rename)
+            } else {
+                format!("{field}: {}", v.message)
+            };
+            kwargs.set_item("field", field)?;
+            ("ValidationError", message)
+        }
+        Error::Config(m) => ("PushwireError", m),
+        Error::Connection {
+            message,
+            outcome_unknown,
+        } => {
+            kwargs.set_item("outcome_unknown", outcome_unknown)?;
+            ("APIConnectionError", message)
+        }
+        Error::Timeout {
+            message,
+            outcome_unknown,
+        } => {
+            kwargs.set_item("outcome_unknown", outcome_unknown)?;
+            ("APITimeoutError", message)
+        }
+        Error::TooLarge {
+            message,
+            outcome_unknown,
+            limit,
+        } => {
+            kwargs.set_item("outcome_unknown", outcome_unknown)?;
+            kwargs.set_item("max_response_size", limit)?;
+            ("ResponseTooLargeError", message)
+        }
+        Error::Api(a) => {
+            kwargs.set_item("status_code", a.status)?;
+            kwargs.set_item("body", pythonize(py, &a.body)?)?;
+            kwargs.set_item("code", a.code)?;
+            kwargs.set_item("details", pythonize(py, &a.details)?)?;
+            kwargs.set_item("outcome_unknown", a.outcome_unknown)?;
+            let class = match a.status {
+                401 => "AuthenticationError",
+                400 => "BadRequestError",
+                404 => "NotFoundError",
+                429 => {
+                    kwargs.set_item("retry_after", a.retry_after)?;
+                    "RateLimitError"
+                }
+                s if s >= 500 => "ServerError",
+                _ => "APIError",
+            };
+            (class, a.message)
+        }
+    };
+    let cls = m.getattr(class)?;
+    if class == "PushwireError" {
+        return Ok(PyErr::from_value(cls.call1((message,))?));
+    }
+    let exc = cls.call((message,), Some(&kwargs))?;
+    Ok(PyErr::from_value(exc))
+}

@@ -1,0 +1,176 @@
+//! Python arguments read as the core's values, each named for the error that refuses it:
+//! the readers every resource's parsing shares.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use serde_json::Value;
+
+use crate::bindings::convert::{self, date_text, is_missing};
+use crate::client::{AnalyticsRange, Error};
+
+/// A core field's name as the Python argument that carries it: the same.
+pub fn same_name(f: &str) -> String {
+    f.to_string()
+}
+
+/// `spec` (or `spec[i]...`) as `python` (or `python[i]...`); anything else unchanged.
+pub fn rename_head(field: &str, spec: &str, python: &str) -> String {
+    match field.strip_prefix(spec) {
+        Some(rest) if rest.is_empty() || rest.starts_with('[') || rest.starts_with('.') => {
+            format!("{python}{rest}")
+        }
+        _ => field.to_string(),
+    }
+}
+
+pub fn arg<'py>(args: &Bound<'py, PyTuple>, i: usize) -> Bound<'py, PyAny> {
+    args.get_item(i)
+        .unwrap_or_else(|_| args.py().None().into_bound(args.py()))
+}
+
+pub fn concurrency(obj: &Bound<'_, PyAny>) -> Result<usize, Error> {
+    match opt_int(obj, "concurrency")? {
+        Some(c) if (1..=1024).contains(&c) => Ok(c as usize),
+        Some(_) => Err(Error::validation(
+            "concurrency",
+            "concurrency must be between 1 and 1024",
+        )),
+        None => Ok(8),
+    }
+}
+
+pub fn opt_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<i64>, Error> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    // Ints and whatever has __index__ (numpy's), never a bool or a float.
+    if !obj.is_instance_of::<PyBool>() && !obj.is_instance_of::<PyFloat>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Some(i));
+        }
+        if obj.is_instance_of::<PyInt>() {
+            return Err(Error::validation(field, format!("{field} is out of range")));
+        }
+    }
+    Err(Error::validation(
+        field,
+        format!("{field} must be an integer"),
+    ))
+}
+
+/// A resource id: an int, or a str of digits (an id taken from a URL or a form).
+pub fn id_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        let s = convert::text(s, field)?;
+        let digits = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        return match s.parse::<i64>() {
+            Ok(i) if digits => Ok(i),
+            _ if digits => Err(Error::validation(field, format!("{field} is out of range"))),
+            _ => Err(Error::validation(
+                field,
+                format!("{field} must be an integer or a string of digits, not {s:?}"),
+            )),
+        };
+    }
+    int(obj, field)
+}
+
+pub fn int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
+    opt_int(obj, field)?.ok_or_else(|| Error::validation(field, format!("{field} is required")))
+}
+
+/// An id given as an int or a str.
+pub fn id_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return convert::text(s, field);
+    }
+    if is_missing(obj) {
+        return Err(Error::validation(
+            field,
+            format!("{field} is missing (None or NaN): drop the empty entries first"),
+        ));
+    }
+    int(obj, field).map(|i| i.to_string())
+}
+
+pub fn opt_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<String>, Error> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    match obj.cast::<PyString>() {
+        Ok(s) => convert::text(s, field).map(Some),
+        Err(_) => Err(Error::validation(
+            field,
+            format!("{field} must be a string"),
+        )),
+    }
+}
+
+pub fn text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
+    opt_text(obj, field)?.ok_or_else(|| Error::validation(field, format!("{field} is required")))
+}
+
+/// A list of strings (ints allowed, as ids); a bare string is refused, as it would be read
+/// as a list of its characters.
+pub fn str_list(obj: &Bound<'_, PyAny>, field: &str) -> Result<Vec<String>, Error> {
+    if obj.is_instance_of::<PyString>()
+        || obj.is_instance_of::<PyBytes>()
+        || obj.is_instance_of::<PyByteArray>()
+        || obj.is_instance_of::<PyDict>()
+    {
+        return Err(Error::validation(
+            field,
+            format!("{field} must be a list of strings, not a single value"),
+        ));
+    }
+    each_item(obj, field, "a list of strings", id_text)
+}
+
+pub fn range(args: &Bound<'_, PyTuple>, at: usize) -> Result<AnalyticsRange, Error> {
+    let d = |i: usize, name: &str| -> Result<Option<String>, Error> {
+        let a = arg(args, i);
+        if a.is_none() {
+            Ok(None)
+        } else {
+            date_text(&a, name).map(Some)
+        }
+    };
+    Ok(AnalyticsRange {
+        start: d(at, "analytics_start_at")?,
+        end: d(at + 1, "analytics_end_at")?,
+    })
+}
+
+/// The items of the list `obj`, each as `each` makes it JSON (given the item's path).
+pub fn items_of(
+    obj: &Bound<'_, PyAny>,
+    field: &str,
+    each: impl Fn(&Bound<'_, PyAny>, &str) -> Result<Value, Error>,
+) -> Result<Vec<Value>, Error> {
+    if obj.is_none() {
+        return Err(Error::validation(field, format!("{field} is required")));
+    }
+    if obj.is_instance_of::<PyDict>() || obj.is_instance_of::<PyString>() {
+        return Err(Error::validation(field, format!("{field} must be a list")));
+    }
+    each_item(obj, field, "a list", each)
+}
+
+/// Each item of the iterable `obj` as `each` reads it, given the item's path (`field[i]`);
+/// `obj` not iterable is refused as not being `kind`.
+fn each_item<T>(
+    obj: &Bound<'_, PyAny>,
+    field: &str,
+    kind: &str,
+    each: impl Fn(&Bound<'_, PyAny>, &str) -> Result<T, Error>,
+) -> Result<Vec<T>, Error> {
+    let iter = obj
+        .try_iter()
+        .map_err(|_| Error::validation(field, format!("{field} must be {kind}")))?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        let item = item.map_err(|e| Error::validation(field, e.to_string()))?;
+        out.push(each(&item, &format!("{field}[{i}]"))?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,166 @@
+//! `segments.add_subscribers_bulk`, `add_profiles_bulk` and `remove_profiles_bulk`: a
+//! list of any length read, then sent in chunks by `crate::client::bulk`, with the caller's
+//! progress callback told of each chunk (with the GIL, from the right thread).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use super::args::{arg, concurrency, id_text, str_list, text};
+use super::output::Output;
+use crate::bindings::stop;
+use crate::client::{bulk, Error, Transport};
+
+/// What a bulk call does to its segment's members, as the Python wrapper names it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    AddHashes,
+    AddProfiles,
+    RemoveProfiles,
+}
+
+pub struct Call {
+    kind: Kind,
+    /// The segment's id (`AddHashes`) or name.
+    target: String,
+    items: Vec<String>,
+    concurrency: usize,
+    progress: Option<Py<PyAny>>,
+    /// Report progress from a thread of its own rather than the one running the call
+    /// (set for async calls, see [`Call::on_io_thread`]).
+    offload_progress: bool,
+}
+
+/// Reads the arguments of `kind`, in the order the Python wrapper passes them.
+pub fn parse(kind: Kind, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
+    let a = |i| arg(args, i);
+    let (target, field) = match kind {
+        Kind::AddHashes => {
+            let id = id_text(&a(0), "segment_id")?;
+            crate::validate::segment_id(&id)?;
+            (id, "hashes")
+        }
+        Kind::AddProfiles | Kind::RemoveProfiles => (text(&a(0), "segment_name")?, "profile_ids"),
+    };
+    let items = str_list(&a(1), field)?;
+    if items.is_empty() {
+        return Err(Error::validation(
+            field,
+            format!("{field} must not be empty"),
+        ));
+    }
+    if let Some(i) = items.iter().position(|h| h.trim().is_empty()) {
+        return Err(Error::validation(
+            field,
+            format!("{field}[{i}] must not be empty"),
+        ));
+    }
+    let progress = if a(3).is_none() {
+        None
+    } else {
+        Some(a(3).unbind())
+    };
+    Ok(Call {
+        kind,
+        target,
+        items,
+        concurrency: concurrency(&a(2))?,
+        progress,
+        offload_progress: false,
+    })
+}
+
+impl Call {
+    /// Marks the call as running on one of the client's I/O threads, which every async call
+    /// shares: a progress callback must not wait for the GIL there (it would hold up every
+    /// other call on that thread for as long), so reports go through a thread of their own.
+    pub fn on_io_thread(&mut self) {
+        self.offload_progress = true;
+    }
+
+    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
+        let Call {
+            kind,
+            target,
+            items,
+            concurrency,
+            progress,
+            offload_progress,
+        } = self;
+        let total = items.len();
+        let membership = match kind {
+            Kind::AddHashes => bulk::Membership::AddHashes {
+                segment_id: &target,
+            },
+            Kind::AddProfiles => bulk::Membership::AddProfiles {
+                segment_name: &target,
+            },
+            Kind::RemoveProfiles => bulk::Membership::RemoveProfiles {
+                segment_name: &target,
+            },
+        };
+        let call = move |cb: &Py<PyAny>, done: usize| {
+            Python::attach(|py| {
+                if let Err(e) = cb.call1(py, (done, total)) {
+                    log::warn!(target: "pushwire", "progress callback failed: {e}");
+                }
+            })
+        };
+        // In place, on the thread of a blocking call: a failing callback is logged and
+        // the call goes on, but Ctrl-C (or a SystemExit) raised in it, where Python runs
+        // signal handlers, stops the call (see `stop::take`).
+        let call_in_place = move |cb: &Py<PyAny>, done: usize| {
+            if stop::pending() {
+                return;
+            }
+            Python::attach(|py| match cb.call1(py, (done, total)) {
+                Ok(_) => {}
+                Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                    log::warn!(target: "pushwire", "progress callback failed: {e}");
+                }
+                Err(e) => stop::request(e),
+            })
+        };
+        Ok(match progress {
+            Some(cb) if offload_progress => {
+                // In order, from one blocking-pool thread; the call ends after its last
+                // report, as when reports are made in place.
+                let (tx, rx) = std::sync::mpsc::channel::<usize>();
+                // Set when the call is dropped unfinished (cancelled): reports still
+                // queued then are not delivered.
+                let gone = Arc::new(AtomicBool::new(false));
+                let seen = gone.clone();
+                let reporter = tokio::task::spawn_blocking(move || {
+                    while let Ok(done) = rx.recv() {
+                        if !seen.load(Ordering::Acquire) {
+                            call(&cb, done);
+                        }
+                    }
+                });
+                struct SetOnDrop(Arc<AtomicBool>);
+                impl Drop for SetOnDrop {
+                    fn drop(&mut self) {
+                        self.0.store(true, Ordering::Release);
+                    }
+                }
+                let unfinished = SetOnDrop(gone);
+                let report = move |done: usize| {
+                    let _ = tx.send(done);
+                };
+                let out = bulk::membership(t, membership, &items, concurrency, report).await;
+                let _ = reporter.await;
+                drop(unfinished); // every report was delivered
+                Output::Chunks(out)
+            }
+            Some(cb) => {
+                let report = |done: usize| call_in_place(&cb, done);
+                Output::Chunks(bulk::membership(t, membership, &items, concurrency, report).await)
+            }
+            None => {
+                Output::Chunks(bulk::membership(t, membership, &items, concurrency, |_| {}).await)
+            }
+        })
+    }
+}

@@ -1,0 +1,142 @@
+//! `drips.create`, `drips.get` and `drips.list`: their arguments read (a drip read back
+//! may be given to create a copy of it), then sent by `crate::client::drips`.
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use serde_json::{Map, Value};
+
+use super::args::{arg, id_int, items_of, opt_int, range, text};
+use super::output::Output;
+use crate::bindings::convert::to_json;
+use crate::bindings::model_input::model_of;
+use crate::bindings::utm;
+use crate::client::{drips, AnalyticsRange, Error, Transport};
+use crate::model::{Audience, DripNotification, NewDrip, NewDripNotification, SendTo, UtmParams};
+
+/// The calls of this resource, as the Python wrapper names them after `drips.`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Name {
+    Create,
+    Get,
+    List,
+}
+
+pub enum Call {
+    Create(Box<NewDrip>),
+    Get(i64, AnalyticsRange),
+    List(Option<i64>, Option<i64>, AnalyticsRange),
+}
+
+/// Reads the arguments of `name`, in the order the Python wrapper passes them.
+pub fn parse(name: Name, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
+    let a = |i| arg(args, i);
+    Ok(match name {
+        Name::Get => Call::Get(id_int(&a(0), "drip_id")?, range(args, 1)?),
+        Name::List => Call::List(
+            opt_int(&a(0), "page")?,
+            opt_int(&a(1), "limit")?,
+            range(args, 2)?,
+        ),
+        Name::Create => Call::Create(Box::new(new_drip(args)?)),
+    })
+}
+
+/// The drip `drips.create(campaign_name, notifications, send_to, utm_params)` makes.
+fn new_drip(args: &Bound<'_, PyTuple>) -> Result<NewDrip, Error> {
+    let a = |i| arg(args, i);
+    let notifications = items_of(&a(1), "notifications", drip_notification_json)?;
+    let send_to = send_to_of(&a(2))?;
+    // The same JSON type checks as the service, before the lenient model reading
+    // (which would turn 3600.5 into 3600 or true into 1 without a word).
+    let mut body = Map::new();
+    body.insert("notifications".into(), Value::Array(notifications));
+    crate::validate::drip_json_types(&body).map_err(|m| {
+        let field = m.split(' ').next().unwrap_or("notifications").to_string();
+        Error::validation(field, m)
+    })?;
+    let notifications = match body.remove("notifications") {
+        Some(Value::Array(notifications)) => notifications,
+        _ => Vec::new(),
+    };
+    let notifications = notifications
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| model_of(v, &format!("notifications[{i}]")))
+        .collect::<Result<Vec<NewDripNotification>, Error>>()?;
+    let utm_params = if a(3).is_none() {
+        None
+    } else {
+        let v = to_json(&a(3), "utm_params")?;
+        utm::check_keys(&v)?;
+        UtmParams::from_either(&v).map_err(|m| Error::validation("utm_params", m))?
+    };
+    Ok(NewDrip {
+        campaign_name: text(&a(0), "campaign_name")?,
+        notifications,
+        send_to,
+        utm_params,
+    })
+}
+
+impl Call {
+    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
+        Ok(match self {
+            Call::Create(d) => Output::Id(drips::create(t, &d).await?),
+            Call::Get(id, r) => Output::Drip(Box::new(drips::get(t, id, &r).await?)),
+            Call::List(p, l, r) => Output::Drips(drips::list(t, p, l, &r).await?),
+        })
+    }
+}
+
+/// A drip notification to create, as JSON: a notification read from a drip
+/// (`drips.get(id).notifications`, or its `to_dict()`) is taken without its read-only
+/// fields, so that a drip can be copied; anything else is read as given.
+///
+/// A dict with all of the read shape's own fields (`id`, `order`, `analytics`) is a read
+/// notification's: the fields the service sent beyond the spec are left out with them (its
+/// model keeps them in `extra`), the create shape's fields checked as any input's. A
+/// hand-written dict keeps every check: a misspelt field is refused.
+fn drip_notification_json(item: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
+    if let Ok(read) = item.cast::<DripNotification>() {
+        let new = NewDripNotification::from(read.get().clone());
+        return serde_json::to_value(new).map_err(|e| Error::validation(path, e.to_string()));
+    }
+    let mut v = to_json(item, path)?;
+    if let Value::Object(m) = &mut v {
+        let read = NewDripNotification::READ_ONLY
+            .iter()
+            .all(|k| m.contains_key(*k));
+        if read {
+            m.retain(|k, _| NewDripNotification::FIELDS.contains(&k.as_str()));
+        }
+        for key in NewDripNotification::READ_ONLY {
+            m.remove(key);
+        }
+    }
+    Ok(v)
+}
+
+/// A drip's `send_to`: a `SendTo` or its dict, or a read drip's `audience` (an `Audience`
+/// or its dict), which becomes the `send_to` that selects the same subscribers.
+fn send_to_of(obj: &Bound<'_, PyAny>) -> Result<Option<SendTo>, Error> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    let given = to_json(obj, "send_to")?;
+    let is_audience = obj.is_instance_of::<Audience>()
+        || given
+            .as_object()
+            .is_some_and(|m| m.len() == 1 && m.contains_key("filter"));
+    if is_audience {
+        let audience: Audience = model_of(given, "send_to")?;
+        return Ok(Some(SendTo::from_audience(&audience, "send_to")?));
+    }
+    if let Some(key) = crate::validate::empty_include(&given) {
+        let field = format!("send_to.{key}");
+        return Err(Error::validation(
+            field.clone(),
+            format!("{field} is empty, which would send to everyone: leave it out for no filter"),
+        ));
+    }
+    Ok(Some(model_of(given, "send_to")?))
+}

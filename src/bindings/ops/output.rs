@@ -1,0 +1,110 @@
+//! A call's result as the Python object its method returns (with the GIL): models,
+//! `Page`s, lists, and per-item outcomes of batches with their exceptions.
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use pythonize::pythonize;
+use serde_json::{Map, Value};
+
+use crate::bindings::errors::to_pyerr;
+use crate::bindings::models::Page;
+use crate::client::{analytics, bulk, Error};
+use crate::model::{Drip, Segment, TriggeredCampaign};
+
+pub enum Output {
+    Trigger(Box<TriggeredCampaign>),
+    Triggers(crate::client::Page<TriggeredCampaign>),
+    Drip(Box<Drip>),
+    Drips(crate::client::Page<Drip>),
+    Id(i64),
+    Segments(Vec<Segment>),
+    Text(String),
+    Nothing,
+    Rows(Vec<analytics::Row>),
+    Distribution(Map<String, Value>),
+    Batch(Vec<Result<(), Error>>),
+    Chunks(Vec<bulk::Chunk>),
+}
+
+fn page<T>(py: Python<'_>, p: crate::client::Page<T>) -> PyResult<Py<PyAny>>
+where
+    T: pyo3::PyClass + Into<pyo3::PyClassInitializer<T>>,
+{
+    let list = PyList::empty(py);
+    for item in p.data {
+        list.append(Py::new(py, item)?)?;
+    }
+    let page = Page {
+        data: list.unbind(),
+        total: p.meta.total,
+        page: p.meta.page,
+        per_page: p.meta.per_page,
+        last_page: p.meta.last_page,
+    };
+    Ok(Py::new(py, page)?.into_any())
+}
+
+impl Output {
+    pub fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(match self {
+            Output::Trigger(t) => Py::new(py, *t)?.into_any(),
+            Output::Triggers(p) => page(py, p)?,
+            Output::Drip(d) => Py::new(py, *d)?.into_any(),
+            Output::Drips(p) => page(py, p)?,
+            Output::Id(id) => id.into_pyobject(py)?.into_any().unbind(),
+            Output::Segments(s) => {
+                let list = PyList::empty(py);
+                for seg in s {
+                    list.append(Py::new(py, seg)?)?;
+                }
+                list.into_any().unbind()
+            }
+            Output::Text(s) => s.into_pyobject(py)?.into_any().unbind(),
+            Output::Nothing => py.None(),
+            Output::Rows(rows) => {
+                let list = PyList::empty(py);
+                for analytics::Row { row, extra } in rows {
+                    let dict = pythonize(py, &row)?;
+                    // A day, also when the service writes it with a midnight time.
+                    let day = match row.date.as_bytes().get(10) {
+                        Some(b' ' | b'T') => &row.date[..10],
+                        _ => row.date.as_str(),
+                    };
+                    if let Ok(d) = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d") {
+                        dict.set_item("date", d)?;
+                    }
+                    for (key, value) in &extra {
+                        dict.set_item(key, pythonize(py, value)?)?;
+                    }
+                    list.append(dict)?;
+                }
+                list.into_any().unbind()
+            }
+            Output::Distribution(m) => pythonize(py, &m)?.unbind(),
+            Output::Batch(results) => {
+                let list = PyList::empty(py);
+                for r in results {
+                    match r {
+                        Ok(()) => list.append(py.None())?,
+                        Err(e) => list.append(to_pyerr(py, e, |f| f.to_string()).into_value(py))?,
+                    }
+                }
+                list.into_any().unbind()
+            }
+            Output::Chunks(chunks) => {
+                let list = PyList::empty(py);
+                for c in chunks {
+                    let (message, error) = match c.outcome {
+                        Ok(m) => (Some(m), None),
+                        Err(e) => (
+                            None,
+                            Some(to_pyerr(py, e, |f| f.to_string()).into_value(py)),
+                        ),
+                    };
+                    list.append((c.index, c.start, c.size, message, error))?;
+                }
+                list.into_any().unbind()
+            }
+        })
+    }
+}
