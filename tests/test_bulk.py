@@ -95,8 +95,8 @@ def test_track_many_keeps_going_past_server_errors(
 def test_a_large_blocking_batch_shared_between_threads_keeps_every_outcome_in_place(
     emu: Emulator,
 ) -> None:
-    # Large enough to be shared with the I/O threads (src/python/spread.rs): outcomes must
-    # still land at their own event's index.
+    # Large enough to be shared with the I/O threads (src/bindings/batch_across_threads.rs):
+    # outcomes must still land at their own event's index.
     client = emu.client(max_retries=0)
     events: list[dict[str, object]] = []
     for i in range(2000):

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
         _awaited: Literal[True]
 
 
-# 64 MiB: the core's default (see `DEFAULT_MAX_RESPONSE_SIZE` in src/client/transport.rs).
+# 64 MiB: the core's default (see `DEFAULT_MAX_RESPONSE_SIZE` in src/client/transport/config.rs).
 DEFAULT_MAX_RESPONSE_SIZE = 64 << 20
 
 
