@@ -7,7 +7,7 @@ docstring exist only at run time, and this extension takes them from the importe
   (a stub docstring, when there is one, wins: it is what an editor shows);
 - the docstrings the package assembles when it is imported: ``Client.__doc__`` and
   ``AsyncClient.__doc__`` (a shared text of the settings), and the async namespaces'
-  (``AsyncTriggers.__doc__ = Triggers.__doc__``).
+  (``class AsyncTriggers(_Async, twin=Triggers)`` has ``Triggers.__doc__``).
 
 The async namespaces' methods are made from the blocking ones at import time
 (``create = awaitable(Notifications.create)``, ``iter = paged(Triggers.iter)``, see

@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, Callable
 
-from pushwire import AsyncClient, Client
+from pushwire import Action, AsyncClient, Client, ScheduleOptions
 from pushwire.testing import Emulator
 
 # Fast and bounded: no backoff waits, and nothing hangs a test for long.
@@ -35,6 +35,31 @@ def drip_notification(**overrides: Any) -> dict[str, Any]:
     }
     n.update(overrides)
     return n
+
+
+def drip_series() -> list[dict[str, Any]]:
+    """Three drip notifications to create, as a drip's first steps: two buttons (a model and
+    a dict, the model's with its image), every field given, and a weekday schedule (a model)."""
+    return [
+        drip_notification(
+            actions=[
+                Action(label="Shop", url="https://shop.example/", image_url="https://i.example/a"),
+                {"label": "Later", "url": "https://shop.example/later"},
+            ]
+        ),
+        drip_notification(
+            title="Still there?",
+            message="Here is 10% off",
+            url="https://shop.example/coupon",
+            require_interaction=0,
+            expiry=3600,
+            schedule_options={"type": "after", "value": 2, "unit": "days", "at": "09:30:00"},
+        ),
+        drip_notification(
+            title="Monday deals",
+            schedule_options=ScheduleOptions(type="after", value=1, unit="dow", at="08:00:00"),
+        ),
+    ]
 
 
 class Driver:

@@ -8,7 +8,7 @@ import datetime as dt
 from urllib.parse import parse_qsl
 
 import pytest
-from client_support import BROADCAST, Driver, api_requests, drip_notification
+from client_support import BROADCAST, Driver, api_requests, drip_notification, drip_series
 from conftest import SUMMARY_FIELDS, is_int, seed_trigger
 
 from pushwire import (
@@ -112,26 +112,7 @@ def test_triggers_list_is_a_page_newest_first(drv: Driver, emu):
 def test_drip_create_round_trips(drv: Driver, emu):
     vip = emu.create_segment("vip")
     churned = emu.create_segment("churned")
-    sent = [
-        drip_notification(
-            actions=[
-                Action(label="Shop", url="https://shop.example/", image_url="https://i.example/a"),
-                {"label": "Later", "url": "https://shop.example/later"},
-            ]
-        ),
-        drip_notification(
-            title="Still there?",
-            message="Here is 10% off",
-            url="https://shop.example/coupon",
-            require_interaction=0,
-            expiry=3600,
-            schedule_options={"type": "after", "value": 2, "unit": "days", "at": "09:30:00"},
-        ),
-        drip_notification(
-            title="Monday deals",
-            schedule_options=ScheduleOptions(type="after", value=1, unit="dow", at="08:00:00"),
-        ),
-    ]
+    sent = drip_series()  # its values are asserted on below
     send_to = SendTo(
         include_segments=[str(vip)],
         exclude_segments=[str(churned)],

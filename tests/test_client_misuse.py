@@ -1075,3 +1075,25 @@ def test_logging_disable_silences_the_core_without_asking_python_from_io_threads
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "0", "1"]
+
+
+def test_an_async_namespace_offers_each_method_of_its_blocking_twin():
+    from pushwire.resources._resource import _Async, _Sync
+
+    class Blocking(_Sync):
+        """A namespace."""
+
+        def one(self) -> None: ...
+
+        def two(self) -> None: ...
+
+    with pytest.raises(TypeError, match="AsyncBlocking lacks Blocking's two"):
+
+        class AsyncBlocking(_Async, twin=Blocking):
+            one = Blocking.one
+
+    class AsyncComplete(_Async, twin=Blocking):
+        one = Blocking.one
+        two = Blocking.two
+
+    assert AsyncComplete.__doc__ == "A namespace."

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from client_support import Driver, drip_notification
+from client_support import Driver, drip_notification, drip_series
 from conftest import seed_trigger
 
 import pushwire
@@ -22,29 +22,7 @@ def without(d: dict[str, Any], keys: set[str]) -> dict[str, Any]:
 
 
 def seed_drip(drv: Driver, emu: Emulator, **kwargs: Any) -> int:
-    notifications = [
-        drip_notification(
-            actions=[
-                {"label": "Shop", "url": "https://shop.example/shop"},
-                {
-                    "label": "Later",
-                    "url": "https://shop.example/later",
-                    "image_url": "https://shop.example/later.png",
-                },
-            ]
-        ),
-        drip_notification(
-            title="Still there?",
-            expiry=7200,
-            require_interaction=0,
-            schedule_options={"type": "after", "value": 2, "unit": "days", "at": "09:30:00"},
-        ),
-        drip_notification(
-            title="Monday tips",
-            schedule_options={"type": "after", "value": 1, "unit": "dow", "at": "08:00:00"},
-        ),
-    ]
-    drip_id: int = drv(drv.client.drips.create, "Welcome", notifications, **kwargs)
+    drip_id: int = drv(drv.client.drips.create, "Welcome", drip_series(), **kwargs)
     return drip_id
 
 

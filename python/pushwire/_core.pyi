@@ -2,7 +2,11 @@
 
 One idea, one file: a stub mirrors one extension module, and the core is one module (its
 models, the client's core and the emulator's server), so its stub cannot be split the way the
-Rust sources are. What the models share is written once, in ``_Model``."""
+Rust sources are. What the models share is written once, in ``_Model``. The classes' read-only
+attributes are written as such (``Final``), one line each (``Page.data`` stays a property: a
+``Final`` cannot depend on a type variable). A model's constructor lists its fields again
+because it takes more than it gives back (any ``SupportsIndex`` for an ``int``, a dict for a
+model)."""
 
 import decimal
 import os
@@ -10,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import (
     Any,
     ClassVar,
+    Final,
     Generic,
     Optional,
     SupportsFloat,
@@ -91,30 +96,21 @@ class Analytics(_Model):
         ctr: float = ...,
         result: Sequence[Union[GoalResult, Mapping[str, Any]]] = ...,
     ) -> Self: ...
-    @property
-    def views(self) -> int: ...
-    @property
-    def clicks(self) -> int: ...
-    @property
-    def sentcount(self) -> int: ...
-    @property
-    def unsubscribed(self) -> int: ...
-    @property
-    def ctr(self) -> float: ...
-    @property
-    def result(self) -> list[GoalResult]: ...
+    views: Final[int]
+    clicks: Final[int]
+    sentcount: Final[int]
+    unsubscribed: Final[int]
+    ctr: Final[float]
+    result: Final[list[GoalResult]]
 
 @final
 class GoalResult(_Model):
     def __new__(
         cls, *, name: str = ..., count: SupportsIndex = ..., value: float = ...
     ) -> Self: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def count(self) -> int: ...
-    @property
-    def value(self) -> float: ...
+    name: Final[str]
+    count: Final[int]
+    value: Final[float]
 
 @final
 class UtmParams(_Model):
@@ -127,28 +123,20 @@ class UtmParams(_Model):
         utm_term: Optional[str] = ...,
         utm_content: Optional[str] = ...,
     ) -> Self: ...
-    @property
-    def utm_source(self) -> str: ...
-    @property
-    def utm_medium(self) -> str: ...
-    @property
-    def utm_campaign(self) -> str: ...
-    @property
-    def utm_term(self) -> Optional[str]: ...
-    @property
-    def utm_content(self) -> Optional[str]: ...
+    utm_source: Final[str]
+    utm_medium: Final[str]
+    utm_campaign: Final[str]
+    utm_term: Final[Optional[str]]
+    utm_content: Final[Optional[str]]
 
 @final
 class Action(_Model):
     """A notification button (spec 2.6); at most two per notification."""
 
     def __new__(cls, *, label: str, url: str, image_url: Optional[str] = ...) -> Self: ...
-    @property
-    def label(self) -> str: ...
-    @property
-    def url(self) -> str: ...
-    @property
-    def image_url(self) -> Optional[str]: ...
+    label: Final[str]
+    url: Final[str]
+    image_url: Final[Optional[str]]
 
 @final
 class ScheduleOptions(_Model):
@@ -160,14 +148,10 @@ class ScheduleOptions(_Model):
         unit: Optional[str] = ...,
         at: Optional[str] = ...,
     ) -> Self: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def value(self) -> Optional[int]: ...
-    @property
-    def unit(self) -> Optional[str]: ...
-    @property
-    def at(self) -> Optional[str]: ...
+    type: Final[str]
+    value: Final[Optional[int]]
+    unit: Final[Optional[str]]
+    at: Final[Optional[str]]
 
 @final
 class Meta(_Model):
@@ -179,14 +163,10 @@ class Meta(_Model):
         per_page: SupportsIndex = ...,
         last_page: SupportsIndex = ...,
     ) -> Self: ...
-    @property
-    def total(self) -> int: ...
-    @property
-    def page(self) -> int: ...
-    @property
-    def per_page(self) -> int: ...
-    @property
-    def last_page(self) -> int: ...
+    total: Final[int]
+    page: Final[int]
+    per_page: Final[int]
+    last_page: Final[int]
 
 @final
 class TriggeredCampaign(_Model):
@@ -211,44 +191,27 @@ class TriggeredCampaign(_Model):
         utm_params: Optional[Union[UtmParams, Mapping[str, Any]]] = ...,
         extra: Mapping[str, Any] = ...,
     ) -> Self: ...
-    @property
-    def trigger_id(self) -> int: ...
-    @property
-    def campaign_name(self) -> str: ...
-    @property
-    def campaign_type(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def site_id(self) -> int: ...
-    @property
-    def created_at_utc(self) -> str: ...
-    @property
-    def updated_at_utc(self) -> str: ...
-    @property
-    def daily_trigger_limit(self) -> int: ...
-    @property
-    def weekly_trigger_limit(self) -> int: ...
-    @property
-    def rules(self) -> Rules: ...
-    @property
-    def analytics(self) -> Analytics: ...
-    @property
-    def notifications(self) -> Optional[list[TriggeredNotification]]: ...
-    @property
-    def options(self) -> Optional[TriggerOptions]: ...
-    @property
-    def utm_params(self) -> Optional[UtmParams]: ...
-    @property
-    def extra(self) -> dict[str, Any]: ...
+    trigger_id: Final[int]
+    campaign_name: Final[str]
+    campaign_type: Final[str]
+    status: Final[str]
+    site_id: Final[int]
+    created_at_utc: Final[str]
+    updated_at_utc: Final[str]
+    daily_trigger_limit: Final[int]
+    weekly_trigger_limit: Final[int]
+    rules: Final[Rules]
+    analytics: Final[Analytics]
+    notifications: Final[Optional[list[TriggeredNotification]]]
+    options: Final[Optional[TriggerOptions]]
+    utm_params: Final[Optional[UtmParams]]
+    extra: Final[dict[str, Any]]
 
 @final
 class Rules(_Model):
     def __new__(cls, *, start_event_name: str = ..., stop_event_name: str = ...) -> Self: ...
-    @property
-    def start_event_name(self) -> str: ...
-    @property
-    def stop_event_name(self) -> str: ...
+    start_event_name: Final[str]
+    stop_event_name: Final[str]
 
 @final
 class TriggeredNotification(_Model):
@@ -269,32 +232,19 @@ class TriggeredNotification(_Model):
         analytics: Union[Analytics, Mapping[str, Any]] = ...,
         extra: Mapping[str, Any] = ...,
     ) -> Self: ...
-    @property
-    def id(self) -> int: ...
-    @property
-    def order(self) -> int: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def url(self) -> str: ...
-    @property
-    def image_url(self) -> Optional[str]: ...
-    @property
-    def big_image_url(self) -> Optional[str]: ...
-    @property
-    def expiry(self) -> int: ...
-    @property
-    def require_interaction(self) -> int: ...
-    @property
-    def actions(self) -> list[Action]: ...
-    @property
-    def schedule_options(self) -> ScheduleOptions: ...
-    @property
-    def analytics(self) -> Analytics: ...
-    @property
-    def extra(self) -> dict[str, Any]: ...
+    id: Final[int]
+    order: Final[int]
+    title: Final[str]
+    message: Final[str]
+    url: Final[str]
+    image_url: Final[Optional[str]]
+    big_image_url: Final[Optional[str]]
+    expiry: Final[int]
+    require_interaction: Final[int]
+    actions: Final[list[Action]]
+    schedule_options: Final[ScheduleOptions]
+    analytics: Final[Analytics]
+    extra: Final[dict[str, Any]]
 
 @final
 class TriggerOptions(_Model):
@@ -304,10 +254,8 @@ class TriggerOptions(_Model):
         result_name: Optional[str] = ...,
         campaign: Optional[Union[CampaignOptions, Mapping[str, Any]]] = ...,
     ) -> Self: ...
-    @property
-    def result_name(self) -> Optional[str]: ...
-    @property
-    def campaign(self) -> Optional[CampaignOptions]: ...
+    result_name: Final[Optional[str]]
+    campaign: Final[Optional[CampaignOptions]]
 
 @final
 class CampaignOptions(_Model):
@@ -317,18 +265,14 @@ class CampaignOptions(_Model):
         expiry: Optional[str] = ...,
         price_drop_threshold: Optional[Union[PriceDropThreshold, Mapping[str, Any]]] = ...,
     ) -> Self: ...
-    @property
-    def expiry(self) -> Optional[str]: ...
-    @property
-    def price_drop_threshold(self) -> Optional[PriceDropThreshold]: ...
+    expiry: Final[Optional[str]]
+    price_drop_threshold: Final[Optional[PriceDropThreshold]]
 
 @final
 class PriceDropThreshold(_Model):
     def __new__(cls, *, type: str = ..., value: float = ...) -> Self: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def value(self) -> float: ...
+    type: Final[str]
+    value: Final[float]
 
 @final
 class Drip(_Model):
@@ -351,62 +295,43 @@ class Drip(_Model):
         utm_params: Optional[Union[UtmParams, Mapping[str, Any]]] = ...,
         extra: Mapping[str, Any] = ...,
     ) -> Self: ...
-    @property
-    def drip_id(self) -> int: ...
-    @property
-    def campaign_name(self) -> str: ...
-    @property
-    def drip_type(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def site_id(self) -> int: ...
-    @property
-    def created_at_utc(self) -> str: ...
-    @property
-    def updated_at_utc(self) -> str: ...
-    @property
-    def audience(self) -> Audience: ...
-    @property
-    def options(self) -> DripOptions: ...
-    @property
-    def analytics(self) -> Analytics: ...
-    @property
-    def notifications(self) -> Optional[list[DripNotification]]: ...
-    @property
-    def utm_params(self) -> Optional[UtmParams]: ...
-    @property
-    def extra(self) -> dict[str, Any]: ...
+    drip_id: Final[int]
+    campaign_name: Final[str]
+    drip_type: Final[str]
+    status: Final[str]
+    site_id: Final[int]
+    created_at_utc: Final[str]
+    updated_at_utc: Final[str]
+    audience: Final[Audience]
+    options: Final[DripOptions]
+    analytics: Final[Analytics]
+    notifications: Final[Optional[list[DripNotification]]]
+    utm_params: Final[Optional[UtmParams]]
+    extra: Final[dict[str, Any]]
 
 @final
 class DripOptions(_Model):
     def __new__(cls, *, result_name: str = ...) -> Self: ...
-    @property
-    def result_name(self) -> str: ...
+    result_name: Final[str]
 
 @final
 class Audience(_Model):
     def __new__(cls, *, filter: Union[AudienceFilter, Mapping[str, Any]] = ...) -> Self: ...
-    @property
-    def filter(self) -> AudienceFilter: ...
+    filter: Final[AudienceFilter]
 
 @final
 class AudienceFilter(_Model):
     def __new__(
         cls, *, value: Sequence[Sequence[Union[AudienceRule, Mapping[str, Any]]]] = ...
     ) -> Self: ...
-    @property
-    def value(self) -> list[list[AudienceRule]]: ...
+    value: Final[list[list[AudienceRule]]]
 
 @final
 class AudienceRule(_Model):
     def __new__(cls, *, field: str = ..., op: str = ..., value: Any = ...) -> Self: ...
-    @property
-    def field(self) -> str: ...
-    @property
-    def op(self) -> str: ...
-    @property
-    def value(self) -> Any: ...
+    field: Final[str]
+    op: Final[str]
+    value: Final[Any]
 
 @final
 class DripNotification(_Model):
@@ -429,32 +354,19 @@ class DripNotification(_Model):
         analytics: Union[Analytics, Mapping[str, Any]] = ...,
         extra: Mapping[str, Any] = ...,
     ) -> Self: ...
-    @property
-    def id(self) -> int: ...
-    @property
-    def order(self) -> int: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def url(self) -> str: ...
-    @property
-    def image_url(self) -> str: ...
-    @property
-    def big_image_url(self) -> str: ...
-    @property
-    def require_interaction(self) -> int: ...
-    @property
-    def expiry(self) -> int: ...
-    @property
-    def schedule_options(self) -> ScheduleOptions: ...
-    @property
-    def actions(self) -> list[Action]: ...
-    @property
-    def analytics(self) -> Analytics: ...
-    @property
-    def extra(self) -> dict[str, Any]: ...
+    id: Final[int]
+    order: Final[int]
+    title: Final[str]
+    message: Final[str]
+    url: Final[str]
+    image_url: Final[str]
+    big_image_url: Final[str]
+    require_interaction: Final[int]
+    expiry: Final[int]
+    schedule_options: Final[ScheduleOptions]
+    actions: Final[list[Action]]
+    analytics: Final[Analytics]
+    extra: Final[dict[str, Any]]
 
 @final
 class NewDripNotification(_Model):
@@ -473,24 +385,15 @@ class NewDripNotification(_Model):
         schedule_options: Union[ScheduleOptions, Mapping[str, Any]] = ...,
         actions: Sequence[Union[Action, Mapping[str, Any]]] = ...,
     ) -> Self: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def url(self) -> str: ...
-    @property
-    def image_url(self) -> str: ...
-    @property
-    def big_image_url(self) -> str: ...
-    @property
-    def require_interaction(self) -> Optional[int]: ...
-    @property
-    def expiry(self) -> Optional[int]: ...
-    @property
-    def schedule_options(self) -> ScheduleOptions: ...
-    @property
-    def actions(self) -> list[Action]: ...
+    title: Final[str]
+    message: Final[str]
+    url: Final[str]
+    image_url: Final[str]
+    big_image_url: Final[str]
+    require_interaction: Final[Optional[int]]
+    expiry: Final[Optional[int]]
+    schedule_options: Final[ScheduleOptions]
+    actions: Final[list[Action]]
 
 @final
 class SendTo(_Model):
@@ -506,22 +409,14 @@ class SendTo(_Model):
         include_cities: Sequence[str] = ...,
         exclude_cities: Sequence[str] = ...,
     ) -> Self: ...
-    @property
-    def include_segments(self) -> list[str]: ...
-    @property
-    def exclude_segments(self) -> list[str]: ...
-    @property
-    def include_countries(self) -> list[str]: ...
-    @property
-    def exclude_countries(self) -> list[str]: ...
-    @property
-    def include_states(self) -> list[str]: ...
-    @property
-    def exclude_states(self) -> list[str]: ...
-    @property
-    def include_cities(self) -> list[str]: ...
-    @property
-    def exclude_cities(self) -> list[str]: ...
+    include_segments: Final[list[str]]
+    exclude_segments: Final[list[str]]
+    include_countries: Final[list[str]]
+    exclude_countries: Final[list[str]]
+    include_states: Final[list[str]]
+    exclude_states: Final[list[str]]
+    include_cities: Final[list[str]]
+    exclude_cities: Final[list[str]]
 
 @final
 class NewDrip(_Model):
@@ -533,14 +428,10 @@ class NewDrip(_Model):
         send_to: Optional[Union[SendTo, Mapping[str, Any]]] = ...,
         utm_params: Optional[Union[UtmParams, Mapping[str, Any]]] = ...,
     ) -> Self: ...
-    @property
-    def campaign_name(self) -> str: ...
-    @property
-    def notifications(self) -> list[NewDripNotification]: ...
-    @property
-    def send_to(self) -> Optional[SendTo]: ...
-    @property
-    def utm_params(self) -> Optional[UtmParams]: ...
+    campaign_name: Final[str]
+    notifications: Final[list[NewDripNotification]]
+    send_to: Final[Optional[SendTo]]
+    utm_params: Final[Optional[UtmParams]]
 
 @final
 class Segment(_Model):
@@ -549,12 +440,9 @@ class Segment(_Model):
     def __new__(
         cls, *, segment_id: str = ..., segment_name: str = ..., extra: Mapping[str, Any] = ...
     ) -> Self: ...
-    @property
-    def segment_id(self) -> str: ...
-    @property
-    def segment_name(self) -> str: ...
-    @property
-    def extra(self) -> dict[str, Any]: ...
+    segment_id: Final[str]
+    segment_name: Final[str]
+    extra: Final[dict[str, Any]]
 
 @final
 class Product(_Model):
@@ -568,14 +456,10 @@ class Product(_Model):
         availability: Optional[str] = ...,
         variant_id: Optional[str] = ...,
     ) -> Self: ...
-    @property
-    def product_id(self) -> str: ...
-    @property
-    def price(self) -> float: ...
-    @property
-    def availability(self) -> Optional[str]: ...
-    @property
-    def variant_id(self) -> Optional[str]: ...
+    product_id: Final[str]
+    price: Final[float]
+    availability: Final[Optional[str]]
+    variant_id: Final[Optional[str]]
 
 @final
 class SummaryRow(_Model):
@@ -595,40 +479,25 @@ class SummaryRow(_Model):
         click_count: SupportsIndex = ...,
         ctr: float = ...,
     ) -> Self: ...
-    @property
-    def date(self) -> str: ...
-    @property
-    def subscriber_count(self) -> int: ...
-    @property
-    def desktop_subscriber_count(self) -> int: ...
-    @property
-    def mobile_subscriber_count(self) -> int: ...
-    @property
-    def unsubscribed_count(self) -> int: ...
-    @property
-    def desktop_unsubscribed_count(self) -> int: ...
-    @property
-    def mobile_unsubscribed_count(self) -> int: ...
-    @property
-    def notification_sent(self) -> int: ...
-    @property
-    def net_subscriber_sent(self) -> int: ...
-    @property
-    def view_count(self) -> int: ...
-    @property
-    def click_count(self) -> int: ...
-    @property
-    def ctr(self) -> float: ...
+    date: Final[str]
+    subscriber_count: Final[int]
+    desktop_subscriber_count: Final[int]
+    mobile_subscriber_count: Final[int]
+    unsubscribed_count: Final[int]
+    desktop_unsubscribed_count: Final[int]
+    mobile_unsubscribed_count: Final[int]
+    notification_sent: Final[int]
+    net_subscriber_sent: Final[int]
+    view_count: Final[int]
+    click_count: Final[int]
+    ctr: Final[float]
 
 @final
 class AttributeRule(_Model):
     def __new__(cls, *, key: str, op: str, value: Any = ...) -> Self: ...
-    @property
-    def key(self) -> str: ...
-    @property
-    def op(self) -> str: ...
-    @property
-    def value(self) -> Any: ...
+    key: Final[str]
+    op: Final[str]
+    value: Final[Any]
 
 @final
 class Page(Generic[_T]):
@@ -640,16 +509,11 @@ class Page(Generic[_T]):
     ) -> Self: ...
     @property
     def data(self) -> list[_T]: ...
-    @property
-    def total(self) -> int: ...
-    @property
-    def page(self) -> int: ...
-    @property
-    def per_page(self) -> int: ...
-    @property
-    def last_page(self) -> int: ...
-    @property
-    def has_next(self) -> bool: ...
+    total: Final[int]
+    page: Final[int]
+    per_page: Final[int]
+    last_page: Final[int]
+    has_next: Final[bool]
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[_T]: ...
     @overload
@@ -679,20 +543,13 @@ class CoreClient:
         max_connections: Optional[int] = ...,
         max_response_size: int = ...,
     ) -> Self: ...
-    @property
-    def base_url(self) -> str: ...
-    @property
-    def events_url(self) -> str: ...
-    @property
-    def timeout(self) -> float: ...
-    @property
-    def max_retries(self) -> int: ...
-    @property
-    def max_connections(self) -> Optional[int]: ...
-    @property
-    def max_response_size(self) -> int: ...
-    @property
-    def closed(self) -> bool: ...
+    base_url: Final[str]
+    events_url: Final[str]
+    timeout: Final[float]
+    max_retries: Final[int]
+    max_connections: Final[Optional[int]]
+    max_response_size: Final[int]
+    closed: Final[bool]
     def with_options(
         self,
         timeout: Optional[float] = None,
@@ -708,19 +565,15 @@ class Completions:
     def __new__(cls, write_fd: int) -> Self: ...
     def drain(self) -> list[tuple[int, bool, Any]]: ...
     def cancel(self, id: int) -> None: ...
-    @property
-    def pending(self) -> int: ...
+    pending: Final[int]
 
 @final
 class EmulatorServer:
     def __new__(
         cls, api_key: str, host: str = "127.0.0.1", port: int = 0, events_port: int = 0
     ) -> Self: ...
-    @property
-    def base_url(self) -> str: ...
-    @property
-    def events_url(self) -> str: ...
-    @property
-    def running(self) -> bool: ...
+    base_url: Final[str]
+    events_url: Final[str]
+    running: Final[bool]
     def admin(self, op: str, args_json: str) -> str: ...
     def stop(self) -> None: ...

@@ -112,12 +112,22 @@ class _Sync(_Resource):
 
 
 class _Async(_Resource):
-    """An asyncio namespace: each primitive returns an awaitable of the core's result."""
+    """An asyncio namespace: each primitive returns an awaitable of the core's result.
+
+    Each is the twin of a blocking one, named where it is declared (``class AsyncDrips(_Async,
+    twin=Drips)``): it has the twin's docstring, and it must offer each of the twin's methods
+    (a method left out is an error at import)."""
 
     __slots__ = ()
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, *, twin: type[_Sync], **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        cls.__doc__ = twin.__doc__
+        missing = [
+            name for name in vars(twin) if not name.startswith("_") and name not in vars(cls)
+        ]
+        if missing:
+            raise TypeError(f"{cls.__name__} lacks {twin.__name__}'s {', '.join(missing)}")
         # A method made by `awaitable` or `paged` is named as this class's own.
         for name, value in vars(cls).items():
             if hasattr(value, "__wrapped__"):

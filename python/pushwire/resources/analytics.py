@@ -37,8 +37,6 @@ class Analytics(_Sync):
         return out
 
 
-class AsyncAnalytics(_Async):
-    __doc__ = Analytics.__doc__
-
+class AsyncAnalytics(_Async, twin=Analytics):
     summary = awaitable(Analytics.summary)
     subscribers = awaitable(Analytics.subscribers)

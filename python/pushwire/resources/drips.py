@@ -85,9 +85,7 @@ class Drips(_Sync):
         )
 
 
-class AsyncDrips(_Async):
-    __doc__ = Drips.__doc__
-
+class AsyncDrips(_Async, twin=Drips):
     create = awaitable(Drips.create)
     get = awaitable(Drips.get)
     list = awaitable(Drips.list)

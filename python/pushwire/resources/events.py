@@ -45,9 +45,7 @@ class Events(_Sync):
         return self._then(_reported, "events.track_many", _events(events), concurrency)
 
 
-class AsyncEvents(_Async):
-    __doc__ = Events.__doc__
-
+class AsyncEvents(_Async, twin=Events):
     track = awaitable(Events.track)
     track_many = awaitable(Events.track_many)
 

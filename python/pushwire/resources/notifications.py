@@ -82,9 +82,7 @@ class Notifications(_Sync):
         return out
 
 
-class AsyncNotifications(_Async):
-    __doc__ = Notifications.__doc__
-
+class AsyncNotifications(_Async, twin=Notifications):
     create = awaitable(Notifications.create)
 
 

@@ -21,7 +21,5 @@ class Products(_Sync):
         return out
 
 
-class AsyncProducts(_Async):
-    __doc__ = Products.__doc__
-
+class AsyncProducts(_Async, twin=Products):
     update = awaitable(Products.update)

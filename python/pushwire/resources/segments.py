@@ -88,9 +88,7 @@ class Segments(_Sync):
         return self._bulk("segments.remove_profiles_bulk", "remove_profiles", progress, args)
 
 
-class AsyncSegments(_Async):
-    __doc__ = Segments.__doc__
-
+class AsyncSegments(_Async, twin=Segments):
     list = awaitable(Segments.list)
     delete = awaitable(Segments.delete)
     add_subscribers = awaitable(Segments.add_subscribers)

@@ -62,9 +62,7 @@ class Triggers(_Sync):
         )
 
 
-class AsyncTriggers(_Async):
-    __doc__ = Triggers.__doc__
-
+class AsyncTriggers(_Async, twin=Triggers):
     get = awaitable(Triggers.get)
     list = awaitable(Triggers.list)
     iter = paged(Triggers.iter)
