@@ -14,11 +14,12 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::emu::{Emu, Pinned};
 use super::engine;
 use super::faults::{Chaos, ChaosKind, FaultSpec};
 use super::inspector;
 use super::seed;
-use super::state::{iso, Counters, Emu, Pinned, SegmentRec};
+use super::state::{self, iso, Counters, SegmentRec};
 use crate::model::{
     Analytics, CampaignOptions, Rules, TriggerOptions, TriggeredCampaign, TriggeredNotification,
     UtmParams,
@@ -111,7 +112,7 @@ fn run(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
     match op {
         "add_site" => {
             let key = str_arg(&args, "api_key")?.ok_or("api_key is required")?;
-            if let Some(problem) = super::state::key_problem(&key) {
+            if let Some(problem) = super::keys::key_problem(&key) {
                 return Err(problem.into());
             }
             let tz = str_arg(&args, "timezone")?
@@ -169,7 +170,7 @@ fn run(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                 if s.subscriber(&hash).is_none() {
                     return Err(format!("subscriber {hash} does not exist"));
                 }
-                s.engine.alerts.push(engine::Alert {
+                s.engine.alerts.push(state::Alert {
                     subscriber_hash: hash,
                     product_id,
                     variant_id,
@@ -194,9 +195,9 @@ fn run(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
             let source_id = int_arg(&args, "source_id")?;
             let source = match str_arg(&args, "source")?.as_deref() {
                 None => None,
-                Some("broadcast") => Some(engine::Source::Broadcast),
-                Some("drip") => Some(engine::Source::Drip),
-                Some("trigger") => Some(engine::Source::Trigger),
+                Some("broadcast") => Some(state::Source::Broadcast),
+                Some("drip") => Some(state::Source::Drip),
+                Some("trigger") => Some(state::Source::Trigger),
                 Some(_) => return Err("source must be broadcast, drip or trigger".into()),
             };
             let window = Window::of(&args)?;
@@ -209,7 +210,7 @@ fn run(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                         return Err(format!("subscriber {h} does not exist"));
                     }
                 }
-                let mut out: Vec<&engine::Delivery> = s
+                let mut out: Vec<&state::Delivery> = s
                     .engine
                     .deliveries
                     .iter()
@@ -288,7 +289,7 @@ fn run(emu: &Emu, op: &str, args: Value) -> Result<Value, String> {
                     None => p == want,
                 },
             };
-            let entries: Vec<&super::state::LogEntry> = st
+            let entries: Vec<&state::LogEntry> = st
                 .log
                 .iter()
                 .filter(|e| path_matches(&e.path))

@@ -18,10 +18,10 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
+use super::emu::Emu;
 use super::engine::analytics::{fill_drip, fill_trigger, Range};
-use super::engine::Source;
 use super::routes::analytics::summary_rows;
-use super::state::{iso, Emu, Site};
+use super::state::{iso, Site, Source};
 use crate::model::{Drip, NewNotification};
 
 const PAGE: &str = include_str!("ui/inspector.html");

@@ -9,9 +9,11 @@ use axum::Extension;
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, NaiveTime, Utc};
 use serde_json::{json, Map, Value};
 
-use crate::emulator::engine::Source;
-use crate::emulator::http::{ok, query, ApiError, ApiResult};
-use crate::emulator::state::{Admitted, Emu, Site, Subscriber};
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
+use crate::emulator::emu::{Admitted, Emu};
+use crate::emulator::request::query;
+use crate::emulator::state::Source;
+use crate::emulator::state::{Site, Subscriber};
 use crate::model::common::ctr;
 use crate::model::SummaryRow;
 use crate::validate::{self, GroupBy};

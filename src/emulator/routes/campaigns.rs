@@ -9,9 +9,11 @@ use axum::http::{HeaderMap, Uri};
 use axum::Extension;
 use serde_json::{json, Value};
 
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
+use crate::emulator::emu::{Admitted, Emu};
 use crate::emulator::engine::analytics::{fill_drip, fill_trigger, Range};
-use crate::emulator::http::{int_param, json_object, ok, query, ApiError, ApiResult};
-use crate::emulator::state::{iso, Admitted, Counters, DripRec, Emu, Site};
+use crate::emulator::request::{int_param, json_object, query};
+use crate::emulator::state::{iso, Counters, DripRec, Site};
 use crate::form::Form;
 use crate::model::{
     Analytics, Audience, Drip, DripNotification, DripOptions, Meta, NewDrip, UtmParams,

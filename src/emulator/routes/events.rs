@@ -8,9 +8,11 @@ use axum::http::HeaderMap;
 use axum::Extension;
 use serde_json::{json, Value};
 
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
+use crate::emulator::emu::{Admitted, Emu};
 use crate::emulator::engine;
-use crate::emulator::http::{json_object, ok, ApiError, ApiResult};
-use crate::emulator::state::{Admitted, Emu, EventRec};
+use crate::emulator::request::json_object;
+use crate::emulator::state::EventRec;
 use crate::validate::{self, Violation};
 
 pub async fn track(

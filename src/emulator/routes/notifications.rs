@@ -8,9 +8,11 @@ use axum::http::HeaderMap;
 use axum::Extension;
 use serde_json::json;
 
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
+use crate::emulator::emu::{Admitted, Emu};
 use crate::emulator::engine;
-use crate::emulator::http::{form_body, ok, ApiError, ApiResult};
-use crate::emulator::state::{Admitted, Counters, Emu, NotificationRec};
+use crate::emulator::request::form_body;
+use crate::emulator::state::{Counters, NotificationRec};
 use crate::model::{NewNotification, NotificationType};
 use crate::validate::{self, NO_PROFILE_SUBSCRIBERS};
 

@@ -9,9 +9,11 @@ use axum::http::HeaderMap;
 use axum::Extension;
 use serde_json::{json, Value};
 
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
+use crate::emulator::emu::{Admitted, Emu};
 use crate::emulator::engine::{self, PriceChange};
-use crate::emulator::http::{json_object, ok, ApiError, ApiResult};
-use crate::emulator::state::{Admitted, Emu, ProductRec};
+use crate::emulator::request::json_object;
+use crate::emulator::state::ProductRec;
 use crate::model::Product;
 use crate::validate;
 

@@ -8,9 +8,10 @@ use axum::http::{HeaderMap, Uri};
 use axum::Extension;
 use serde_json::json;
 
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
+use crate::emulator::emu::{Admitted, Emu};
 use crate::emulator::engine;
-use crate::emulator::http::{form_body, int_param, ok, query, ApiError, ApiResult};
-use crate::emulator::state::{Admitted, Emu};
+use crate::emulator::request::{form_body, int_param, query};
 use crate::form::Form;
 use crate::model::Segment;
 use crate::validate::{self, Violation, UNKNOWN_SEGMENT_ID};
