@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
-use super::admin::{str_arg, time_arg};
+use super::args::{str_arg, time_arg};
 use super::engine;
 use super::state::{Counters, Site, Subscriber};
 
