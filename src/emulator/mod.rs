@@ -10,14 +10,13 @@
 //!   and [`keys`]; [`request`]: reading forms, JSON and queries; [`api_error`]: the spec's
 //!   error shapes.
 //! - [`routes`]: one module per resource of the API.
-//! - [`admin`]: `/_emulator/` controls, also called in-process from Python, their arguments
-//!   read by [`args`]; [`seed`]: many subscribers at once; [`faults`]: injected failures; [`inspector`]: the page at
+//! - [`admin`]: `/_emulator/` controls, also called in-process from Python, one file per
+//!   area; [`faults`]: injected failures; [`inspector`]: the page at
 //!   `/_emulator/ui`, told of changes through [`changes`].
 
 pub mod admin;
 pub mod admission;
 pub mod api_error;
-pub mod args;
 pub mod changes;
 pub mod emu;
 pub mod engine;
@@ -28,7 +27,6 @@ pub mod keys;
 pub mod request;
 pub mod router;
 pub mod routes;
-pub mod seed;
 pub mod server;
 pub mod state;
 

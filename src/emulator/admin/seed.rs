@@ -9,8 +9,8 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
 use super::args::{str_arg, time_arg};
-use super::engine;
-use super::state::{Counters, Site, Subscriber};
+use crate::emulator::engine;
+use crate::emulator::state::{Counters, Site, Subscriber};
 
 /// The fields of a subscriber as `add_subscriber` takes them (its `api_key` apart).
 pub const FIELDS: [&str; 13] = [
