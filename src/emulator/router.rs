@@ -15,46 +15,34 @@ use super::gate::{self, Gate};
 use super::routes::{analytics, campaigns, events, notifications, products, segments};
 use super::{admin, inspector};
 
-fn fallback(
-    iface: Interface,
-) -> impl Fn(Request) -> std::future::Ready<axum::response::Response> + Clone {
-    move |req: Request| {
-        std::future::ready(
-            ApiError::plain(
-                iface,
-                StatusCode::NOT_FOUND,
-                format!("Cannot {} {}", req.method(), req.uri().path()),
-            )
-            .into_response(),
+/// An interface's routes, behind its gate, with its answers to an unknown path (404) and to
+/// a method a path does not take (405) in its error shape.
+fn behind_gate(api: Router<Arc<Emu>>, emu: Arc<Emu>, iface: Interface) -> Router {
+    let refuse = move |status: StatusCode, says: fn(&Request) -> String| {
+        move |req: Request| {
+            std::future::ready(ApiError::plain(iface, status, says(&req)).into_response())
+        }
+    };
+    let gate = Gate {
+        emu: emu.clone(),
+        iface,
+    };
+    api.fallback(refuse(StatusCode::NOT_FOUND, |req| {
+        format!("Cannot {} {}", req.method(), req.uri().path())
+    }))
+    .method_not_allowed_fallback(refuse(StatusCode::METHOD_NOT_ALLOWED, |req| {
+        format!(
+            "Method {} is not allowed on {}",
+            req.method(),
+            req.uri().path()
         )
-    }
-}
-
-fn method_not_allowed(
-    iface: Interface,
-) -> impl Fn(Request) -> std::future::Ready<axum::response::Response> + Clone {
-    move |req: Request| {
-        std::future::ready(
-            ApiError::plain(
-                iface,
-                StatusCode::METHOD_NOT_ALLOWED,
-                format!(
-                    "Method {} is not allowed on {}",
-                    req.method(),
-                    req.uri().path()
-                ),
-            )
-            .into_response(),
-        )
-    }
+    }))
+    .layer(axum::middleware::from_fn_with_state(gate, gate::gate))
+    .with_state(emu)
 }
 
 /// The main interface (`/apiv1`) with the admin routes beside it.
 pub fn main_router(emu: Arc<Emu>) -> Router {
-    let gate = Gate {
-        emu: emu.clone(),
-        iface: Interface::Main,
-    };
     let api = Router::new()
         .route("/apiv1/triggers", get(campaigns::list_triggers))
         .route("/apiv1/triggers/{trigger_id}", get(campaigns::get_trigger))
@@ -76,11 +64,8 @@ pub fn main_router(emu: Arc<Emu>) -> Router {
             get(analytics::subscribers),
         )
         .route("/apiv1/products", post(products::update))
-        .route("/apiv1/notifications", post(notifications::create))
-        .fallback(fallback(Interface::Main))
-        .method_not_allowed_fallback(method_not_allowed(Interface::Main))
-        .layer(axum::middleware::from_fn_with_state(gate, gate::gate))
-        .with_state(emu.clone());
+        .route("/apiv1/notifications", post(notifications::create));
+    let api = behind_gate(api, emu.clone(), Interface::Main);
     let admin = Router::new()
         .route("/_emulator/ui", get(inspector::page))
         .route("/_emulator/ui/stream", get(inspector::stream))
@@ -91,14 +76,6 @@ pub fn main_router(emu: Arc<Emu>) -> Router {
 
 /// The event-tracking interface (`/api/v1`).
 pub fn events_router(emu: Arc<Emu>) -> Router {
-    let gate = Gate {
-        emu: emu.clone(),
-        iface: Interface::Events,
-    };
-    Router::new()
-        .route("/api/v1/events", post(events::track))
-        .fallback(fallback(Interface::Events))
-        .method_not_allowed_fallback(method_not_allowed(Interface::Events))
-        .layer(axum::middleware::from_fn_with_state(gate, gate::gate))
-        .with_state(emu)
+    let api = Router::new().route("/api/v1/events", post(events::track));
+    behind_gate(api, emu, Interface::Events)
 }
