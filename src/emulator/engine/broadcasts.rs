@@ -1,5 +1,5 @@
 //! Broadcasts (4.13): `now` at once, `later` at `valid_from_utc` read in the site's time
-//! zone, `draft` never; the audience is chosen when the broadcast goes out ([`super::tick`]).
+//! zone, `draft` never; the audience is chosen when the broadcast goes out (in `delivery`).
 
 use std::sync::Arc;
 

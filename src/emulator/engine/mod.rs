@@ -5,7 +5,7 @@
 //! time it was due. So results never depend on when a test happened to look.
 //!
 //! One file per kind of send, all of them acting on a site's data in
-//! [`crate::emulator::state`] (the engine holds no state of its own):
+//! the state (`emulator::state`; the engine holds no state of its own):
 //! - `broadcasts`: 4.13, `now`, `later` in the site's time zone, or `draft`;
 //! - `drips`: 2.7-2.9, 6.3, a series started when a subscriber comes to match a drip;
 //! - `triggers`: 2.1, 6.2, a series started by an event, cancelled by its stop event;

@@ -1,7 +1,7 @@
 //! Triggered campaigns (2.1, 6.2): an event named as an active campaign's start event
 //! starts its series for that subscriber, its stop event cancels what is pending, and
 //! `{{tags}}` are filled from the event's `data` (the caps hold when each send is due, in
-//! [`super::tick`]).
+//! `delivery`).
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! The emulator's state, explicit and in one place so a test can reset it: sites (one per
 //! API key) and everything each site holds, the request log, armed faults and the clock.
-//! Plain data: the engine acts on it, [`crate::emulator::emu::Emu`] guards it.
+//! Plain data: the engine acts on it, `Emu` (in `emu`) guards it.
 
 mod deliveries;
 mod site;
