@@ -2,9 +2,11 @@
 //! and the admin operations it reads that are of no use to a test (the sites, broadcasts
 //! with their counts, campaigns with their analytics, the summary rows).
 //!
-//! The page is one file of HTML, CSS and JavaScript embedded in the binary: no CDN and no
-//! network, as CI machines often have none. It reads and acts through the admin routes and
-//! listens to `/_emulator/ui/stream`, a server-sent-events stream of change notices.
+//! The page is written as `ui/inspector.html`, `ui/inspector.css` and `ui/inspector.js`,
+//! embedded in the binary and served as one page, the style sheet and script inline: no CDN
+//! and no network, as CI machines often have none. It reads and acts through the admin
+//! routes and listens to `/_emulator/ui/stream`, a server-sent-events stream of change
+//! notices.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -18,22 +20,38 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
+use super::emu::Emu;
 use super::engine::analytics::{fill_drip, fill_trigger, Range};
-use super::engine::Source;
 use super::routes::analytics::summary_rows;
-use super::state::{iso, Emu, Site};
+use super::state::{iso, Site, Source};
 use crate::model::{Drip, NewNotification};
 
-const PAGE: &str = include_str!("ui/inspector.html");
+const HTML: &str = include_str!("ui/inspector.html");
+const CSS: &str = include_str!("ui/inspector.css");
+const JS: &str = include_str!("ui/inspector.js");
 
-/// `GET /_emulator/ui`. A debug build started with `PUSHWIRE_UI_FILE` set reads the page
-/// from that file on each request, so that it can be worked on without rebuilding.
+/// The page: the HTML with its style sheet and script in the places it marks.
+fn assemble(html: &str, css: &str, js: &str) -> String {
+    html.replacen("{{inspector.css}}\n", css, 1)
+        .replacen("{{inspector.js}}\n", js, 1)
+}
+
+/// `GET /_emulator/ui`. A debug build started with `PUSHWIRE_UI_FILE` set to the HTML file
+/// reads it, and the style sheet and script beside it, on each request, so that the page can
+/// be worked on without rebuilding.
 pub async fn page() -> Response {
-    let mut body = std::borrow::Cow::Borrowed(PAGE);
+    static PAGE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| assemble(HTML, CSS, JS));
+    let mut body = std::borrow::Cow::Borrowed(PAGE.as_str());
     if cfg!(debug_assertions) {
         if let Some(file) = std::env::var_os("PUSHWIRE_UI_FILE") {
-            if let Ok(text) = std::fs::read_to_string(file) {
-                body = std::borrow::Cow::Owned(text);
+            let file = std::path::PathBuf::from(file);
+            let beside = |name: &str| std::fs::read_to_string(file.with_file_name(name));
+            if let (Ok(html), Ok(css), Ok(js)) = (
+                std::fs::read_to_string(&file),
+                beside("inspector.css"),
+                beside("inspector.js"),
+            ) {
+                body = std::borrow::Cow::Owned(assemble(&html, &css, &js));
             }
         }
     }
@@ -291,4 +309,19 @@ pub fn summary(
         crate::validate::summary_query(Some(&from), Some(&to), Some(&group_by))
             .map_err(|v| v.message)?;
     Ok(json!(summary_rows(site, from, to, group_by)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_holds_its_style_sheet_and_script_in_place() {
+        let page = assemble(HTML, CSS, JS);
+        assert!(!page.contains("{{inspector."));
+        let style = page.find(CSS).expect("the style sheet");
+        let script = page.find(JS).expect("the script");
+        assert!(page[..style].ends_with("<style>\n"));
+        assert!(page[..script].ends_with("<script>\n"));
+    }
 }

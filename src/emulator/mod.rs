@@ -1,273 +1,35 @@
 //! The emulator: the whole API of the spec served locally from in-memory state.
 //!
-//! - [`state`]: the one `State` (sites, their resources, request log, faults, clock).
-//! - [`http`]: the gate every API request passes (body cap, log, faults, auth) and the
-//!   spec's error shapes.
-//! - [`routes`]: one module per resource.
-//! - [`admin`]: `/_emulator/` controls, also called in-process from Python.
-//! - [`faults`]: injected failures.
-//!
-//! The two interfaces listen on two ports, since the spec gives the event-tracking one its
-//! own base address. Connections are served by hand over hyper (not `axum::serve`) so that a
-//! fault can cut a connection without answering, as a real network does.
+//! Where each thing is done:
+//! - [`state`]: the data, one `State` (sites and all they hold, request log, faults,
+//!   clock); [`emu`]: that state behind its lock, resets, and the way a request or an
+//!   admin operation reaches its site.
+//! - [`engine`]: the service's behaviour on that data (who receives what, and when).
+//! - [`server`] and [`router`]: the two ports and their routes; [`gate`]: what every API
+//!   request passes first (body cap, log, faults, auth), with [`admission`] (its log entry)
+//!   and [`keys`]; [`request`]: reading forms, JSON and queries; [`api_error`]: the spec's
+//!   error shapes.
+//! - [`routes`]: one module per resource of the API.
+//! - [`admin`]: `/_emulator/` controls, also called in-process from Python, one file per
+//!   area; [`faults`]: injected failures; [`inspector`]: the page at
+//!   `/_emulator/ui`, told of changes through [`changes`].
 
 pub mod admin;
+pub mod admission;
+pub mod api_error;
+pub mod changes;
+pub mod emu;
 pub mod engine;
 pub mod faults;
-pub mod http;
+pub mod gate;
 pub mod inspector;
+pub mod keys;
+pub mod request;
+pub mod router;
 pub mod routes;
-pub mod seed;
+pub mod server;
 pub mod state;
 
-use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::Arc;
-
-use axum::extract::Request;
-use axum::http::StatusCode;
-use axum::response::IntoResponse;
-use axum::routing::{any, get, post};
-use axum::Router;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
-use tokio::sync::{watch, Notify};
-use tower::ServiceExt;
-
-use self::http::{ApiError, ConnKill, Gate, Interface};
-use self::routes::{analytics, campaigns, events, notifications, products, segments};
-pub use self::state::Emu;
-
-/// Where and as whom the emulator serves.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// The key of the default site.
-    pub api_key: String,
-    pub host: IpAddr,
-    /// 0 picks a free port.
-    pub port: u16,
-    pub events_port: u16,
-    pub worker_threads: usize,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            api_key: "test-key".into(),
-            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
-            port: 0,
-            events_port: 0,
-            worker_threads: 1,
-        }
-    }
-}
-
-fn fallback(
-    iface: Interface,
-) -> impl Fn(Request) -> std::future::Ready<axum::response::Response> + Clone {
-    move |req: Request| {
-        std::future::ready(
-            ApiError::plain(
-                iface,
-                StatusCode::NOT_FOUND,
-                format!("Cannot {} {}", req.method(), req.uri().path()),
-            )
-            .into_response(),
-        )
-    }
-}
-
-fn method_not_allowed(
-    iface: Interface,
-) -> impl Fn(Request) -> std::future::Ready<axum::response::Response> + Clone {
-    move |req: Request| {
-        std::future::ready(
-            ApiError::plain(
-                iface,
-                StatusCode::METHOD_NOT_ALLOWED,
-                format!(
-                    "Method {} is not allowed on {}",
-                    req.method(),
-                    req.uri().path()
-                ),
-            )
-            .into_response(),
-        )
-    }
-}
-
-/// The main interface (`/apiv1`) with the admin routes beside it.
-pub fn main_router(emu: Arc<Emu>) -> Router {
-    let gate = Gate {
-        emu: emu.clone(),
-        iface: Interface::Main,
-    };
-    let api = Router::new()
-        .route("/apiv1/triggers", get(campaigns::list_triggers))
-        .route("/apiv1/triggers/{trigger_id}", get(campaigns::get_trigger))
-        .route(
-            "/apiv1/drips",
-            get(campaigns::list_drips).post(campaigns::create_drip),
-        )
-        .route("/apiv1/drips/{drip_id}", get(campaigns::get_drip))
-        .route("/apiv1/segments", get(segments::list))
-        .route(
-            "/apiv1/segments/addSegmentWithHash",
-            post(segments::add_with_hash),
-        )
-        .route("/apiv1/segments/delete", post(segments::delete))
-        .route("/apiv1/profile", post(segments::profile))
-        .route("/apiv1/analytics/summary", get(analytics::summary))
-        .route(
-            "/apiv1/subscribers/analytics/summary",
-            get(analytics::subscribers),
-        )
-        .route("/apiv1/products", post(products::update))
-        .route("/apiv1/notifications", post(notifications::create))
-        .fallback(fallback(Interface::Main))
-        .method_not_allowed_fallback(method_not_allowed(Interface::Main))
-        .layer(axum::middleware::from_fn_with_state(gate, http::gate))
-        .with_state(emu.clone());
-    let admin = Router::new()
-        .route("/_emulator/ui", get(inspector::page))
-        .route("/_emulator/ui/stream", get(inspector::stream))
-        .route("/_emulator/{op}", any(admin::route))
-        .with_state(emu);
-    admin.merge(api)
-}
-
-/// The event-tracking interface (`/api/v1`).
-pub fn events_router(emu: Arc<Emu>) -> Router {
-    let gate = Gate {
-        emu: emu.clone(),
-        iface: Interface::Events,
-    };
-    Router::new()
-        .route("/api/v1/events", post(events::track))
-        .fallback(fallback(Interface::Events))
-        .method_not_allowed_fallback(method_not_allowed(Interface::Events))
-        .layer(axum::middleware::from_fn_with_state(gate, http::gate))
-        .with_state(emu)
-}
-
-/// Accepts connections until `shutdown` turns true. Each connection carries a [`ConnKill`]
-/// that a `drop` fault fires to close it without an answer.
-pub async fn serve(listener: TcpListener, app: Router, mut shutdown: watch::Receiver<bool>) {
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of descriptors and the like: back off instead of spinning.
-                    log::warn!("emulator accept failed: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                    continue;
-                }
-            },
-            _ = shutdown.changed() => return,
-        };
-        let _ = stream.set_nodelay(true);
-        let app = app.clone();
-        let mut conn_shutdown = shutdown.clone();
-        tokio::spawn(async move {
-            let kill = Arc::new(Notify::new());
-            let conn_kill = ConnKill(kill.clone());
-            let svc = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
-                req.extensions_mut().insert(conn_kill.clone());
-                app.clone().oneshot(req.map(axum::body::Body::new))
-            });
-            // A head that never arrives (an idle or half-sent connection) is given up after
-            // the read timeout, so idle sockets cannot pile up until accept fails.
-            let conn = hyper::server::conn::http1::Builder::new()
-                .keep_alive(true)
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(http::read_timeout())
-                .serve_connection(TokioIo::new(stream), svc);
-            tokio::select! {
-                _ = conn => {}
-                _ = kill.notified() => {}
-                _ = conn_shutdown.changed() => {}
-            }
-        });
-    }
-}
-
-/// A running emulator on its own runtime; dropping it stops it.
-pub struct Server {
-    emu: Arc<Emu>,
-    main_addr: SocketAddr,
-    events_addr: SocketAddr,
-    shutdown: watch::Sender<bool>,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl Server {
-    /// Binds both ports (errors surface here, before anything is served) and starts serving.
-    pub fn start(config: Config) -> io::Result<Server> {
-        if let Some(problem) = state::key_problem(&config.api_key) {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, problem));
-        }
-        let main = std::net::TcpListener::bind((config.host, config.port))?;
-        let events = std::net::TcpListener::bind((config.host, config.events_port))?;
-        main.set_nonblocking(true)?;
-        events.set_nonblocking(true)?;
-        let main_addr = main.local_addr()?;
-        let events_addr = events.local_addr()?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(config.worker_threads.max(1))
-            .thread_name("pushwire-emulator")
-            .enable_all()
-            .build()?;
-        let emu = Arc::new(Emu::new(&config.api_key));
-        let (shutdown, rx) = watch::channel(false);
-        {
-            let _guard = runtime.enter();
-            let main = TcpListener::from_std(main)?;
-            let events = TcpListener::from_std(events)?;
-            runtime.spawn(serve(main, main_router(emu.clone()), rx.clone()));
-            runtime.spawn(serve(events, events_router(emu.clone()), rx));
-        }
-        Ok(Server {
-            emu,
-            main_addr,
-            events_addr,
-            shutdown,
-            runtime: Some(runtime),
-        })
-    }
-
-    pub fn emu(&self) -> &Arc<Emu> {
-        &self.emu
-    }
-
-    pub fn main_addr(&self) -> SocketAddr {
-        self.main_addr
-    }
-
-    pub fn events_addr(&self) -> SocketAddr {
-        self.events_addr
-    }
-
-    /// The main interface's root, without `/apiv1`.
-    pub fn base_url(&self) -> String {
-        format!("http://{}", self.main_addr)
-    }
-
-    /// The event-tracking interface's root, without `/api/v1`.
-    pub fn events_url(&self) -> String {
-        format!("http://{}", self.events_addr)
-    }
-
-    pub fn stop(&mut self) {
-        let _ = self.shutdown.send(true);
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
+pub use self::emu::Emu;
+pub use self::router::{events_router, main_router};
+pub use self::server::{serve, Config, Server};

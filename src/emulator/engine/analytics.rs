@@ -5,8 +5,7 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use super::{Delivery, Source};
-use crate::emulator::state::Site;
+use crate::emulator::state::{Delivery, Site, Source};
 use crate::model::common::ctr;
 use crate::model::{Analytics, Drip, TriggeredCampaign};
 

@@ -60,6 +60,31 @@ pub fn local_to_utc(tz: FixedOffset, local: chrono::NaiveDateTime) -> DateTime<U
         .unwrap_or_else(|| local.and_utc())
 }
 
+/// A UTC offset like `+05:30`, `-08:00`, `Z` or `UTC`.
+pub fn parse_offset(s: &str) -> Option<FixedOffset> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("z") || s.eq_ignore_ascii_case("utc") {
+        return FixedOffset::east_opt(0);
+    }
+    let s = s.strip_prefix("UTC").unwrap_or(s);
+    let (sign, rest) = match s.as_bytes().first()? {
+        b'+' => (1, &s[1..]),
+        b'-' => (-1, &s[1..]),
+        _ => return None,
+    };
+    let (h, m) = rest.split_once(':').unwrap_or((rest, "0"));
+    let digits = |t: &str| !t.is_empty() && t.len() <= 2 && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(h) || !digits(m) {
+        return None;
+    }
+    // Within -14:00 and +14:00 (real offsets run from -12:00 to +14:00), minutes below 60.
+    let (h, m) = (h.parse::<i32>().ok()?, m.parse::<i32>().ok()?);
+    if m >= 60 || h * 60 + m > 14 * 60 {
+        return None;
+    }
+    FixedOffset::east_opt(sign * (h * 3600 + m * 60))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,5 +133,18 @@ mod tests {
             same_day,
             Utc.with_ymd_and_hms(2026, 3, 2, 13, 0, 0).unwrap()
         );
+    }
+
+    #[test]
+    fn offsets_parse() {
+        assert_eq!(parse_offset("+05:30"), FixedOffset::east_opt(19800));
+        assert_eq!(parse_offset("-08:00"), FixedOffset::east_opt(-28800));
+        assert_eq!(parse_offset("UTC"), FixedOffset::east_opt(0));
+        assert_eq!(parse_offset("nope"), None);
+        // nothing out of range wraps into another offset, and blank is no offset
+        for bad in ["+05:60", "+05:99", "+15:00", "", " ", "+5:3x", "+123"] {
+            assert_eq!(parse_offset(bad), None, "{bad:?}");
+        }
+        assert_eq!(parse_offset("+14:00"), FixedOffset::east_opt(50400));
     }
 }

@@ -1,31 +1,23 @@
 //! Summary analytics (4.10) and the subscriber distribution (4.11).
 
-use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
-
-use axum::extract::State;
-use axum::http::Uri;
-use axum::Extension;
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, NaiveTime, Utc};
 use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, HashSet};
 
-use crate::emulator::engine::Source;
-use crate::emulator::http::{ok, query, ApiError, ApiResult};
-use crate::emulator::state::{Admitted, Emu, Site, Subscriber};
+use super::extract::{Call, QueryForm};
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
+use crate::emulator::state::Source;
+use crate::emulator::state::{Site, Subscriber};
 use crate::model::common::ctr;
 use crate::model::SummaryRow;
 use crate::validate::{self, GroupBy};
 
-pub async fn summary(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    uri: Uri,
-) -> ApiResult {
-    let q = query(&uri).map_err(ApiError::bad)?;
+pub async fn summary(call: Call, QueryForm(q): QueryForm) -> ApiResult {
+    let q = q.map_err(ApiError::bad)?;
     let (from, to, group_by) =
         validate::summary_query(q.get("from"), q.get("to"), q.get("group_by"))
             .map_err(|v| ApiError::bad(v.message))?;
-    let rows = emu.in_site(site, |s, _, _| summary_rows(s, from, to, group_by))?;
+    let rows = call.in_site(|s, _, _| summary_rows(s, from, to, group_by))?;
     ok(json!({"success": true, "data": rows}))
 }
 
@@ -156,15 +148,11 @@ pub fn summary_rows(s: &Site, from: NaiveDate, to: NaiveDate, g: GroupBy) -> Vec
         .collect()
 }
 
-pub async fn subscribers(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    uri: Uri,
-) -> ApiResult {
-    let q = query(&uri).map_err(ApiError::bad)?;
+pub async fn subscribers(call: Call, QueryForm(q): QueryForm) -> ApiResult {
+    let q = q.map_err(ApiError::bad)?;
     let dims =
         validate::subscriber_dimensions(q.get("type")).map_err(|v| ApiError::bad(v.message))?;
-    let data = emu.in_site(site, |s, _, _| distribution(s, &dims))?;
+    let data = call.in_site(|s, _, _| distribution(s, &dims))?;
     ok(json!({"success": true, "data": data}))
 }
 

@@ -1,17 +1,14 @@
 //! Triggered campaigns (4.1, 4.2) and drip autoresponders (4.3-4.5).
 
-use std::sync::Arc;
-
-use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, Uri};
-use axum::Extension;
+use axum::extract::Path;
 use serde_json::{json, Value};
 
+use super::extract::{Call, JsonBody, QueryForm};
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine::analytics::{fill_drip, fill_trigger, Range};
-use crate::emulator::http::{int_param, json_object, ok, query, ApiError, ApiResult};
-use crate::emulator::state::{iso, Admitted, Counters, DripRec, Emu, Site};
+use crate::emulator::request::int_param;
+use crate::emulator::state::{iso, Counters, DripRec, Site};
 use crate::form::Form;
 use crate::model::{
     Analytics, Audience, Drip, DripNotification, DripOptions, Meta, NewDrip, UtmParams,
@@ -63,97 +60,110 @@ fn paginate<T: Clone>(items: &[T], page: i64, limit: u32) -> (Vec<T>, Meta) {
     (data, Meta::new(items.len(), page, limit))
 }
 
+/// A campaign path's id segment as sent.
+type RawId = Result<Path<String>, PathRejection>;
+
 /// The id of a campaign path. The path segment is taken whatever it holds (bytes that do
 /// not decode to text included), so that every refusal is the spec's `InvalidRequestException`
 /// rather than axum's plain-text rejection.
-fn path_id(raw: Result<Path<String>, PathRejection>, what: &str) -> Result<i64, ApiError> {
+fn path_id(raw: RawId, what: &str) -> Result<i64, ApiError> {
     raw.ok()
         .and_then(|Path(raw)| raw.trim().parse::<i64>().ok())
         .filter(|id| *id > 0)
         .ok_or_else(|| ApiError::bad_campaign(format!("{what} must be a positive integer")))
 }
 
-pub async fn list_triggers(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    uri: Uri,
+/// A campaign list (4.2, 4.5): one page, newest first, each campaign as `read` gives it
+/// (its analytics over the range, without its notifications).
+fn list<T: Clone, R: serde::Serialize>(
+    call: &Call,
+    q: Result<Form, String>,
+    items: impl FnOnce(&Site) -> &[T],
+    read: impl Fn(&Site, T, Range) -> R,
 ) -> ApiResult {
-    let (page, limit, range) = list_params(&query(&uri).map_err(ApiError::bad_campaign)?)?;
-    let (data, meta) = emu.in_site(site, |s, _, _| {
-        let (mut data, meta) = paginate(&s.triggers, page, limit);
-        for t in &mut data {
+    let (page, limit, range) = list_params(&q.map_err(ApiError::bad_campaign)?)?;
+    let (data, meta) = call.in_site(|s, _, _| {
+        let (page, meta) = paginate(items(s), page, limit);
+        let data: Vec<R> = page.into_iter().map(|item| read(s, item, range)).collect();
+        (data, meta)
+    })?;
+    ok(json!({"success": true, "data": data, "meta": meta}))
+}
+
+/// One campaign (4.1, 4.4) by the id in its path, with its analytics over the range; `what`
+/// names it in the refusal when the site has none of that id.
+fn get<R: serde::Serialize>(
+    call: &Call,
+    raw: RawId,
+    q: Result<Form, String>,
+    (id_name, what): (&str, &str),
+    find: impl FnOnce(&Site, i64, Range) -> Option<R>,
+) -> ApiResult {
+    let id = path_id(raw, id_name)?;
+    let range = analytics_range(&q.map_err(ApiError::bad_campaign)?)?;
+    match call.in_site(|s, _, _| find(s, id, range))? {
+        Some(found) => ok(json!({"success": true, "data": found})),
+        None => Err(ApiError::bad_campaign(format!(
+            "{what} {id} does not exist"
+        ))),
+    }
+}
+
+pub async fn list_triggers(call: Call, QueryForm(q): QueryForm) -> ApiResult {
+    list(
+        &call,
+        q,
+        |s| &s.triggers,
+        |s, mut t, range| {
             t.notifications = None;
-            fill_trigger(s, t, range);
-        }
-        (data, meta)
-    })?;
-    ok(json!({"success": true, "data": data, "meta": meta}))
+            fill_trigger(s, &mut t, range);
+            t
+        },
+    )
 }
 
-pub async fn get_trigger(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    raw: Result<Path<String>, PathRejection>,
-    uri: Uri,
-) -> ApiResult {
-    let id = path_id(raw, "trigger_id")?;
-    let range = analytics_range(&query(&uri).map_err(ApiError::bad_campaign)?)?;
-    let found = emu.in_site(site, |s, _, _| {
-        let mut t = s.triggers.iter().find(|t| t.trigger_id == id).cloned()?;
-        fill_trigger(s, &mut t, range);
-        Some(t)
-    })?;
-    match found {
-        Some(t) => ok(json!({"success": true, "data": t})),
-        None => Err(ApiError::bad_campaign(format!(
-            "Triggered campaign {id} does not exist"
-        ))),
-    }
+pub async fn get_trigger(call: Call, raw: RawId, QueryForm(q): QueryForm) -> ApiResult {
+    get(
+        &call,
+        raw,
+        q,
+        ("trigger_id", "Triggered campaign"),
+        |s, id, range| {
+            let mut t = s.triggers.iter().find(|t| t.trigger_id == id).cloned()?;
+            fill_trigger(s, &mut t, range);
+            Some(t)
+        },
+    )
 }
 
-pub async fn list_drips(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    uri: Uri,
-) -> ApiResult {
-    let (page, limit, range) = list_params(&query(&uri).map_err(ApiError::bad_campaign)?)?;
-    let (data, meta) = emu.in_site(site, |s, _, _| {
-        let (recs, meta) = paginate(&s.drips, page, limit);
-        let data: Vec<Drip> = recs
-            .into_iter()
-            .map(|r| {
-                let mut d = Drip {
-                    notifications: None,
-                    ..r.drip
-                };
-                fill_drip(s, &mut d, range);
-                d
-            })
-            .collect();
-        (data, meta)
-    })?;
-    ok(json!({"success": true, "data": data, "meta": meta}))
+pub async fn list_drips(call: Call, QueryForm(q): QueryForm) -> ApiResult {
+    list(
+        &call,
+        q,
+        |s| &s.drips,
+        |s, r, range| {
+            let mut d = Drip {
+                notifications: None,
+                ..r.drip
+            };
+            fill_drip(s, &mut d, range);
+            d
+        },
+    )
 }
 
-pub async fn get_drip(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    raw: Result<Path<String>, PathRejection>,
-    uri: Uri,
-) -> ApiResult {
-    let id = path_id(raw, "drip_id")?;
-    let range = analytics_range(&query(&uri).map_err(ApiError::bad_campaign)?)?;
-    let found = emu.in_site(site, |s, _, _| {
-        let mut d = s.drips.iter().find(|d| d.drip.drip_id == id)?.drip.clone();
-        fill_drip(s, &mut d, range);
-        Some(d)
-    })?;
-    match found {
-        Some(d) => ok(json!({"success": true, "data": d})),
-        None => Err(ApiError::bad_campaign(format!(
-            "Drip autoresponder {id} does not exist"
-        ))),
-    }
+pub async fn get_drip(call: Call, raw: RawId, QueryForm(q): QueryForm) -> ApiResult {
+    get(
+        &call,
+        raw,
+        q,
+        ("drip_id", "Drip autoresponder"),
+        |s, id, range| {
+            let mut d = s.drips.iter().find(|d| d.drip.drip_id == id)?.drip.clone();
+            fill_drip(s, &mut d, range);
+            Some(d)
+        },
+    )
 }
 
 /// Reads the body of 4.3; `utm_params` may come in either shape of 2.5.
@@ -188,16 +198,11 @@ pub fn parse_new_drip(mut obj: serde_json::Map<String, Value>) -> Result<NewDrip
     Ok(drip)
 }
 
-pub async fn create_drip(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let obj = json_object(&headers, &body).map_err(ApiError::bad_campaign)?;
+pub async fn create_drip(call: Call, JsonBody(obj): JsonBody) -> ApiResult {
+    let obj = obj.map_err(ApiError::bad_campaign)?;
     let new = parse_new_drip(obj).map_err(ApiError::bad_campaign)?;
     validate::drip(&new).map_err(|v| ApiError::bad_campaign(v.message_with_field()))?;
-    let drip_id = emu.in_site(site, |s, ids, now| store_drip(s, ids, now, new))?;
+    let drip_id = call.in_site(|s, ids, now| store_drip(s, ids, now, new))?;
     ok(json!({"success": true, "drip_id": drip_id}))
 }
 

@@ -1,26 +1,16 @@
 //! Track event (4.14), on the event-tracking interface.
 
-use std::sync::Arc;
-
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::Extension;
 use serde_json::{json, Value};
 
+use super::extract::{Call, JsonBody};
+
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine;
-use crate::emulator::http::{json_object, ok, ApiError, ApiResult};
-use crate::emulator::state::{Admitted, Emu, EventRec};
+use crate::emulator::state::EventRec;
 use crate::validate::{self, Violation};
 
-pub async fn track(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let obj = json_object(&headers, &body)
-        .map_err(|m| ApiError::invalid_event(vec![Violation::new("body", m)]))?;
+pub async fn track(call: Call, JsonBody(obj): JsonBody) -> ApiResult {
+    let obj = obj.map_err(|m| ApiError::invalid_event(vec![Violation::new("body", m)]))?;
     let violations = validate::event(&obj);
     if !violations.is_empty() {
         return Err(ApiError::invalid_event(violations));
@@ -37,8 +27,8 @@ pub async fn track(
             .unwrap_or_default(),
         received_at: chrono::Utc::now(),
     };
-    let keep = emu.retention();
-    emu.in_site(site, |s, ids, now| {
+    let keep = call.emu.retention();
+    call.in_site(|s, ids, now| {
         engine::on_event(
             s,
             ids,

@@ -4,6 +4,7 @@
 pub mod analytics;
 pub mod campaigns;
 pub mod events;
+pub mod extract;
 pub mod notifications;
 pub mod products;
 pub mod segments;

@@ -1,29 +1,20 @@
 //! Create push broadcast (4.13): now, later (scheduled) or draft.
 
-use std::sync::Arc;
-
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::Extension;
 use serde_json::json;
 
+use super::extract::{Call, FormBody};
+
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine;
-use crate::emulator::http::{form_body, ok, ApiError, ApiResult};
-use crate::emulator::state::{Admitted, Counters, Emu, NotificationRec};
+use crate::emulator::state::{Counters, NotificationRec};
 use crate::model::{NewNotification, NotificationType};
 use crate::validate::{self, NO_PROFILE_SUBSCRIBERS};
 
-pub async fn create(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let form = form_body(&headers, &body).await.map_err(ApiError::bad)?;
+pub async fn create(call: Call, FormBody(form): FormBody) -> ApiResult {
+    let form = form.map_err(ApiError::bad)?;
     let new = NewNotification::from_form(&form).map_err(|v| ApiError::bad(v.message))?;
     validate::broadcast(&new).map_err(|v| ApiError::bad(v.message))?;
-    let id = emu.in_site(site, |s, ids, now| {
+    let id = call.in_site(|s, ids, now| {
         if !new.profile_id.is_empty()
             && !s.subscribers.iter().any(|sub| {
                 sub.unsubscribed_at.is_none()

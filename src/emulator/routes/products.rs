@@ -1,27 +1,18 @@
 //! Product update (4.12): latest price and availability, for price-drop and back-in-stock
 //! alerts.
 
-use std::sync::Arc;
-
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::Extension;
 use serde_json::{json, Value};
 
+use super::extract::{Call, JsonBody};
+
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine::{self, PriceChange};
-use crate::emulator::http::{json_object, ok, ApiError, ApiResult};
-use crate::emulator::state::{Admitted, Emu, ProductRec};
+use crate::emulator::state::ProductRec;
 use crate::model::Product;
 use crate::validate;
 
-pub async fn update(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let obj = json_object(&headers, &body).map_err(ApiError::bad)?;
+pub async fn update(call: Call, JsonBody(obj): JsonBody) -> ApiResult {
+    let obj = obj.map_err(ApiError::bad)?;
     let items = match obj.get("products") {
         Some(Value::Array(items)) => items,
         Some(_) => return Err(ApiError::bad("products must be an array")),
@@ -34,7 +25,7 @@ pub async fn update(
         products.push(p);
     }
     validate::products(&products).map_err(|v| ApiError::bad(v.message_with_field()))?;
-    emu.in_site(site, |s, ids, now| {
+    call.in_site(|s, ids, now| {
         let mut changes = Vec::with_capacity(products.len());
         for p in products {
             let key = (p.product_id.clone(), p.variant_id.clone());

@@ -1,16 +1,12 @@
 //! Segments (4.6-4.9): membership by subscriber hash and by profile id.
 
-use std::sync::Arc;
-
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, Uri};
-use axum::Extension;
 use serde_json::json;
 
+use super::extract::{Call, FormBody, QueryForm};
+
+use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine;
-use crate::emulator::http::{form_body, int_param, ok, query, ApiError, ApiResult};
-use crate::emulator::state::{Admitted, Emu};
+use crate::emulator::request::int_param;
 use crate::form::Form;
 use crate::model::Segment;
 use crate::validate::{self, Violation, UNKNOWN_SEGMENT_ID};
@@ -19,24 +15,22 @@ fn bad(v: Violation) -> ApiError {
     ApiError::bad(v.message)
 }
 
-/// `segment_id` of a form: present, a positive integer, and one of the site's segments.
-fn segment_of(form: &Form, emu: &Emu, site: Admitted) -> Result<i64, ApiError> {
+/// The form of a body, and its `segment_id`: present, a positive integer, and one of the
+/// site's segments.
+fn segment_of(call: &Call, form: Result<Form, String>) -> Result<(Form, i64), ApiError> {
+    let form = form.map_err(ApiError::bad)?;
     let raw = form.text("segment_id").unwrap_or_default();
     let id = validate::segment_id(&raw).map_err(bad)?;
-    let exists = emu.in_site(site, |s, _, _| s.segment(id).is_some())?;
+    let exists = call.in_site(|s, _, _| s.segment(id).is_some())?;
     if exists {
-        Ok(id)
+        Ok((form, id))
     } else {
         Err(ApiError::bad(UNKNOWN_SEGMENT_ID))
     }
 }
 
-pub async fn list(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    uri: Uri,
-) -> ApiResult {
-    let q = query(&uri).map_err(ApiError::bad)?;
+pub async fn list(call: Call, QueryForm(q): QueryForm) -> ApiResult {
+    let q = q.map_err(ApiError::bad)?;
     let limit = int_param(&q, "limit").map_err(bad)?;
     let offset = int_param(&q, "offset").map_err(bad)?;
     validate::segments_window(limit, offset).map_err(bad)?;
@@ -45,7 +39,7 @@ pub async fn list(
         .map(|raw| validate::segment_id(&raw).map_err(bad))
         .transpose()?;
     let all_types = q.text("segment_type").as_deref() == Some("all");
-    let segments: Vec<Segment> = emu.in_site(site, |s, _, _| {
+    let segments: Vec<Segment> = call.in_site(|s, _, _| {
         s.segments
             .iter()
             .rev()
@@ -63,17 +57,11 @@ pub async fn list(
     ok(json!({"success": true, "segments": segments, "count": segments.len()}))
 }
 
-pub async fn add_with_hash(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let form = form_body(&headers, &body).await.map_err(ApiError::bad)?;
-    let id = segment_of(&form, &emu, site)?;
+pub async fn add_with_hash(call: Call, FormBody(form): FormBody) -> ApiResult {
+    let (form, id) = segment_of(&call, form)?;
     let hashes = form.list("subscriber_hash");
     validate::segment_hashes(&hashes).map_err(bad)?;
-    emu.in_site(site, |s, ids, now| {
+    call.in_site(|s, ids, now| {
         // The named subscribers by their index, taken in the order they subscribed (the
         // order their drips start in), not by a scan of every subscriber per request.
         let mut found: Vec<usize> = hashes
@@ -94,15 +82,9 @@ pub async fn add_with_hash(
     ok(json!({"success": true, "message": "Subscribers added to the segment successfully"}))
 }
 
-pub async fn delete(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let form = form_body(&headers, &body).await.map_err(ApiError::bad)?;
-    let id = segment_of(&form, &emu, site)?;
-    emu.in_site(site, |s, _, _| {
+pub async fn delete(call: Call, FormBody(form): FormBody) -> ApiResult {
+    let (_, id) = segment_of(&call, form)?;
+    call.in_site(|s, _, _| {
         s.segments.retain(|seg| seg.segment_id != id);
         for sub in s.subscribers.iter_mut() {
             sub.segments.remove(&id);
@@ -111,18 +93,13 @@ pub async fn delete(
     ok(json!({"success": true, "message": "Segment deleted successfully"}))
 }
 
-pub async fn profile(
-    State(emu): State<Arc<Emu>>,
-    Extension(site): Extension<Admitted>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    let form = form_body(&headers, &body).await.map_err(ApiError::bad)?;
+pub async fn profile(call: Call, FormBody(form): FormBody) -> ApiResult {
+    let form = form.map_err(ApiError::bad)?;
     let name = form.text("segment_name").unwrap_or_default();
     let profile_ids = form.list("profile_id");
     let operation = form.text("operation").unwrap_or_default();
     validate::profile_membership(&name, &profile_ids, &operation).map_err(bad)?;
-    let done = emu.in_site(site, |s, ids, now| {
+    let done = call.in_site(|s, ids, now| {
         let id = s
             .segments
             .iter()

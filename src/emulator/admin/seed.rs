@@ -4,18 +4,17 @@
 //! batch leaves the site as it was.
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
 
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
-use super::admin::{str_arg, time_arg};
-use super::engine;
-use super::state::{Counters, Site, Subscriber};
+use super::args::{str_arg, time_arg};
+use crate::emulator::engine;
+use crate::emulator::state::{Counters, Site, Subscriber};
 
-/// The fields of a subscriber as `add_subscriber` takes them (its `api_key` apart).
-pub const FIELDS: [&str; 13] = [
-    "subscriber_hash",
-    "profile_id",
+/// The profile fields of a subscriber, which a population draws from a distribution each.
+const DRAWN: [&str; 7] = [
     "country",
     "state",
     "city",
@@ -23,11 +22,17 @@ pub const FIELDS: [&str; 13] = [
     "device_type",
     "browser",
     "platform",
-    "attributes",
-    "subscribed_at",
-    "online",
-    "segments",
 ];
+
+/// The fields of a subscriber as `add_subscriber` takes them (its `api_key` apart).
+pub static FIELDS: LazyLock<Vec<&str>> = LazyLock::new(|| {
+    [
+        &["subscriber_hash", "profile_id"][..],
+        &DRAWN,
+        &["attributes", "subscribed_at", "online", "segments"],
+    ]
+    .concat()
+});
 
 /// A subscriber read from its fields, before the site has seen it: its segments still to be
 /// checked, its subscription date still to default to the site's clock.
@@ -307,33 +312,15 @@ fn fraction(v: &Value, name: &str) -> Result<f64, String> {
     }
 }
 
-/// The profile fields a population draws from a distribution each.
-const DRAWN: [&str; 7] = [
-    "country",
-    "state",
-    "city",
-    "device",
-    "device_type",
-    "browser",
-    "platform",
-];
-
-const GENERATE_ARGS: [&str; 14] = [
-    "api_key",
-    "count",
-    "seed",
-    "country",
-    "state",
-    "city",
-    "device",
-    "device_type",
-    "browser",
-    "platform",
-    "attributes",
-    "subscribed_between",
-    "online",
-    "segments",
-];
+/// The arguments of `generate_subscribers`.
+static GENERATE_ARGS: LazyLock<Vec<&str>> = LazyLock::new(|| {
+    [
+        &["api_key", "count", "seed"][..],
+        &DRAWN,
+        &["attributes", "subscribed_between", "online", "segments"],
+    ]
+    .concat()
+});
 
 /// A population described by its distributions, ready to draw from.
 pub struct Population {

@@ -1,0 +1,116 @@
+//! What the service sent and received: deliveries (with views and clicks recorded on
+//! them), broadcasts with their counts, the summary rows, and the notifications, events
+//! and products the API was sent.
+
+use serde_json::{json, Value};
+
+use super::args::{flag, int_arg, str_arg, Args, Page, Window};
+use crate::emulator::emu::{Emu, Pinned};
+use crate::emulator::inspector;
+use crate::emulator::state::{self, Delivery};
+
+pub(super) fn deliveries(emu: &Emu, site: Pinned, args: Args) -> Result<Value, String> {
+    let hash = str_arg(&args, "subscriber_hash")?;
+    let status = str_arg(&args, "status")?.unwrap_or_else(|| "delivered".into());
+    if !matches!(
+        status.as_str(),
+        "delivered" | "pending" | "expired" | "capped" | "all"
+    ) {
+        return Err("status must be delivered, pending, expired, capped or all".into());
+    }
+    let notification = int_arg(&args, "notification_id")?;
+    let source_id = int_arg(&args, "source_id")?;
+    let source = match str_arg(&args, "source")?.as_deref() {
+        None => None,
+        Some("broadcast") => Some(state::Source::Broadcast),
+        Some("drip") => Some(state::Source::Drip),
+        Some("trigger") => Some(state::Source::Trigger),
+        Some(_) => return Err("source must be broadcast, drip or trigger".into()),
+    };
+    let window = Window::of(&args)?;
+    let page = Page::of_args(&args)?;
+    let meta = flag(&args, "meta")?;
+    emu.with_site(site, |s, _, _| {
+        // A misspelt hash must not read as "received nothing".
+        if let Some(h) = hash.as_ref() {
+            if s.subscriber(h).is_none() {
+                return Err(format!("subscriber {h} does not exist"));
+            }
+        }
+        let mut out: Vec<&Delivery> = s
+            .engine
+            .deliveries
+            .iter()
+            .filter(|d| hash.as_ref().is_none_or(|h| &d.subscriber_hash == h))
+            .filter(|d| status == "all" || d.status == status)
+            .filter(|d| notification.is_none_or(|n| d.notification_id == n))
+            .filter(|d| source.as_ref().is_none_or(|src| d.source == *src))
+            .filter(|d| source_id.is_none_or(|id| d.source_id == id))
+            .filter(|d| window.holds(d.sent_at.unwrap_or(d.queued_at)))
+            .collect();
+        out.sort_by_key(|d| (d.sent_at.unwrap_or(d.queued_at), d.delivery_id));
+        Ok(page.of(out, meta))
+    })?
+}
+
+pub(super) fn record(emu: &Emu, site: Pinned, args: Args, click: bool) -> Result<Value, String> {
+    let id = args
+        .get("delivery_id")
+        .and_then(|v| {
+            v.as_i64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        })
+        .ok_or("delivery_id is required")?;
+    emu.with_site(site, |s, _, now| {
+        // Numbered as they are made: `deliveries` is in id order.
+        let deliveries = &mut s.engine.deliveries;
+        let d = deliveries
+            .binary_search_by_key(&id, |d| d.delivery_id)
+            .ok()
+            .map(|i| &mut deliveries[i])
+            .ok_or_else(|| format!("delivery {id} does not exist"))?;
+        if d.status != "delivered" {
+            return Err(format!("delivery {id} was not delivered ({})", d.status));
+        }
+        let slot = if click {
+            &mut d.clicked_at
+        } else {
+            &mut d.viewed_at
+        };
+        slot.get_or_insert(now);
+        Ok(json!({}))
+    })?
+}
+
+pub(super) fn broadcasts(emu: &Emu, site: Pinned, args: Args) -> Result<Value, String> {
+    let page = Page::of_args(&args)?;
+    emu.with_site(site, |s, _, now| {
+        inspector::broadcasts(s, now, page.offset, page.limit.unwrap_or(usize::MAX))
+    })
+}
+
+pub(super) fn summary(emu: &Emu, site: Pinned, args: Args) -> Result<Value, String> {
+    emu.with_site(site, |s, _, now| inspector::summary(s, now, &args))?
+}
+
+pub(super) fn notifications(emu: &Emu, site: Pinned, _args: Args) -> Result<Value, String> {
+    emu.with_site(site, |s, _, _| json!(s.notifications))
+}
+
+pub(super) fn events(emu: &Emu, site: Pinned, args: Args) -> Result<Value, String> {
+    let meta = flag(&args, "meta")?;
+    let retention = emu.retention();
+    emu.with_site(site, |s, _, _| {
+        if meta {
+            json!({"entries": s.events, "pruned": s.events_pruned, "retention": retention})
+        } else {
+            json!(s.events)
+        }
+    })
+}
+
+pub(super) fn products(emu: &Emu, site: Pinned, _args: Args) -> Result<Value, String> {
+    emu.with_site(site, |s, _, _| {
+        json!(s.products.values().collect::<Vec<_>>())
+    })
+}

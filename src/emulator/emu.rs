@@ -1,0 +1,165 @@
+//! The emulator as its servers and the in-process admin calls share it: the state behind one
+//! lock, the epoch that resets count, and the two ways work reaches a site (a request's
+//! [`Admitted`], an admin operation's [`Pinned`]), each running the engine's [`tick`] first.
+
+use std::sync::{Mutex, MutexGuard};
+
+use chrono::{DateTime, Utc};
+
+use super::api_error::{ApiError, Interface};
+use super::changes::Changes;
+use super::engine::tick;
+use super::state::{prune, Counters, Site, SiteId, State, DEFAULT_RETENTION};
+
+/// A site as an admin operation looked it up ([`Emu::pin_site`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Pinned {
+    pub site: SiteId,
+    epoch: u64,
+}
+
+/// The site a request authenticated as, in the epoch (between two resets) it was admitted
+/// in. Routes act on it through [`Emu::in_site`].
+#[derive(Debug, Clone, Copy)]
+pub struct Admitted {
+    pub site: SiteId,
+    pub(crate) epoch: u64,
+    pub(crate) iface: Interface,
+}
+
+/// The emulator: its state behind one lock (every critical section is short and never
+/// awaits) and the key of its default site.
+#[derive(Debug)]
+pub struct Emu {
+    state: Mutex<State>,
+    /// Counts resets: a request that began before one (a test's, still in its delay) is
+    /// never processed into the fresh state of the next.
+    epoch: std::sync::atomic::AtomicU64,
+    pub default_key: String,
+    /// Whether API requests go to the request log (off for load tests: the log grows
+    /// with every request).
+    pub record_requests: std::sync::atomic::AtomicBool,
+    /// How many requests the log keeps, and events each site keeps, the oldest pruned
+    /// first (0: all). The service's own state (subscribers, segments, campaigns,
+    /// deliveries, analytics) is never pruned: its behaviour depends on it.
+    pub retention: std::sync::atomic::AtomicUsize,
+    /// Tells the inspector's open pages that something changed.
+    pub changes: std::sync::Arc<Changes>,
+}
+
+impl Emu {
+    pub fn new(default_key: &str) -> Emu {
+        Emu {
+            state: Mutex::new(State::new(default_key)),
+            epoch: std::sync::atomic::AtomicU64::new(0),
+            default_key: default_key.to_string(),
+            record_requests: std::sync::atomic::AtomicBool::new(true),
+            changes: Default::default(),
+            retention: std::sync::atomic::AtomicUsize::new(DEFAULT_RETENTION),
+        }
+    }
+
+    /// How many requests and events are kept (0: all).
+    pub fn retention(&self) -> usize {
+        self.retention.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Keeps `keep` requests and events from now on (0: all), pruning what is over it now.
+    pub fn set_retention(&self, keep: usize) {
+        self.retention
+            .store(keep, std::sync::atomic::Ordering::Relaxed);
+        let mut st = self.lock();
+        let st = &mut *st;
+        let dropped = prune(&mut st.log, keep);
+        st.log_dropped += dropped;
+        st.log_pruned += dropped as u64;
+        for site in st.sites.values_mut() {
+            site.events_pruned += prune(&mut site.events, keep) as u64;
+        }
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind; keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn reset(&self) {
+        let mut st = self.lock();
+        *st = State::new(&self.default_key);
+        self.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// How many resets there have been.
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn site_for_key(&self, key: &str) -> Option<SiteId> {
+        self.lock().site_id_for_key(key).map(SiteId)
+    }
+
+    /// The site with this id, pinned as [`Emu::pin_site`] pins one by key.
+    pub fn pin_site_id(&self, id: i64) -> Option<Pinned> {
+        let st = self.lock();
+        st.sites.contains_key(&id).then(|| Pinned {
+            site: SiteId(id),
+            epoch: self.epoch(),
+        })
+    }
+
+    /// The site of `key` as an admin operation looks it up: pinned to the epoch it was found
+    /// in, both read under one hold of the lock (a reset starts its ids again at 1, so after
+    /// one the same id can be another key's site).
+    pub fn pin_site(&self, key: &str) -> Option<Pinned> {
+        let st = self.lock();
+        st.site_id_for_key(key).map(|id| Pinned {
+            site: SiteId(id),
+            epoch: self.epoch(),
+        })
+    }
+
+    /// Runs a request's work `f` on its site, under the same hold of the lock as the check
+    /// that no reset came since the request was admitted: a request of an earlier test never
+    /// lands in the next one's state (nor finds its site gone), it is answered 410.
+    pub fn in_site<R>(
+        &self,
+        at: Admitted,
+        f: impl FnOnce(&mut Site, &mut Counters, DateTime<Utc>) -> R,
+    ) -> Result<R, ApiError> {
+        self.in_epoch(at.site, at.epoch, f)
+            .ok_or_else(|| ApiError::stale(at.iface))
+    }
+
+    /// Runs `f` on the site, with the state's id counters and clock at hand (the admin
+    /// operations). A reset since the site was looked up is an error, as a key with no site
+    /// is: the site is gone, or its id is another key's now.
+    pub fn with_site<R>(
+        &self,
+        site: Pinned,
+        f: impl FnOnce(&mut Site, &mut Counters, DateTime<Utc>) -> R,
+    ) -> Result<R, String> {
+        self.in_epoch(site.site, site.epoch, f).ok_or_else(|| {
+            "no site has that api_key (the emulator was reset meanwhile): add it with add_site"
+                .to_string()
+        })
+    }
+
+    /// `f` on the site, if no reset came since `epoch` (`reset` bumps it under this lock:
+    /// the check cannot be overtaken); `None` otherwise.
+    fn in_epoch<R>(
+        &self,
+        site: SiteId,
+        epoch: u64,
+        f: impl FnOnce(&mut Site, &mut Counters, DateTime<Utc>) -> R,
+    ) -> Option<R> {
+        let mut st = self.lock();
+        if self.epoch() != epoch {
+            return None;
+        }
+        let now = st.now();
+        let State { sites, ids, .. } = &mut *st;
+        let site = sites.get_mut(&site.0)?;
+        tick(site, ids, now);
+        Some(f(site, ids, now))
+    }
+}

@@ -1,0 +1,168 @@
+//! Serving: where and as whom ([`Config`]), the accept loop, and a running [`Server`] on its
+//! own runtime.
+//!
+//! The two interfaces listen on two ports, since the spec gives the event-tracking one its
+//! own base address. Connections are served by hand over hyper (not `axum::serve`) so that a
+//! fault can cut a connection without answering, as a real network does.
+
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::Router;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Notify};
+use tower::ServiceExt;
+
+use super::emu::Emu;
+use super::gate::{read_timeout, ConnKill};
+use super::keys::key_problem;
+use super::router::{events_router, main_router};
+
+/// Where and as whom the emulator serves.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The key of the default site.
+    pub api_key: String,
+    pub host: IpAddr,
+    /// 0 picks a free port.
+    pub port: u16,
+    pub events_port: u16,
+    pub worker_threads: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            api_key: "test-key".into(),
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            events_port: 0,
+            worker_threads: 1,
+        }
+    }
+}
+
+/// Accepts connections until `shutdown` turns true. Each connection carries a [`ConnKill`]
+/// that a `drop` fault fires to close it without an answer.
+pub async fn serve(listener: TcpListener, app: Router, mut shutdown: watch::Receiver<bool>) {
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors and the like: back off instead of spinning.
+                    log::warn!("emulator accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.changed() => return,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let mut conn_shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let kill = Arc::new(Notify::new());
+            let conn_kill = ConnKill(kill.clone());
+            let svc = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(conn_kill.clone());
+                app.clone().oneshot(req.map(axum::body::Body::new))
+            });
+            // A head that never arrives (an idle or half-sent connection) is given up after
+            // the read timeout, so idle sockets cannot pile up until accept fails.
+            let conn = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(read_timeout())
+                .serve_connection(TokioIo::new(stream), svc);
+            tokio::select! {
+                _ = conn => {}
+                _ = kill.notified() => {}
+                _ = conn_shutdown.changed() => {}
+            }
+        });
+    }
+}
+
+/// A running emulator on its own runtime; dropping it stops it.
+pub struct Server {
+    emu: Arc<Emu>,
+    main_addr: SocketAddr,
+    events_addr: SocketAddr,
+    shutdown: watch::Sender<bool>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Server {
+    /// Binds both ports (errors surface here, before anything is served) and starts serving.
+    pub fn start(config: Config) -> io::Result<Server> {
+        if let Some(problem) = key_problem(&config.api_key) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, problem));
+        }
+        let main = std::net::TcpListener::bind((config.host, config.port))?;
+        let events = std::net::TcpListener::bind((config.host, config.events_port))?;
+        main.set_nonblocking(true)?;
+        events.set_nonblocking(true)?;
+        let main_addr = main.local_addr()?;
+        let events_addr = events.local_addr()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(config.worker_threads.max(1))
+            .thread_name("pushwire-emulator")
+            .enable_all()
+            .build()?;
+        let emu = Arc::new(Emu::new(&config.api_key));
+        let (shutdown, rx) = watch::channel(false);
+        {
+            let _guard = runtime.enter();
+            let main = TcpListener::from_std(main)?;
+            let events = TcpListener::from_std(events)?;
+            runtime.spawn(serve(main, main_router(emu.clone()), rx.clone()));
+            runtime.spawn(serve(events, events_router(emu.clone()), rx));
+        }
+        Ok(Server {
+            emu,
+            main_addr,
+            events_addr,
+            shutdown,
+            runtime: Some(runtime),
+        })
+    }
+
+    pub fn emu(&self) -> &Arc<Emu> {
+        &self.emu
+    }
+
+    pub fn main_addr(&self) -> SocketAddr {
+        self.main_addr
+    }
+
+    pub fn events_addr(&self) -> SocketAddr {
+        self.events_addr
+    }
+
+    /// The main interface's root, without `/apiv1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.main_addr)
+    }
+
+    /// The event-tracking interface's root, without `/api/v1`.
+    pub fn events_url(&self) -> String {
+        format!("http://{}", self.events_addr)
+    }
+
+    pub fn stop(&mut self) {
+        let _ = self.shutdown.send(true);
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

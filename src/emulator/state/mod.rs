@@ -1,0 +1,17 @@
+//! The emulator's state, explicit and in one place so a test can reset it: sites (one per
+//! API key) and everything each site holds, the request log, armed faults and the clock.
+//! Plain data: the engine acts on it, `Emu` (in `emu`) guards it.
+
+mod deliveries;
+mod site;
+mod store;
+mod time;
+
+pub use self::deliveries::{Alert, Content, Delivery, EngineState, Scheduled, Source};
+pub use self::site::{
+    DripRec, EventRec, NotificationRec, ProductRec, SegmentRec, SegmentSet, Site, SiteId,
+    Subscriber,
+};
+pub use self::store::{prune, Counters, LogEntry, State, DEFAULT_RETENTION};
+pub use self::time::iso;
+pub use crate::emulator::keys::key_problem;

@@ -1,0 +1,258 @@
+//! One site (one API key) and what it holds: subscribers with their indexes, segments,
+//! campaigns, broadcasts, products, events, and the engine's share ([`EngineState`]).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::BuildHasher;
+
+use chrono::{DateTime, FixedOffset, Offset, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::deliveries::EngineState;
+use super::time::{ser_opt_time, ser_time};
+use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
+
+/// The site a request's key belongs to, put in the request by the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SiteId(pub i64);
+
+/// The segments a subscriber is in: a sorted list (a subscriber is in a few; a tree's node
+/// would take a hundred bytes for each of a million subscribers).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SegmentSet(Vec<i64>);
+
+impl SegmentSet {
+    /// Adds `id`; false when it was there.
+    pub fn insert(&mut self, id: i64) -> bool {
+        match self.0.binary_search(&id) {
+            Ok(_) => false,
+            Err(at) => {
+                self.0.insert(at, id);
+                true
+            }
+        }
+    }
+
+    pub fn remove(&mut self, id: &i64) -> bool {
+        match self.0.binary_search(id) {
+            Ok(at) => {
+                self.0.remove(at);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub fn contains(&self, id: &i64) -> bool {
+        self.0.binary_search(id).is_ok()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, i64> {
+        self.0.iter()
+    }
+}
+
+impl FromIterator<i64> for SegmentSet {
+    fn from_iter<I: IntoIterator<Item = i64>>(ids: I) -> Self {
+        let mut v: Vec<i64> = ids.into_iter().collect();
+        v.sort_unstable();
+        v.dedup();
+        v.shrink_to_fit();
+        SegmentSet(v)
+    }
+}
+
+/// A subscriber (the spec does not show its record; these are the fields targeting uses).
+#[derive(Debug, Clone, Serialize)]
+pub struct Subscriber {
+    pub subscriber_hash: String,
+    pub profile_id: Option<String>,
+    pub country: Option<String>,
+    pub state: Option<String>,
+    pub city: Option<String>,
+    pub device: Option<String>,
+    pub device_type: Option<String>,
+    pub browser: Option<String>,
+    pub platform: Option<String>,
+    pub attributes: Map<String, Value>,
+    #[serde(serialize_with = "ser_time")]
+    pub subscribed_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub unsubscribed_at: Option<DateTime<Utc>>,
+    pub segments: SegmentSet,
+    /// Whether the subscriber's device fetches notifications now (else they wait, until
+    /// they expire).
+    pub online: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SegmentRec {
+    pub segment_id: i64,
+    pub segment_name: String,
+    /// `custom` (made by the site), or `geo`, `device`, `browser` (the service's own,
+    /// listed only with `segment_type=all`).
+    pub segment_type: String,
+    #[serde(serialize_with = "ser_time")]
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DripRec {
+    pub drip: Drip,
+    pub send_to: SendTo,
+}
+
+/// A broadcast as the service holds it.
+#[derive(Debug, Clone, Serialize)]
+pub struct NotificationRec {
+    pub notification_id: i64,
+    /// `sent`, `scheduled` or `draft`.
+    pub status: String,
+    #[serde(serialize_with = "ser_time")]
+    pub created_at: DateTime<Utc>,
+    pub request: NewNotification,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProductRec {
+    pub product: Product,
+    #[serde(serialize_with = "ser_time")]
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EventRec {
+    pub event_name: String,
+    pub profile_id: Option<String>,
+    pub device_token_hash: Option<String>,
+    pub data: Map<String, Value>,
+    #[serde(serialize_with = "ser_time")]
+    pub received_at: DateTime<Utc>,
+}
+
+/// Everything one site (one API key) holds. Lists are kept in creation order.
+#[derive(Debug, Clone)]
+pub struct Site {
+    pub site_id: i64,
+    pub api_key: String,
+    /// In the order they subscribed; added only through [`Site::add_subscriber`], which
+    /// keeps `by_hash` (they are never removed: one who leaves is marked unsubscribed).
+    pub subscribers: Vec<Subscriber>,
+    /// Each subscriber's position in `subscribers`: seeding, broadcasts, drips and triggers
+    /// look a subscriber up by hash once per item, which a scan made quadratic.
+    /// The hashes themselves stay in `subscribers`: a map keyed by a copy of each would
+    /// hold another 60 bytes a subscriber.
+    by_hash: hashbrown::HashTable<usize>,
+    hasher: std::hash::RandomState,
+    /// The positions of each profile's subscribers (an event names a profile, which may
+    /// have several devices).
+    by_profile: HashMap<String, Vec<usize>>,
+    pub segments: Vec<SegmentRec>,
+    pub triggers: Vec<TriggeredCampaign>,
+    pub drips: Vec<DripRec>,
+    pub notifications: Vec<NotificationRec>,
+    pub products: BTreeMap<(String, Option<String>), ProductRec>,
+    /// The most recent events (`Emu::retention` of them): a history for tests to read,
+    /// which the engine never consults (it acts on each event as it comes).
+    pub events: VecDeque<EventRec>,
+    /// Events dropped from `events` to keep it within the retention.
+    pub events_pruned: u64,
+    /// The site's time zone, for scheduled broadcasts, drip times and daily caps.
+    pub timezone: FixedOffset,
+    pub engine: EngineState,
+}
+
+impl Site {
+    pub(crate) fn new(site_id: i64, api_key: String) -> Site {
+        Site {
+            site_id,
+            api_key,
+            subscribers: Vec::new(),
+            by_hash: hashbrown::HashTable::new(),
+            hasher: std::hash::RandomState::new(),
+            by_profile: HashMap::new(),
+            segments: Vec::new(),
+            triggers: Vec::new(),
+            drips: Vec::new(),
+            notifications: Vec::new(),
+            products: BTreeMap::new(),
+            events: VecDeque::new(),
+            events_pruned: 0,
+            timezone: FixedOffset::east_opt(0).unwrap_or_else(|| Utc.fix()),
+            engine: EngineState::default(),
+        }
+    }
+
+    /// The subscriber with this hash.
+    pub fn subscriber(&self, hash: &str) -> Option<&Subscriber> {
+        self.subscriber_position(hash).map(|i| &self.subscribers[i])
+    }
+
+    pub fn subscriber_mut(&mut self, hash: &str) -> Option<&mut Subscriber> {
+        self.subscriber_position(hash)
+            .map(|i| &mut self.subscribers[i])
+    }
+
+    /// The subscribers of a profile, in the order they subscribed.
+    pub fn with_profile<'a>(&'a self, profile_id: &str) -> impl Iterator<Item = &'a Subscriber> {
+        let at = self
+            .by_profile
+            .get(profile_id)
+            .map_or(&[][..], Vec::as_slice);
+        at.iter().map(|&i| &self.subscribers[i])
+    }
+
+    /// Where the subscriber with this hash stands in `subscribers`.
+    pub fn subscriber_position(&self, hash: &str) -> Option<usize> {
+        let subscribers = &self.subscribers;
+        self.by_hash
+            .find(self.hasher.hash_one(hash), |&i| {
+                subscribers[i].subscriber_hash == hash
+            })
+            .copied()
+    }
+
+    /// Room for `n` more subscribers (a bulk seeding grows the list and index once).
+    pub fn reserve_subscribers(&mut self, n: usize) {
+        self.subscribers.reserve(n);
+        let Site {
+            by_hash,
+            hasher,
+            subscribers,
+            ..
+        } = self;
+        by_hash.reserve(n, |&i| hasher.hash_one(&subscribers[i].subscriber_hash));
+    }
+
+    /// Adds a subscriber; false (and nothing added) when its hash is taken.
+    pub fn add_subscriber(&mut self, sub: Subscriber) -> bool {
+        let Site {
+            by_hash,
+            hasher,
+            subscribers,
+            by_profile,
+            ..
+        } = self;
+        let entry = by_hash.entry(
+            hasher.hash_one(&sub.subscriber_hash),
+            |&i| subscribers[i].subscriber_hash == sub.subscriber_hash,
+            |&i| hasher.hash_one(&subscribers[i].subscriber_hash),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                let at = subscribers.len();
+                slot.insert(at);
+                if let Some(p) = &sub.profile_id {
+                    by_profile.entry(p.clone()).or_default().push(at);
+                }
+                subscribers.push(sub);
+                true
+            }
+        }
+    }
+
+    pub fn segment(&self, id: i64) -> Option<&SegmentRec> {
+        self.segments.iter().find(|s| s.segment_id == id)
+    }
+}

@@ -1,0 +1,151 @@
+//! The whole state under the emulator's lock: the sites by key, the id counters they
+//! share, the request log, the armed faults and the clock.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::site::Site;
+use super::time::ser_time;
+use crate::emulator::faults::{Chaos, Fault};
+
+/// One received API request, as `emu.requests()` shows it (the key redacted).
+#[derive(Debug, Clone, Serialize)]
+pub struct LogEntry {
+    pub interface: &'static str,
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub headers: Map<String, Value>,
+    pub body: String,
+    pub status: Option<u16>,
+    #[serde(serialize_with = "ser_time")]
+    pub received_at: DateTime<Utc>,
+    /// Wall time from admission to the answer, in milliseconds.
+    pub duration_ms: Option<f64>,
+    #[serde(skip)]
+    pub started: std::time::Instant,
+    /// The injected fault the request met (`inject_fault`, random faults), described.
+    pub fault: Option<String>,
+}
+
+/// Ids come from counters shared by all sites, so no two sites ever hold the same id and
+/// a key asking for another site's id finds nothing.
+#[derive(Debug, Default, Clone)]
+pub struct Counters {
+    pub site: i64,
+    pub segment: i64,
+    pub trigger: i64,
+    pub drip: i64,
+    pub campaign_notification: i64,
+    pub notification: i64,
+    pub delivery: i64,
+}
+
+impl Counters {
+    pub fn next(slot: &mut i64) -> i64 {
+        *slot += 1;
+        *slot
+    }
+}
+
+#[derive(Debug)]
+pub struct State {
+    pub sites: BTreeMap<i64, Site>,
+    keys: HashMap<String, i64>,
+    pub ids: Counters,
+    /// The most recent requests (`Emu::retention` of them).
+    pub log: VecDeque<LogEntry>,
+    /// Entries dropped from the front of `log`, by `clear_requests` or pruning: an entry's
+    /// number is this plus its index, so a status written after its entry went never lands
+    /// on another request's entry.
+    pub log_dropped: usize,
+    /// Entries pruned from `log` to keep it within the retention (not those cleared).
+    pub log_pruned: u64,
+    pub faults: Vec<Fault>,
+    pub chaos: Option<Chaos>,
+    /// The clock: wall time plus what `advance` added.
+    pub clock_offset: Duration,
+    /// A frozen clock's time: it moves only with `advance` and `travel_to`.
+    pub frozen_at: Option<DateTime<Utc>>,
+}
+
+impl State {
+    pub(crate) fn new(default_key: &str) -> State {
+        let mut st = State {
+            sites: BTreeMap::new(),
+            keys: HashMap::new(),
+            ids: Counters::default(),
+            log: VecDeque::new(),
+            log_dropped: 0,
+            log_pruned: 0,
+            faults: Vec::new(),
+            chaos: None,
+            clock_offset: Duration::zero(),
+            frozen_at: None,
+        };
+        st.add_site(default_key);
+        st
+    }
+
+    /// Adds a site for `api_key`, or returns the one it already has.
+    pub fn add_site(&mut self, api_key: &str) -> i64 {
+        if let Some(id) = self.keys.get(api_key) {
+            return *id;
+        }
+        let id = Counters::next(&mut self.ids.site);
+        self.sites.insert(id, Site::new(id, api_key.to_string()));
+        self.keys.insert(api_key.to_string(), id);
+        id
+    }
+
+    /// Every site's key.
+    pub fn api_keys(&self) -> impl Iterator<Item = &str> {
+        self.keys.keys().map(String::as_str)
+    }
+
+    pub fn site_id_for_key(&self, key: &str) -> Option<i64> {
+        self.keys.get(key).copied()
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.frozen_at
+            .unwrap_or_else(|| Utc::now() + self.clock_offset)
+    }
+
+    /// Moves the clock forward by `step`, frozen or not.
+    pub fn advance_clock(&mut self, step: Duration) {
+        match &mut self.frozen_at {
+            Some(at) => *at += step,
+            None => self.clock_offset += step,
+        }
+    }
+
+    /// Stops the clock where it is, or lets it run on from there.
+    pub fn freeze_clock(&mut self, frozen: bool) {
+        match (frozen, self.frozen_at) {
+            (true, None) => self.frozen_at = Some(self.now()),
+            (false, Some(at)) => {
+                self.clock_offset = at - Utc::now();
+                self.frozen_at = None;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The default retention: enough for a developer to look back over a session, bounded so
+/// that an emulator left running for days stays at the size of its state.
+pub const DEFAULT_RETENTION: usize = 10_000;
+
+/// Drops the oldest entries of `list` past `keep` (0: keep all); how many it dropped.
+pub fn prune<T>(list: &mut VecDeque<T>, keep: usize) -> usize {
+    if keep == 0 || list.len() <= keep {
+        return 0;
+    }
+    let over = list.len() - keep;
+    list.drain(..over);
+    over
+}
