@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from client_support import drip_notification
 
 from pushwire.testing import Emulator
 
@@ -296,13 +297,10 @@ def test_many_events_fire_and_stop_a_triggered_campaign_exactly_once_each() -> N
             daily_trigger_limit=1,
             rules={"start_event_name": "cart", "stop_event_name": "buy"},
             notifications=[
-                {
-                    "title": "Still want it, {{name}}?",
-                    "message": "m",
-                    "url": "https://shop.example/cart",
-                    "expiry": 86_400,
-                    "schedule_options": {"type": "after", "value": 30, "unit": "minutes"},
-                }
+                drip_notification(
+                    title="Still want it, {{name}}?",
+                    schedule_options={"type": "after", "value": 30, "unit": "minutes"},
+                )
             ],
         )
         with emu.client(timeout=120) as client:

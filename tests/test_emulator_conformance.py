@@ -113,16 +113,10 @@ def test_good_array_spellings_still_target(emu, api):
 
 # ---- 1b: JSON bodies with an empty targeting list --------------------------------------------
 
-TARGETING_LISTS = [
-    "subscriber_hash",
-    "profile_id",
-    "include_segments",
-    "include_countries",
-    "include_states",
-    "include_cities",
-    "include_device_types",
-    "include_browsers",
-]
+TARGETING_LISTS = (
+    "subscriber_hash profile_id include_segments include_countries include_states "
+    "include_cities include_device_types include_browsers"
+).split()
 
 
 @pytest.mark.parametrize("field", TARGETING_LISTS)

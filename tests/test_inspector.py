@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
+from client_support import drip_notification
 
 from pushwire.testing import Emulator
 
@@ -727,16 +728,15 @@ def test_campaigns_show_their_steps(page: Page, image_url: str) -> None:
         status="active",
         rules={"start_event_name": "add_to_cart", "stop_event_name": "purchase"},
         notifications=[
-            {
-                "title": "Forgot something?",
-                "message": "Your cart waits",
-                "url": "https://shop.example/cart",
-                "image_url": image_url,
-                "big_image_url": image_url,
-                "require_interaction": 0,
-                "expiry": 86400,
-                "schedule_options": {"type": "after", "value": 30, "unit": "minutes"},
-            }
+            drip_notification(
+                title="Forgot something?",
+                message="Your cart waits",
+                url="https://shop.example/cart",
+                image_url=image_url,
+                big_image_url=image_url,
+                require_interaction=0,
+                schedule_options={"type": "after", "value": 30, "unit": "minutes"},
+            )
         ],
     )
     page.tab("campaigns")

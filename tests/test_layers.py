@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "layers.py"
 
@@ -34,11 +36,9 @@ def test_this_tree_keeps_its_layers() -> None:
     assert "no circle, no forbidden edge" in out
 
 
-def test_a_mod_rs_that_defines_what_its_children_import_and_imports_them_is_a_circle(
-    tmp_path: Path,
-) -> None:
-    root = tree(
-        tmp_path,
+# Each break: the files of a small project, and what the check must say of it.
+BREAKS = {
+    "a mod.rs defining what its children import and importing them": (
         {
             "src/lib.rs": "pub mod emulator;\n",
             "src/emulator/mod.rs": """
@@ -47,15 +47,71 @@ def test_a_mod_rs_that_defines_what_its_children_import_and_imports_them_is_a_ci
                 pub struct State;
                 pub fn run() { tick() }
             """,
-            "src/emulator/engine.rs": """
-                use super::State;
-                pub fn tick() { let _s = State; }
-            """,
+            "src/emulator/engine.rs": "\nuse super::State;\npub fn tick() { let _s = State; }\n",
         },
-    )
-    code, out = check(root)
+        "import circle: src/emulator/engine.rs:2 -> src/emulator/mod.rs:3",
+    ),
+    "a circle through crate paths": (
+        {
+            "src/lib.rs": "pub mod model;\npub mod validate;\n",
+            "src/model/mod.rs": "pub mod drip;\n",
+            "src/model/drip.rs": "pub struct Drip;\npub fn check() { crate::validate::drip(); }\n",
+            "src/validate.rs": "use crate::model::drip::Drip;\npub fn drip() { let _ = Drip; }\n",
+        },
+        "import circle: src/model/drip.rs:2 -> src/validate.rs:1 -> src/model/drip.rs",
+    ),
+    "the emulator importing the client": (
+        {
+            "src/lib.rs": "pub mod client;\npub mod emulator;\n",
+            "src/client.rs": "pub struct Transport;\n",
+            "src/emulator.rs": "use crate::client::Transport;\npub fn serve(_t: Transport) {}\n",
+        },
+        "src/emulator.rs:1: the `emulator` layer imports `client` (src/client.rs)",
+    ),
+    "anything importing the glue": (
+        {
+            "src/lib.rs": "pub mod client;\nmod bindings;\n",
+            "src/bindings.rs": "pub fn to_py() {}\n",
+            "src/client.rs": "pub fn send() { crate::bindings::to_py() }\n",
+        },
+        "the `client` layer imports `bindings`",
+    ),
+    "a Python circle": (
+        {
+            "src/lib.rs": "",
+            "python/pushwire/__init__.py": "from pushwire._bulk import BulkResult\n",
+            "python/pushwire/_html.py": "from pushwire import _bulk\n",
+            "python/pushwire/_bulk.py": (
+                "class BulkResult:\n    def show(self):\n        from pushwire._html import table\n"
+            ),
+        },
+        "python/pushwire/_bulk.py:3 -> python/pushwire/_html.py:1",
+    ),
+    "the client side importing the testing side": (
+        {
+            "src/lib.rs": "",
+            "python/pushwire/testing.py": "class Emulator: ...\n",
+            "python/pushwire/_client.py": "from pushwire.testing import Emulator\n",
+        },
+        "python/pushwire/_client.py:1: the client side imports the testing side",
+    ),
+    "a long file not saying why it is one idea": (
+        {
+            "src/lib.rs": "pub mod big;\n",
+            "src/big.rs": "".join(f"pub fn f{i}() {{}}\n" for i in range(650)),
+        },
+        "src/big.rs: 650 lines, over 600",
+    ),
+}
+
+
+@pytest.mark.parametrize("files, said", BREAKS.values(), ids=list(BREAKS))
+def test_a_break_fails_the_check_and_is_named(
+    tmp_path: Path, files: dict[str, str], said: str
+) -> None:
+    code, out = check(tree(tmp_path, files))
     assert code == 1
-    assert "import circle: src/emulator/engine.rs:2 -> src/emulator/mod.rs:3" in out
+    assert said in out
 
 
 def test_a_facade_that_only_declares_and_re_exports_is_no_circle(tmp_path: Path) -> None:
@@ -73,84 +129,16 @@ def test_a_facade_that_only_declares_and_re_exports_is_no_circle(tmp_path: Path)
     assert code == 0, out
 
 
-def test_a_circle_between_two_files_through_crate_paths_is_named(tmp_path: Path) -> None:
-    root = tree(
-        tmp_path,
-        {
-            "src/lib.rs": "pub mod model;\npub mod validate;\n",
-            "src/model/mod.rs": "pub mod drip;\n",
-            "src/model/drip.rs": "pub struct Drip;\npub fn check() { crate::validate::drip(); }\n",
-            "src/validate.rs": "use crate::model::drip::Drip;\npub fn drip() { let _ = Drip; }\n",
-        },
+def test_init_re_exports_and_one_way_imports_are_no_circle(tmp_path: Path) -> None:
+    files = BREAKS["a Python circle"][0]
+    code, out = check(
+        tree(tmp_path, {**files, "python/pushwire/_bulk.py": "class BulkResult: ...\n"})
     )
-    code, out = check(root)
-    assert code == 1
-    assert "import circle: src/model/drip.rs:2 -> src/validate.rs:1 -> src/model/drip.rs" in out
+    assert code == 0, out
 
 
-def test_the_emulator_importing_the_client_is_refused(tmp_path: Path) -> None:
-    root = tree(
-        tmp_path,
-        {
-            "src/lib.rs": "pub mod client;\npub mod emulator;\n",
-            "src/client.rs": "pub struct Transport;\n",
-            "src/emulator.rs": "use crate::client::Transport;\npub fn serve(_t: Transport) {}\n",
-        },
-    )
-    code, out = check(root)
-    assert code == 1
-    assert "src/emulator.rs:1: the `emulator` layer imports `client` (src/client.rs)" in out
-
-
-def test_nothing_imports_the_glue(tmp_path: Path) -> None:
-    root = tree(
-        tmp_path,
-        {
-            "src/lib.rs": "pub mod client;\nmod bindings;\n",
-            "src/bindings.rs": "pub fn to_py() {}\n",
-            "src/client.rs": "pub fn send() { crate::bindings::to_py() }\n",
-        },
-    )
-    code, out = check(root)
-    assert code == 1
-    assert "the `client` layer imports `bindings`" in out
-
-
-def test_a_python_circle_is_named_and_init_re_exports_are_not_one(tmp_path: Path) -> None:
-    files = {
-        "src/lib.rs": "",
-        "python/pushwire/__init__.py": "from pushwire._bulk import BulkResult\n",
-        "python/pushwire/_html.py": "from pushwire import _bulk\n",
-        "python/pushwire/_bulk.py": "class BulkResult: ...\n",
-    }
-    assert check(tree(tmp_path, files))[0] == 0
-    (tmp_path / "python/pushwire/_bulk.py").write_text(
-        "class BulkResult:\n    def show(self):\n        from pushwire._html import table\n"
-    )
-    code, out = check(tmp_path)
-    assert code == 1
-    assert "python/pushwire/_bulk.py:3 -> python/pushwire/_html.py:1" in out
-
-
-def test_the_client_side_never_imports_the_testing_side(tmp_path: Path) -> None:
-    root = tree(
-        tmp_path,
-        {
-            "src/lib.rs": "",
-            "python/pushwire/testing.py": "class Emulator: ...\n",
-            "python/pushwire/_client.py": "from pushwire.testing import Emulator\n",
-        },
-    )
-    code, out = check(root)
-    assert code == 1
-    assert "python/pushwire/_client.py:1: the client side imports the testing side" in out
-
-
-def test_a_long_file_states_why_it_is_one_idea(tmp_path: Path) -> None:
-    body = "".join(f"pub fn f{i}() {{}}\n" for i in range(650))
-    root = tree(tmp_path, {"src/lib.rs": "pub mod big;\n", "src/big.rs": body})
-    code, out = check(root)
-    assert code == 1
-    assert "src/big.rs: 650 lines, over 600" in out
-    (tmp_path / "src/big.rs").write_text("//! One idea: every f, in order.\n" + body)
-    assert check(tmp_path)[0] == 0
+def test_a_long_file_passes_once_it_says_why_it_is_one_idea(tmp_path: Path) -> None:
+    files = BREAKS["a long file not saying why it is one idea"][0]
+    body = "//! One idea: every f, in order.\n" + files["src/big.rs"]
+    code, out = check(tree(tmp_path, {**files, "src/big.rs": body}))
+    assert code == 0, out
