@@ -100,6 +100,12 @@ def image_url() -> Iterator[str]:
     server.server_close()
 
 
+@pytest.fixture(scope="module")
+def images(image_url: str) -> dict[str, str]:
+    """A notification's icon and banner, both the PNG served from this process."""
+    return {"image_url": image_url, "big_image_url": image_url}
+
+
 # -- the page as served ---------------------------------------------------------------------
 def test_page_is_served_whole_with_no_external_asset() -> None:
     with Emulator() as emu:
@@ -220,7 +226,9 @@ def test_sites_name_each_site_without_its_key() -> None:
         assert isinstance(s["key_hint"], str)
 
 
-def test_broadcasts_newest_first_with_audience_status_and_counts(image_url: str) -> None:
+def test_broadcasts_newest_first_with_audience_status_and_counts(
+    image_url: str, images: dict[str, str]
+) -> None:
     with Emulator() as emu:
         vip = emu.create_segment("vip")
         ada = emu.add_subscriber(profile_id="ada", country="US", segments=[vip])
@@ -230,8 +238,7 @@ def test_broadcasts_newest_first_with_audience_status_and_counts(image_url: str)
             title="First",
             message="to vip",
             url="https://shop.example/a",
-            image_url=image_url,
-            big_image_url=image_url,
+            **images,
             include_segments=[vip],
             exclude_countries=["FR"],
             actions=[{"label": "Buy", "url": "https://shop.example/buy"}],
@@ -274,18 +281,15 @@ def test_broadcasts_newest_first_with_audience_status_and_counts(image_url: str)
         assert admin(emu, "broadcasts", limit=1)[0]["status"] == "sent"
 
 
-def test_campaign_reads_carry_schedules_and_what_each_sent(image_url: str) -> None:
+def test_campaign_reads_carry_schedules_and_what_each_sent(images: dict[str, str]) -> None:
     def step(title: str, schedule: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "title": title,
-            "message": f"{title} message",
-            "url": "https://shop.example/" + title.lower(),
-            "image_url": image_url,
-            "big_image_url": image_url,
-            "require_interaction": 1,
-            "expiry": 86400,
-            "schedule_options": schedule,
-        }
+        return drip_notification(
+            title=title,
+            message=f"{title} message",
+            url="https://shop.example/" + title.lower(),
+            schedule_options=schedule,
+            **images,
+        )
 
     with Emulator() as emu:
         trigger_id = emu.create_trigger(
@@ -522,7 +526,9 @@ def test_page_loads_with_no_console_error(page: Page) -> None:
     not_reloaded(page)
 
 
-def test_broadcast_sent_by_a_test_appears_with_its_preview(page: Page, image_url: str) -> None:
+def test_broadcast_sent_by_a_test_appears_with_its_preview(
+    page: Page, image_url: str, images: dict[str, str]
+) -> None:
     emu = page.emu
     vip = emu.create_segment("vip")
     emu.add_subscriber(profile_id="ada", segments=[vip])
@@ -532,8 +538,7 @@ def test_broadcast_sent_by_a_test_appears_with_its_preview(page: Page, image_url
         title="Spring sale",
         message="Everything 20% off",
         url="https://shop.example/sale",
-        image_url=image_url,
-        big_image_url=image_url,
+        **images,
         include_segments=[vip],
         actions=[
             {"label": "Shop now", "url": "https://shop.example/now"},
@@ -551,8 +556,8 @@ def test_broadcast_sent_by_a_test_appears_with_its_preview(page: Page, image_url
     buttons = preview.find_elements("css selector", "[data-testid=preview-action]")
     assert [b.text for b in buttons] == ["Shop now", "Later"]
     assert "https://shop.example/sale" in preview.text
-    images = preview.find_elements("css selector", "img")
-    assert images and all(i.get_attribute("src") == image_url for i in images)
+    shown = preview.find_elements("css selector", "img")
+    assert shown and all(i.get_attribute("src") == image_url for i in shown)
     assert card.get_attribute("data-status") == "sent"
     assert "vip" in card.find_element("css selector", "[data-testid=audience]").text
     delivered = "[data-testid=count-delivered] b"
@@ -721,7 +726,7 @@ def test_subscriber_page_shows_attributes_segments_and_notifications(page: Page)
     assert detail.is_displayed()
 
 
-def test_campaigns_show_their_steps(page: Page, image_url: str) -> None:
+def test_campaigns_show_their_steps(page: Page, images: dict[str, str]) -> None:
     emu = page.emu
     emu.create_trigger(
         campaign_name="Abandoned cart",
@@ -732,8 +737,7 @@ def test_campaigns_show_their_steps(page: Page, image_url: str) -> None:
                 title="Forgot something?",
                 message="Your cart waits",
                 url="https://shop.example/cart",
-                image_url=image_url,
-                big_image_url=image_url,
+                **images,
                 require_interaction=0,
                 schedule_options={"type": "after", "value": 30, "unit": "minutes"},
             )

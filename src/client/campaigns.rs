@@ -23,6 +23,15 @@ pub struct AnalyticsRange {
     pub end: Option<String>,
 }
 
+/// What a campaign list is asked for: a page (from 1), its size (1 to 500; the service's
+/// defaults when `None`) and the analytics range.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    pub page: Option<i64>,
+    pub limit: Option<i64>,
+    pub range: AnalyticsRange,
+}
+
 impl AnalyticsRange {
     fn check(&self) -> Result<()> {
         crate::validate::analytics_range(self.start.as_deref(), self.end.as_deref())?;
@@ -82,14 +91,12 @@ pub(super) async fn get<T: DeserializeOwned>(
 pub(super) async fn list<T: DeserializeOwned>(
     t: &Transport,
     path: &str,
-    page: Option<i64>,
-    limit: Option<i64>,
-    range: &AnalyticsRange,
+    query: &ListQuery,
 ) -> Result<Page<T>> {
-    let page = crate::validate::page(page)?;
-    let limit = crate::validate::limit(limit)?;
-    range.check()?;
-    let call = range.apply(
+    let page = crate::validate::page(query.page)?;
+    let limit = crate::validate::limit(query.limit)?;
+    query.range.check()?;
+    let call = query.range.apply(
         Call::get(path)
             .query("page", Some(page))
             .query("limit", Some(limit)),

@@ -1,6 +1,6 @@
 //! Drip autoresponders: create (4.3), list (4.4), read (4.5).
 
-use super::campaigns::{self, AnalyticsRange, Page};
+use super::campaigns::{self, AnalyticsRange, ListQuery, Page};
 use super::error::Result;
 use super::transport::{Body, Call, Idempotency, Transport};
 use crate::envelope;
@@ -25,11 +25,6 @@ pub async fn get(t: &Transport, drip_id: i64, range: &AnalyticsRange) -> Result<
     campaigns::get(t, "/drips", "drip_id", drip_id, range).await
 }
 
-pub async fn list(
-    t: &Transport,
-    page: Option<i64>,
-    limit: Option<i64>,
-    range: &AnalyticsRange,
-) -> Result<Page<Drip>> {
-    campaigns::list(t, "/drips", page, limit, range).await
+pub async fn list(t: &Transport, query: &ListQuery) -> Result<Page<Drip>> {
+    campaigns::list(t, "/drips", query).await
 }

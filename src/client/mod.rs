@@ -14,6 +14,6 @@ pub mod segments;
 pub mod transport;
 pub mod triggers;
 
-pub use campaigns::{AnalyticsRange, Page};
+pub use campaigns::{AnalyticsRange, ListQuery, Page};
 pub use error::{ApiFailure, Error, Result};
 pub use transport::{Config, Limits, Transport};

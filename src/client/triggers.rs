@@ -1,6 +1,6 @@
 //! Triggered campaigns: `GET /triggers/{id}` (4.1) and `GET /triggers` (4.2).
 
-use super::campaigns::{self, AnalyticsRange, Page};
+use super::campaigns::{self, AnalyticsRange, ListQuery, Page};
 use super::error::Result;
 use super::transport::Transport;
 use crate::model::TriggeredCampaign;
@@ -13,11 +13,6 @@ pub async fn get(
     campaigns::get(t, "/triggers", "trigger_id", trigger_id, range).await
 }
 
-pub async fn list(
-    t: &Transport,
-    page: Option<i64>,
-    limit: Option<i64>,
-    range: &AnalyticsRange,
-) -> Result<Page<TriggeredCampaign>> {
-    campaigns::list(t, "/triggers", page, limit, range).await
+pub async fn list(t: &Transport, query: &ListQuery) -> Result<Page<TriggeredCampaign>> {
+    campaigns::list(t, "/triggers", query).await
 }

@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use futures::FutureExt;
 use tokio::sync::Notify;
 
+use super::admission::Admission;
 use super::api_error::{ApiError, Interface};
 use super::emu::Emu;
 use super::faults::{DropMode, Fault};
@@ -86,9 +87,7 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
                 None => {}
             }
             if f.status.is_some() && emu.current(&at) {
-                let resp = fault_response(iface, parts.uri.path(), &f);
-                emu.log_status(&at, resp.status());
-                return resp;
+                return fault_response(&emu, &at, iface, parts.uri.path(), &f);
             }
         }
         None => {}
@@ -136,11 +135,7 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
                 return stale(iface);
             }
             match f.status {
-                Some(_) => {
-                    let failed = fault_response(iface, &path, &f);
-                    emu.log_status(&at, failed.status());
-                    failed
-                }
+                Some(_) => fault_response(&emu, &at, iface, &path, &f),
                 None => resp,
             }
         }
@@ -200,8 +195,8 @@ fn stale(iface: Interface) -> Response {
 }
 
 /// The answer of a `status` fault: its body, or the route's own error shape, with its
-/// `Retry-After`.
-fn fault_response(iface: Interface, path: &str, f: &Fault) -> Response {
+/// `Retry-After`; its status logged as the request's.
+fn fault_response(emu: &Emu, at: &Admission, iface: Interface, path: &str, f: &Fault) -> Response {
     let status = f.status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut resp = match &f.body {
         Some(body) => (status, axum::Json(body.clone())).into_response(),
@@ -212,6 +207,7 @@ fn fault_response(iface: Interface, path: &str, f: &Fault) -> Response {
             resp.headers_mut().insert("retry-after", v);
         }
     }
+    emu.log_status(at, resp.status());
     resp
 }
 

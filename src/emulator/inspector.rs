@@ -229,19 +229,9 @@ pub fn broadcasts(site: &Site, now: DateTime<Utc>, offset: usize, limit: usize) 
 /// The filters a broadcast was given, under the spec's names (those left empty omitted).
 fn audience(n: &NewNotification) -> Value {
     let mut out = Map::new();
-    let lists = [
-        ("include_segments", &n.include_segments),
-        ("exclude_segments", &n.exclude_segments),
-        ("include_countries", &n.include_countries),
-        ("exclude_countries", &n.exclude_countries),
-        ("include_states", &n.include_states),
-        ("include_cities", &n.include_cities),
-        ("include_device_types", &n.include_device_types),
-        ("include_browsers", &n.include_browsers),
-        ("profile_id", &n.profile_id),
-        ("subscriber_hash", &n.subscriber_hash),
-    ];
-    for (name, list) in lists {
+    // The filters first, then the subscribers named one by one.
+    let [profile_id, filters @ .., subscriber_hash] = n.lists();
+    for (name, list) in filters.into_iter().chain([profile_id, subscriber_hash]) {
         if !list.is_empty() {
             out.insert(name.into(), json!(list));
         }

@@ -3,8 +3,9 @@
 //! are optional in 2.2 and plain strings in 2.8.
 //!
 //! [`campaign_notification!`] declares such a type from the names of its fields in their
-//! order (the order a dict, a `repr` and the emulator's answers show): each field's type and
-//! lenient reader is written once here.
+//! order (the order a dict, a `repr` and the emulator's answers show): each field's type is
+//! written once here, and its lenient reader follows from the type (`#[lenient]` of
+//! `model!`).
 
 /// Declares a campaign notification read shape from its field names, in order. A field
 /// followed by `?` (`image_url?`, `big_image_url?`) is an optional string left out when
@@ -16,57 +17,12 @@ macro_rules! campaign_notification {
         );
     };
     (@field [$(#[$meta:meta])* $name:ident] [$($done:tt)*] $(,)?) => {
-        #[cfg_attr(
-            feature = "python",
-            pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-        )]
-        #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq)]
-        $(#[$meta])*
-        pub struct $name {
-            $($done)*
+        $crate::model::macros::model! {
+            $(#[$meta])*
+            pub struct $name {
+                $($done)*
+            }
         }
-    };
-    (@field $head:tt [$($done:tt)*] id, $($rest:tt)*) => {
-        $crate::model::campaign::campaign_notification!(@field $head [$($done)*
-            #[serde(default, deserialize_with = "crate::model::lenient::int")]
-            pub id: i64,
-        ] $($rest)*);
-    };
-    (@field $head:tt [$($done:tt)*] order, $($rest:tt)*) => {
-        $crate::model::campaign::campaign_notification!(@field $head [$($done)*
-            #[serde(default, deserialize_with = "crate::model::lenient::int")]
-            pub order: i64,
-        ] $($rest)*);
-    };
-    (@field $head:tt [$($done:tt)*] require_interaction, $($rest:tt)*) => {
-        $crate::model::campaign::campaign_notification!(@field $head [$($done)*
-            #[serde(default, deserialize_with = "crate::model::lenient::int")]
-            pub require_interaction: i64,
-        ] $($rest)*);
-    };
-    (@field $head:tt [$($done:tt)*] expiry, $($rest:tt)*) => {
-        $crate::model::campaign::campaign_notification!(@field $head [$($done)*
-            #[serde(default, deserialize_with = "crate::model::lenient::int")]
-            pub expiry: i64,
-        ] $($rest)*);
-    };
-    (@field $head:tt [$($done:tt)*] schedule_options, $($rest:tt)*) => {
-        $crate::model::campaign::campaign_notification!(@field $head [$($done)*
-            #[serde(default, deserialize_with = "crate::model::lenient::or_default")]
-            pub schedule_options: $crate::model::common::ScheduleOptions,
-        ] $($rest)*);
-    };
-    (@field $head:tt [$($done:tt)*] actions, $($rest:tt)*) => {
-        $crate::model::campaign::campaign_notification!(@field $head [$($done)*
-            #[serde(default, deserialize_with = "crate::model::lenient::or_default")]
-            pub actions: Vec<$crate::model::common::Action>,
-        ] $($rest)*);
-    };
-    (@field $head:tt [$($done:tt)*] analytics, $($rest:tt)*) => {
-        $crate::model::campaign::campaign_notification!(@field $head [$($done)*
-            #[serde(default, deserialize_with = "crate::model::lenient::or_default")]
-            pub analytics: $crate::model::common::Analytics,
-        ] $($rest)*);
     };
     (@field $head:tt [$($done:tt)*] extra, $($rest:tt)*) => {
         $crate::model::campaign::campaign_notification!(@field $head [$($done)*
@@ -75,27 +31,32 @@ macro_rules! campaign_notification {
             pub extra: $crate::model::common::Extra,
         ] $($rest)*);
     };
-    // title, message, url and the image URLs of 2.8.
-    (@field $head:tt [$($done:tt)*] $text:ident, $($rest:tt)*) => {
-        $crate::model::campaign::campaign_notification!(@field $head [$($done)*
-            #[serde(default, deserialize_with = "crate::model::lenient::string")]
-            pub $text: String,
-        ] $($rest)*);
-    };
     // The image URLs of 2.2.
     (@field $head:tt [$($done:tt)*] $text:ident ?, $($rest:tt)*) => {
         $crate::model::campaign::campaign_notification!(@field $head [$($done)*
             /// A String in 2.2: left out when the notification has none, never `null` (as
             /// the other optional strings of the models, `utm_term` or an action's
             /// `image_url`).
-            #[serde(
-                default,
-                deserialize_with = "crate::model::lenient::opt_string",
-                skip_serializing_if = "Option::is_none"
-            )]
+            #[lenient]
             pub $text: Option<String>,
         ] $($rest)*);
     };
+    (@field $head:tt [$($done:tt)*] $field:ident, $($rest:tt)*) => {
+        $crate::model::campaign::campaign_notification!(@field $head [$($done)*
+            #[lenient]
+            pub $field: $crate::model::campaign::campaign_notification!(@type $field),
+        ] $($rest)*);
+    };
+    // Each other field's type, by its name.
+    (@type id) => { i64 };
+    (@type order) => { i64 };
+    (@type require_interaction) => { i64 };
+    (@type expiry) => { i64 };
+    (@type schedule_options) => { $crate::model::common::ScheduleOptions };
+    (@type actions) => { Vec<$crate::model::common::Action> };
+    (@type analytics) => { $crate::model::common::Analytics };
+    // title, message, url and the image URLs of 2.8.
+    (@type $text:ident) => { String };
 }
 
 pub(crate) use campaign_notification;

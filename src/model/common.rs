@@ -5,30 +5,23 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::lenient;
+use super::macros::model;
 
-/// Spec 2.3. `ctr` is `clicks / views * 100`, 0 when nothing was viewed.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Analytics {
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub views: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub clicks: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub sentcount: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub unsubscribed: i64,
-    #[serde(default, deserialize_with = "lenient::float")]
-    pub ctr: f64,
-    #[serde(
-        default,
-        deserialize_with = "lenient::or_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub result: Vec<GoalResult>,
+model! {
+    /// Spec 2.3. `ctr` is `clicks / views * 100`, 0 when nothing was viewed.
+    pub struct Analytics {
+        #[lenient] pub views: i64,
+        #[lenient] pub clicks: i64,
+        #[lenient] pub sentcount: i64,
+        #[lenient] pub unsubscribed: i64,
+        #[lenient] pub ctr: f64,
+        #[serde(
+            default,
+            deserialize_with = "lenient::or_default",
+            skip_serializing_if = "Vec::is_empty"
+        )]
+        pub result: Vec<GoalResult>,
+    }
 }
 
 impl Analytics {
@@ -54,19 +47,13 @@ pub fn ctr(clicks: i64, views: i64) -> f64 {
     }
 }
 
-/// A goal entry of `analytics.result`.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct GoalResult {
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub name: String,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub count: i64,
-    #[serde(default, deserialize_with = "lenient::float")]
-    pub value: f64,
+model! {
+    /// A goal entry of `analytics.result`.
+    pub struct GoalResult {
+        #[lenient] pub name: String,
+        #[lenient] pub count: i64,
+        #[lenient] pub value: f64,
+    }
 }
 
 /// A campaign's `utm_params` as a response carries it, in either shape of 2.5 (`utm_*`
@@ -103,33 +90,28 @@ pub fn read_utm<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<UtmPara
     }))
 }
 
-/// Spec 2.5: UTM parameters, in the shape sent (`utm_*` keys). Campaign reads and
-/// `from_dict` also take the service's other shape, `{enabled, source, medium, campaign,
-/// term, content}` (see `read_utm`).
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct UtmParams {
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub utm_source: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub utm_medium: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub utm_campaign: String,
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_string",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub utm_term: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_string",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub utm_content: Option<String>,
+/// A campaign's `utm_params` marked `#[lenient]` reads with [`read_utm`].
+impl lenient::Lenient for Option<UtmParams> {
+    fn read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read_utm(d)
+    }
+
+    fn absent(&self) -> bool {
+        self.is_none()
+    }
+}
+
+model! {
+    /// Spec 2.5: UTM parameters, in the shape sent (`utm_*` keys). Campaign reads and
+    /// `from_dict` also take the service's other shape, `{enabled, source, medium, campaign,
+    /// term, content}` (see `read_utm`).
+    pub struct UtmParams {
+        #[lenient] pub utm_source: String,
+        #[lenient] pub utm_medium: String,
+        #[lenient] pub utm_campaign: String,
+        #[lenient] pub utm_term: Option<String>,
+        #[lenient] pub utm_content: Option<String>,
+    }
 }
 
 impl UtmParams {
@@ -172,69 +154,37 @@ impl UtmParams {
     }
 }
 
-/// Spec 2.6: a notification button.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Action {
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub label: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub url: String,
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_string",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub image_url: Option<String>,
+model! {
+    /// Spec 2.6: a notification button.
+    pub struct Action {
+        #[lenient] pub label: String,
+        #[lenient] pub url: String,
+        #[lenient] pub image_url: Option<String>,
+    }
 }
 
-/// Spec 2.2 / 2.8 `schedule_options`.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct ScheduleOptions {
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub r#type: String,
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_int",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub value: Option<i64>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_string",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub unit: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_string",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub at: Option<String>,
+model! {
+    /// Spec 2.2 / 2.8 `schedule_options`.
+    pub struct ScheduleOptions {
+        #[lenient] pub r#type: String,
+        #[lenient] pub value: Option<i64>,
+        #[lenient] pub unit: Option<String>,
+        #[lenient] pub at: Option<String>,
+    }
 }
 
-/// The `meta` of list endpoints (4.2, 4.4).
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Meta {
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub total: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub page: i64,
-    #[serde(rename = "perPage", default, deserialize_with = "lenient::int")]
-    pub per_page: i64,
-    #[serde(rename = "lastPage", default, deserialize_with = "lenient::int")]
-    pub last_page: i64,
+model! {
+    /// The `meta` of list endpoints (4.2, 4.4).
+    pub struct Meta {
+        #[lenient] pub total: i64,
+        #[lenient] pub page: i64,
+        #[lenient]
+        #[serde(rename = "perPage")]
+        pub per_page: i64,
+        #[lenient]
+        #[serde(rename = "lastPage")]
+        pub last_page: i64,
+    }
 }
 
 impl Meta {

@@ -1,99 +1,61 @@
 //! Drip autoresponders (spec 2.7-2.9, 4.3-4.5).
 
-use serde::{Deserialize, Serialize};
-
 use serde_json::Value;
 
 use super::campaign::campaign_notification;
 use super::common::{Action, Analytics, Extra, Json, ScheduleOptions, UtmParams};
-use super::lenient;
+use super::macros::model;
 
-/// Spec 2.7, the read shape.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Drip {
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub drip_id: i64,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub campaign_name: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub drip_type: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub status: String,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub site_id: i64,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub created_at_utc: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub updated_at_utc: String,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub audience: Audience,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub options: DripOptions,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub analytics: Analytics,
-    /// Present in the single-campaign response, absent in list items.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notifications: Option<Vec<DripNotification>>,
-    #[serde(
-        default,
-        deserialize_with = "super::common::read_utm",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub utm_params: Option<UtmParams>,
-    #[serde(flatten)]
-    pub extra: Extra,
+model! {
+    /// Spec 2.7, the read shape.
+    pub struct Drip {
+        #[lenient] pub drip_id: i64,
+        #[lenient] pub campaign_name: String,
+        #[lenient] pub drip_type: String,
+        #[lenient] pub status: String,
+        #[lenient] pub site_id: i64,
+        #[lenient] pub created_at_utc: String,
+        #[lenient] pub updated_at_utc: String,
+        #[lenient] pub audience: Audience,
+        #[lenient] pub options: DripOptions,
+        #[lenient] pub analytics: Analytics,
+        /// Present in the single-campaign response, absent in list items.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub notifications: Option<Vec<DripNotification>>,
+        #[lenient] pub utm_params: Option<UtmParams>,
+        #[serde(flatten)] pub extra: Extra,
+    }
 }
 
-/// `options` of 2.7.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct DripOptions {
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub result_name: String,
+model! {
+    /// `options` of 2.7.
+    pub struct DripOptions {
+        #[lenient] pub result_name: String,
+    }
 }
 
-/// Audience of 2.7: groups OR-ed, the rules of a group AND-ed.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Audience {
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub filter: AudienceFilter,
+model! {
+    /// Audience of 2.7: groups OR-ed, the rules of a group AND-ed.
+    pub struct Audience {
+        #[lenient] pub filter: AudienceFilter,
+    }
 }
 
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct AudienceFilter {
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub value: Vec<Vec<AudienceRule>>,
+model! {
+    pub struct AudienceFilter {
+        #[lenient] pub value: Vec<Vec<AudienceRule>>,
+    }
 }
 
-/// One audience rule: `field` in segments, country, states, city, device, device_type;
-/// `op` in all, in, nin.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct AudienceRule {
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub field: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub op: String,
-    #[serde(default)]
-    pub value: Json,
+model! {
+    /// One audience rule: `field` in segments, country, states, city, device, device_type;
+    /// `op` in all, in, nin.
+    pub struct AudienceRule {
+        #[lenient] pub field: String,
+        #[lenient] pub op: String,
+        #[serde(default)]
+        pub value: Json,
+    }
 }
 
 campaign_notification! {
@@ -163,75 +125,41 @@ impl NewDripNotification {
     ];
 }
 
-/// Spec 2.8, the create shape.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct NewDripNotification {
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub title: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub message: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub url: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub image_url: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub big_image_url: String,
-    /// Required (2.8): 0 or 1, with no default to fall back on (a forgotten one must not
-    /// quietly become a notification that closes itself).
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_int",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub require_interaction: Option<i64>,
-    /// Required (2.8), in seconds: missing is told apart from an out-of-range value.
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_int",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub expiry: Option<i64>,
-    #[serde(default)]
-    pub schedule_options: ScheduleOptions,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub actions: Vec<Action>,
+model! {
+    /// Spec 2.8, the create shape.
+    pub struct NewDripNotification {
+        #[lenient] pub title: String,
+        #[lenient] pub message: String,
+        #[lenient] pub url: String,
+        #[lenient] pub image_url: String,
+        #[lenient] pub big_image_url: String,
+        /// Required (2.8): 0 or 1, with no default to fall back on (a forgotten one must not
+        /// quietly become a notification that closes itself).
+        #[lenient] pub require_interaction: Option<i64>,
+        /// Required (2.8), in seconds: missing is told apart from an out-of-range value.
+        #[lenient] pub expiry: Option<i64>,
+        #[serde(default)]
+        pub schedule_options: ScheduleOptions,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub actions: Vec<Action>,
+    }
 }
 
-/// Spec 2.9.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct SendTo {
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "super::lenient::ids"
-    )]
-    pub include_segments: Vec<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "super::lenient::ids"
-    )]
-    pub exclude_segments: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub include_countries: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub exclude_countries: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub include_states: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub exclude_states: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub include_cities: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub exclude_cities: Vec<String>,
+model! {
+    /// Spec 2.9.
+    #[serde(default)]
+    pub struct SendTo {
+        #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "super::lenient::ids")]
+        pub include_segments: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "super::lenient::ids")]
+        pub exclude_segments: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")] pub include_countries: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")] pub exclude_countries: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")] pub include_states: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")] pub exclude_states: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")] pub include_cities: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")] pub exclude_cities: Vec<String>,
+    }
 }
 
 /// The audience rule fields (2.7) that `send_to` has lists for (2.9), in its order.
@@ -295,19 +223,16 @@ impl Audience {
     }
 }
 
-/// The body of 4.3.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct NewDrip {
-    #[serde(default)]
-    pub campaign_name: String,
-    #[serde(default)]
-    pub notifications: Vec<NewDripNotification>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub send_to: Option<SendTo>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub utm_params: Option<UtmParams>,
+model! {
+    /// The body of 4.3.
+    pub struct NewDrip {
+        #[serde(default)]
+        pub campaign_name: String,
+        #[serde(default)]
+        pub notifications: Vec<NewDripNotification>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub send_to: Option<SendTo>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub utm_params: Option<UtmParams>,
+    }
 }

@@ -256,6 +256,46 @@ where
     Ok(<Option<T> as serde::Deserialize>::deserialize(d)?.unwrap_or_default())
 }
 
+/// A field type with a lenient reader: what `#[lenient]` on a field of a `model!` struct
+/// reads the field with (numbers and strings as above, a nested model or list as
+/// [`or_default`]), and whether the field is left out when written (an absent optional
+/// one only).
+pub trait Lenient: Sized {
+    fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
+
+    fn absent(&self) -> bool {
+        false
+    }
+}
+
+/// [`Lenient`] for each type by its reader above; an optional one is absent when `None`.
+macro_rules! read_with {
+    ($($ty:ty => $read:ident),*; optional: $($opt:ty => $opt_read:ident),*) => {
+        $(impl Lenient for $ty {
+            fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $read(d)
+            }
+        })*
+        $(impl Lenient for Option<$opt> {
+            fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $opt_read(d)
+            }
+
+            fn absent(&self) -> bool {
+                self.is_none()
+            }
+        })*
+    };
+}
+
+read_with!(i64 => int, f64 => float, String => string; optional: i64 => opt_int, String => opt_string);
+
+impl<T: serde::de::DeserializeOwned> Lenient for Vec<T> {
+    fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+        or_default(d)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;

@@ -5,6 +5,7 @@ pub mod campaign;
 pub mod common;
 pub mod drip;
 pub mod lenient;
+mod macros;
 pub mod misc;
 pub mod notification;
 pub mod trigger;

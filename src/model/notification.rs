@@ -109,19 +109,20 @@ impl NewNotification {
         }
     }
 
-    fn list(&self, name: &str) -> &[String] {
-        match name {
-            "profile_id" => &self.profile_id,
-            "include_segments" => &self.include_segments,
-            "exclude_segments" => &self.exclude_segments,
-            "include_countries" => &self.include_countries,
-            "exclude_countries" => &self.exclude_countries,
-            "include_states" => &self.include_states,
-            "include_cities" => &self.include_cities,
-            "include_device_types" => &self.include_device_types,
-            "include_browsers" => &self.include_browsers,
-            _ => &self.subscriber_hash,
-        }
+    /// The array parameters with their values, in the order of [`LISTS`].
+    pub(crate) fn lists(&self) -> [(&'static str, &[String]); 10] {
+        [
+            ("profile_id", &self.profile_id),
+            ("include_segments", &self.include_segments),
+            ("exclude_segments", &self.exclude_segments),
+            ("include_countries", &self.include_countries),
+            ("exclude_countries", &self.exclude_countries),
+            ("include_states", &self.include_states),
+            ("include_cities", &self.include_cities),
+            ("include_device_types", &self.include_device_types),
+            ("include_browsers", &self.include_browsers),
+            ("subscriber_hash", &self.subscriber_hash),
+        ]
     }
 
     /// The form body of 4.13.
@@ -136,8 +137,8 @@ impl NewNotification {
             .opt("valid_from_utc", self.valid_from_utc.as_deref())
             .opt("from_date", self.from_date.as_deref())
             .opt("to_date", self.to_date.as_deref());
-        for name in LISTS {
-            w.list(name, self.list(name));
+        for (name, list) in self.lists() {
+            w.list(name, list);
         }
         if let Some(ri) = self.require_interaction {
             w.field("require_interaction", &ri.to_string());
@@ -156,5 +157,16 @@ impl NewNotification {
                 .opt(&format!("multi_element_image{n}"), a.image_url.as_deref());
         }
         w.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lists_come_in_the_order_of_lists() {
+        let names = NewNotification::default().lists().map(|(name, _)| name);
+        assert_eq!(names, LISTS);
     }
 }

@@ -1,67 +1,41 @@
 //! Triggered campaigns (spec 2.1, 2.2, 2.4): read through the API, created by the emulator's
 //! admin routes.
 
-use serde::{Deserialize, Serialize};
-
 use super::campaign::campaign_notification;
 use super::common::{Analytics, Extra, UtmParams};
 use super::lenient;
+use super::macros::model;
 
-/// Spec 2.1.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct TriggeredCampaign {
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub trigger_id: i64,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub campaign_name: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub campaign_type: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub status: String,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub site_id: i64,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub created_at_utc: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub updated_at_utc: String,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub daily_trigger_limit: i64,
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub weekly_trigger_limit: i64,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub rules: Rules,
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub analytics: Analytics,
-    /// Present in the single-campaign response, absent in list items.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notifications: Option<Vec<TriggeredNotification>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub options: Option<TriggerOptions>,
-    #[serde(
-        default,
-        deserialize_with = "super::common::read_utm",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub utm_params: Option<UtmParams>,
-    #[serde(flatten)]
-    pub extra: Extra,
+model! {
+    /// Spec 2.1.
+    pub struct TriggeredCampaign {
+        #[lenient] pub trigger_id: i64,
+        #[lenient] pub campaign_name: String,
+        #[lenient] pub campaign_type: String,
+        #[lenient] pub status: String,
+        #[lenient] pub site_id: i64,
+        #[lenient] pub created_at_utc: String,
+        #[lenient] pub updated_at_utc: String,
+        #[lenient] pub daily_trigger_limit: i64,
+        #[lenient] pub weekly_trigger_limit: i64,
+        #[lenient] pub rules: Rules,
+        #[lenient] pub analytics: Analytics,
+        /// Present in the single-campaign response, absent in list items.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub notifications: Option<Vec<TriggeredNotification>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub options: Option<TriggerOptions>,
+        #[lenient] pub utm_params: Option<UtmParams>,
+        #[serde(flatten)] pub extra: Extra,
+    }
 }
 
-/// `rules` of 2.1.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Rules {
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub start_event_name: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub stop_event_name: String,
+model! {
+    /// `rules` of 2.1.
+    pub struct Rules {
+        #[lenient] pub start_event_name: String,
+        #[lenient] pub stop_event_name: String,
+    }
 }
 
 campaign_notification! {
@@ -72,53 +46,33 @@ campaign_notification! {
     }
 }
 
-/// Spec 2.4.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct TriggerOptions {
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_string",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub campaign: Option<CampaignOptions>,
+model! {
+    /// Spec 2.4.
+    pub struct TriggerOptions {
+        #[lenient] pub result_name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub campaign: Option<CampaignOptions>,
+    }
 }
 
-/// `options.campaign` of 2.4.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct CampaignOptions {
-    /// Seconds, sent as a string by the service.
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_string",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub expiry: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub price_drop_threshold: Option<PriceDropThreshold>,
+model! {
+    /// `options.campaign` of 2.4.
+    pub struct CampaignOptions {
+        /// Seconds, sent as a string by the service.
+        #[lenient] pub expiry: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub price_drop_threshold: Option<PriceDropThreshold>,
+    }
 }
 
-/// `options.campaign.price_drop_threshold` of 2.4.
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
-)]
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct PriceDropThreshold {
-    /// `absolute` or `percentage`.
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub r#type: String,
-    /// A number; read also from the object the spec lists it as (see
-    /// [`lenient::float_or_wrapped`]).
-    #[serde(default, deserialize_with = "lenient::float_or_wrapped")]
-    pub value: f64,
+model! {
+    /// `options.campaign.price_drop_threshold` of 2.4.
+    pub struct PriceDropThreshold {
+        /// `absolute` or `percentage`.
+        #[lenient] pub r#type: String,
+        /// A number; read also from the object the spec lists it as (see
+        /// [`lenient::float_or_wrapped`]).
+        #[serde(default, deserialize_with = "lenient::float_or_wrapped")]
+        pub value: f64,
+    }
 }

@@ -11,7 +11,7 @@ use super::limits::{
     ACTIONS_MAX, CAMPAIGN_EXPIRY_MAX_SECONDS, LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, PAGE_DEFAULT,
     PAGE_MIN, SCHEDULE_MAX_DAYS, SCHEDULE_MAX_MINUTES,
 };
-use super::violation::{Check, Violation};
+use super::violation::{required, Check, Violation};
 
 /// `page` of a campaign list: at least 1 and no maximum (a page past the last is empty).
 pub fn page(page: Option<i64>) -> Check<i64> {
@@ -63,18 +63,10 @@ pub fn actions(prefix: &str, actions: &[Action]) -> Check {
         ));
     }
     for (i, a) in actions.iter().enumerate() {
-        if a.label.trim().is_empty() {
-            return Err(Violation::new(
-                format!("{prefix}actions[{i}].label"),
-                "label is required",
-            ));
-        }
-        if a.url.trim().is_empty() {
-            return Err(Violation::new(
-                format!("{prefix}actions[{i}].url"),
-                "url is required",
-            ));
-        }
+        required(
+            &format!("{prefix}actions[{i}]."),
+            &[("label", &a.label), ("url", &a.url)],
+        )?;
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use crate::model::{Audience, NewDrip, SendTo};
 use super::campaigns::{actions, campaign_expiry, schedule};
 use super::formats::is_web_url;
 use super::limits::CAMPAIGN_EXPIRY_MAX_SECONDS;
-use super::violation::{Check, Violation};
+use super::violation::{required, Check, Violation};
 
 /// The keys of a drip's `send_to` (2.9).
 pub const SEND_TO_KEYS: [&str; 8] = [
@@ -122,21 +122,16 @@ pub fn drip(d: &NewDrip) -> Check {
     }
     for (i, n) in d.notifications.iter().enumerate() {
         let prefix = format!("notifications[{i}].");
-        let required = [
-            ("title", &n.title),
-            ("message", &n.message),
-            ("url", &n.url),
-            ("image_url", &n.image_url),
-            ("big_image_url", &n.big_image_url),
-        ];
-        for (name, value) in required {
-            if value.trim().is_empty() {
-                return Err(Violation::new(
-                    format!("{prefix}{name}"),
-                    format!("{name} is required"),
-                ));
-            }
-        }
+        required(
+            &prefix,
+            &[
+                ("title", &n.title),
+                ("message", &n.message),
+                ("url", &n.url),
+                ("image_url", &n.image_url),
+                ("big_image_url", &n.big_image_url),
+            ],
+        )?;
         if !is_web_url(&n.url) {
             return Err(Violation::new(
                 format!("{prefix}url"),
@@ -175,18 +170,14 @@ pub fn drip(d: &NewDrip) -> Check {
         actions(&prefix, &n.actions)?;
     }
     if let Some(u) = &d.utm_params {
-        for (name, v) in [
-            ("utm_source", &u.utm_source),
-            ("utm_medium", &u.utm_medium),
-            ("utm_campaign", &u.utm_campaign),
-        ] {
-            if v.trim().is_empty() {
-                return Err(Violation::new(
-                    format!("utm_params.{name}"),
-                    format!("{name} is required"),
-                ));
-            }
-        }
+        required(
+            "utm_params.",
+            &[
+                ("utm_source", &u.utm_source),
+                ("utm_medium", &u.utm_medium),
+                ("utm_campaign", &u.utm_campaign),
+            ],
+        )?;
     }
     Ok(())
 }

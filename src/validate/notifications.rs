@@ -89,18 +89,7 @@ pub fn broadcast(n: &NewNotification) -> Check {
         _ => {}
     }
     // An empty entry would be dropped on the way and widen the audience: refuse it.
-    for (name, list) in [
-        ("profile_id", &n.profile_id),
-        ("include_segments", &n.include_segments),
-        ("exclude_segments", &n.exclude_segments),
-        ("include_countries", &n.include_countries),
-        ("exclude_countries", &n.exclude_countries),
-        ("include_states", &n.include_states),
-        ("include_cities", &n.include_cities),
-        ("include_device_types", &n.include_device_types),
-        ("include_browsers", &n.include_browsers),
-        ("subscriber_hash", &n.subscriber_hash),
-    ] {
+    for (name, list) in n.lists() {
         if list.iter().any(|v| v.trim().is_empty()) {
             return Err(Violation::new(
                 name,

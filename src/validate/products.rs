@@ -2,19 +2,14 @@
 
 use crate::model::Product;
 
-use super::violation::{Check, Violation};
+use super::violation::{required, Check, Violation};
 
 pub fn products(products: &[Product]) -> Check {
     if products.is_empty() {
         return Err(Violation::new("products", "products must not be empty"));
     }
     for (i, p) in products.iter().enumerate() {
-        if p.product_id.trim().is_empty() {
-            return Err(Violation::new(
-                format!("products[{i}].product_id"),
-                "product_id is required",
-            ));
-        }
+        required(&format!("products[{i}]."), &[("product_id", &p.product_id)])?;
         if !p.price.is_finite() || p.price < 0.0 {
             return Err(Violation::new(
                 format!("products[{i}].price"),

@@ -35,3 +35,15 @@ impl std::fmt::Display for Violation {
 }
 
 pub(super) type Check<T = ()> = Result<T, Violation>;
+
+/// Texts the spec requires, by name: the first one blank (empty or only spaces) fails as
+/// `{name} is required`, under the field `{prefix}{name}`.
+pub(super) fn required(prefix: &str, texts: &[(&str, &str)]) -> Check {
+    match texts.iter().find(|(_, text)| text.trim().is_empty()) {
+        Some((name, _)) => Err(Violation::new(
+            format!("{prefix}{name}"),
+            format!("{name} is required"),
+        )),
+        None => Ok(()),
+    }
+}

@@ -6,7 +6,7 @@ use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyString
 use serde_json::Value;
 
 use crate::bindings::convert::{self, date_text, is_missing};
-use crate::client::{AnalyticsRange, Error};
+use crate::client::{AnalyticsRange, Error, ListQuery};
 
 /// A core field's name as the Python argument that carries it: the same.
 pub fn same_name(f: &str) -> String {
@@ -139,6 +139,32 @@ pub fn range(args: &Bound<'_, PyTuple>, at: usize) -> Result<AnalyticsRange, Err
         start: d(at, "analytics_start_at")?,
         end: d(at + 1, "analytics_end_at")?,
     })
+}
+
+/// The reads drips and triggers share, their arguments read: one campaign by id, or a page
+/// of them, each with the analytics range.
+pub enum CampaignRead {
+    Get(i64, AnalyticsRange),
+    List(ListQuery),
+}
+
+impl CampaignRead {
+    /// `get(id, analytics_start_at, analytics_end_at)`, the id named `id_field`.
+    pub fn get(args: &Bound<'_, PyTuple>, id_field: &str) -> Result<CampaignRead, Error> {
+        Ok(CampaignRead::Get(
+            id_int(&arg(args, 0), id_field)?,
+            range(args, 1)?,
+        ))
+    }
+
+    /// `list(page, limit, analytics_start_at, analytics_end_at)`.
+    pub fn list(args: &Bound<'_, PyTuple>) -> Result<CampaignRead, Error> {
+        Ok(CampaignRead::List(ListQuery {
+            page: opt_int(&arg(args, 0), "page")?,
+            limit: opt_int(&arg(args, 1), "limit")?,
+            range: range(args, 2)?,
+        }))
+    }
 }
 
 /// The items of the list `obj`, each as `each` makes it JSON (given the item's path).

@@ -5,12 +5,12 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use serde_json::{Map, Value};
 
-use super::args::{arg, id_int, items_of, opt_int, range, text};
+use super::args::{arg, items_of, text, CampaignRead};
 use super::output::Output;
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
 use crate::bindings::utm;
-use crate::client::{drips, AnalyticsRange, Error, Transport};
+use crate::client::{drips, Error, Transport};
 use crate::model::{Audience, DripNotification, NewDrip, NewDripNotification, SendTo, UtmParams};
 
 /// The calls of this resource, as the Python wrapper names them after `drips.`.
@@ -23,20 +23,14 @@ pub enum Name {
 
 pub enum Call {
     Create(Box<NewDrip>),
-    Get(i64, AnalyticsRange),
-    List(Option<i64>, Option<i64>, AnalyticsRange),
+    Read(CampaignRead),
 }
 
 /// Reads the arguments of `name`, in the order the Python wrapper passes them.
 pub fn parse(name: Name, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
-    let a = |i| arg(args, i);
     Ok(match name {
-        Name::Get => Call::Get(id_int(&a(0), "drip_id")?, range(args, 1)?),
-        Name::List => Call::List(
-            opt_int(&a(0), "page")?,
-            opt_int(&a(1), "limit")?,
-            range(args, 2)?,
-        ),
+        Name::Get => Call::Read(CampaignRead::get(args, "drip_id")?),
+        Name::List => Call::Read(CampaignRead::list(args)?),
         Name::Create => Call::Create(Box::new(new_drip(args)?)),
     })
 }
@@ -82,8 +76,10 @@ impl Call {
     pub async fn run(self, t: &Transport) -> Result<Output, Error> {
         Ok(match self {
             Call::Create(d) => Output::Id(drips::create(t, &d).await?),
-            Call::Get(id, r) => Output::Drip(Box::new(drips::get(t, id, &r).await?)),
-            Call::List(p, l, r) => Output::Drips(drips::list(t, p, l, &r).await?),
+            Call::Read(CampaignRead::Get(id, r)) => {
+                Output::Drip(Box::new(drips::get(t, id, &r).await?))
+            }
+            Call::Read(CampaignRead::List(q)) => Output::Drips(drips::list(t, &q).await?),
         })
     }
 }

@@ -4,9 +4,9 @@
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use super::args::{arg, id_int, opt_int, range};
+use super::args::CampaignRead;
 use super::output::Output;
-use crate::client::{triggers, AnalyticsRange, Error, Transport};
+use crate::client::{triggers, Error, Transport};
 
 /// The calls of this resource, as the Python wrapper names them after `triggers.`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -15,29 +15,21 @@ pub enum Name {
     List,
 }
 
-pub enum Call {
-    Get(i64, AnalyticsRange),
-    List(Option<i64>, Option<i64>, AnalyticsRange),
-}
+pub struct Call(CampaignRead);
 
 /// Reads the arguments of `name`, in the order the Python wrapper passes them.
 pub fn parse(name: Name, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
-    let a = |i| arg(args, i);
-    Ok(match name {
-        Name::Get => Call::Get(id_int(&a(0), "trigger_id")?, range(args, 1)?),
-        Name::List => Call::List(
-            opt_int(&a(0), "page")?,
-            opt_int(&a(1), "limit")?,
-            range(args, 2)?,
-        ),
-    })
+    Ok(Call(match name {
+        Name::Get => CampaignRead::get(args, "trigger_id")?,
+        Name::List => CampaignRead::list(args)?,
+    }))
 }
 
 impl Call {
     pub async fn run(self, t: &Transport) -> Result<Output, Error> {
-        Ok(match self {
-            Call::Get(id, r) => Output::Trigger(Box::new(triggers::get(t, id, &r).await?)),
-            Call::List(p, l, r) => Output::Triggers(triggers::list(t, p, l, &r).await?),
+        Ok(match self.0 {
+            CampaignRead::Get(id, r) => Output::Trigger(Box::new(triggers::get(t, id, &r).await?)),
+            CampaignRead::List(q) => Output::Triggers(triggers::list(t, &q).await?),
         })
     }
 }

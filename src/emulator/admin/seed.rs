@@ -234,6 +234,16 @@ struct Dist {
     cumulative: Vec<f64>,
 }
 
+/// The weights of `name`, each a number.
+fn numbers<'a>(weights: impl Iterator<Item = &'a Value>, name: &str) -> Result<Vec<f64>, String> {
+    weights
+        .map(|w| {
+            w.as_f64()
+                .ok_or(format!("{name}: a weight must be a number"))
+        })
+        .collect()
+}
+
 impl Dist {
     /// `[v, ...]` (each as likely), `{"values": [...], "weights": [...]}`, or `{value:
     /// weight}` (text values).
@@ -253,25 +263,12 @@ impl Dist {
                         ws.len()
                     ));
                 }
-                let ws = ws
-                    .iter()
-                    .map(|w| {
-                        w.as_f64()
-                            .ok_or(format!("{name}: a weight must be a number"))
-                    })
-                    .collect::<Result<_, _>>()?;
-                (vs.clone(), ws)
+                (vs.clone(), numbers(ws.iter(), name)?)
             }
-            Value::Object(o) => {
-                let ws = o
-                    .values()
-                    .map(|w| {
-                        w.as_f64()
-                            .ok_or(format!("{name}: a weight must be a number"))
-                    })
-                    .collect::<Result<_, _>>()?;
-                (o.keys().map(|k| Value::String(k.clone())).collect(), ws)
-            }
+            Value::Object(o) => (
+                o.keys().map(|k| Value::String(k.clone())).collect(),
+                numbers(o.values(), name)?,
+            ),
             _ => {
                 return Err(format!(
                     "{name} must be a list of values or an object of weights"

@@ -66,8 +66,9 @@ mod tests {
     use crate::emulator::state::{NotificationRec, Subscriber};
     use crate::model::NewNotification;
 
-    fn site() -> Site {
-        Site::new(1, "k".into())
+    /// An empty site and its id counters.
+    fn site() -> (Site, Counters) {
+        (Site::new(1, "k".into()), Counters::default())
     }
 
     fn subscriber(hash: &str, at: DateTime<Utc>, online: bool) -> Subscriber {
@@ -105,8 +106,7 @@ mod tests {
     #[test]
     fn a_later_broadcast_already_due_goes_out_when_created() {
         let now = Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap();
-        let mut s = site();
-        let mut ids = Counters::default();
+        let (mut s, mut ids) = site();
         s.add_subscriber(subscriber("a", now - Duration::days(1), true));
         broadcast(&mut s, NotificationType::Later, Some("2020-01-01 00:00:00"));
         on_broadcast(&mut s, &mut ids, now);
@@ -117,8 +117,7 @@ mod tests {
     #[test]
     fn a_broadcast_skips_subscribers_dated_after_it_went_out() {
         let now = Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap();
-        let mut s = site();
-        let mut ids = Counters::default();
+        let (mut s, mut ids) = site();
         s.add_subscriber(subscriber("before", now - Duration::days(1), true));
         s.add_subscriber(subscriber("after", now + Duration::days(1), true));
         broadcast(&mut s, NotificationType::Later, Some("2030-05-01 13:00:00"));
@@ -136,8 +135,7 @@ mod tests {
     #[test]
     fn what_waits_for_an_unsubscribed_device_is_never_delivered() {
         let now = Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap();
-        let mut s = site();
-        let mut ids = Counters::default();
+        let (mut s, mut ids) = site();
         s.add_subscriber(subscriber("a", now - Duration::days(1), false));
         broadcast(&mut s, NotificationType::Now, None);
         on_broadcast(&mut s, &mut ids, now);

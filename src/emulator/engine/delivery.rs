@@ -77,7 +77,7 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
         }
         (Some(hash), Source::Drip) => {
             let hash = hash.clone();
-            let Some(drip) = site.drips.iter().find(|d| d.drip.drip_id == item.source_id) else {
+            let Some(drip) = site.drip(item.source_id) else {
                 return;
             };
             let audience = drip.drip.audience.filter.value.clone();
@@ -106,11 +106,7 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                     }
                 }
             }
-            let Some(t) = site
-                .triggers
-                .iter()
-                .find(|t| t.trigger_id == item.source_id)
-            else {
+            let Some(t) = site.trigger(item.source_id) else {
                 return;
             };
             if t.status != "active" {

@@ -2,15 +2,13 @@
 //! matches a drip's audience starts its series once; each notification is due relative to
 //! the previous one, and `send_to` is checked again when it is due.
 
-use std::sync::Arc;
-
 use chrono::{DateTime, Utc};
 
 use super::content::tagged;
 use super::delivery::tick;
-use super::schedule::next_due;
+use super::schedule::{schedule_series, Step};
 use super::targeting::audience_match;
-use crate::emulator::state::{Content, Counters, Scheduled, Site, Source};
+use crate::emulator::state::{Content, Counters, Site, Source};
 
 /// Drip criteria are evaluated when subscribers subscribe or join a segment (6.3).
 pub fn on_audience_change(
@@ -36,30 +34,24 @@ pub fn on_audience_change(
     }
     for ((drip_id, hash), drip) in starts {
         site.engine.drip_starts.insert((drip_id, hash.clone()));
-        let mut due = now;
-        for n in drip.notifications.as_deref().unwrap_or_default() {
-            due = next_due(due, &n.schedule_options, site.timezone);
-            site.engine.schedule(Scheduled {
-                due_at: due,
-                subscriber_hash: Some(hash.clone()),
-                source: Source::Drip,
-                source_id: drip_id,
-                notification_id: n.id,
-                content: Arc::new(tagged(
-                    Content {
-                        title: n.title.clone(),
-                        message: n.message.clone(),
-                        url: n.url.clone(),
-                        image_url: Some(n.image_url.clone()),
-                        big_image_url: Some(n.big_image_url.clone()),
-                        actions: n.actions.clone(),
-                    },
-                    drip.utm_params.as_ref(),
-                )),
-                expiry_seconds: n.expiry,
-                run: 0,
-            });
-        }
+        let notifications = drip.notifications.as_deref().unwrap_or_default();
+        let steps = notifications.iter().map(|n| Step {
+            notification_id: n.id,
+            wait: &n.schedule_options,
+            expiry_seconds: n.expiry,
+            content: tagged(
+                Content {
+                    title: n.title.clone(),
+                    message: n.message.clone(),
+                    url: n.url.clone(),
+                    image_url: Some(n.image_url.clone()),
+                    big_image_url: Some(n.big_image_url.clone()),
+                    actions: n.actions.clone(),
+                },
+                drip.utm_params.as_ref(),
+            ),
+        });
+        schedule_series(site, (Source::Drip, drip_id, 0), &hash, now, steps);
     }
     tick(site, ids, now);
 }

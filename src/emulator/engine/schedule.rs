@@ -1,9 +1,48 @@
 //! When the next notification of a series is due (2.2, 2.8 `schedule_options`), in the
-//! site's time zone.
+//! site's time zone, and a subscriber's series of a drip or a triggered run put in the
+//! schedule by it.
+
+use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
 
+use crate::emulator::state::{Content, Scheduled, Site, Source};
 use crate::model::ScheduleOptions;
+
+/// One notification of a campaign's series, as it is scheduled.
+pub(super) struct Step<'a> {
+    pub notification_id: i64,
+    /// Its wait after the one before (the first one's after the series starts).
+    pub wait: &'a ScheduleOptions,
+    pub expiry_seconds: i64,
+    pub content: Content,
+}
+
+/// Schedules one subscriber's series of `source`'s campaign `source_id`, starting `now`,
+/// each step due after the one before by its wait; `run` is the triggered run the sends
+/// belong to (0 for a drip's).
+pub(super) fn schedule_series<'a>(
+    site: &mut Site,
+    (source, source_id, run): (Source, i64, u64),
+    hash: &str,
+    now: DateTime<Utc>,
+    steps: impl IntoIterator<Item = Step<'a>>,
+) {
+    let mut due = now;
+    for step in steps {
+        due = next_due(due, step.wait, site.timezone);
+        site.engine.schedule(Scheduled {
+            due_at: due,
+            subscriber_hash: Some(hash.to_string()),
+            source,
+            source_id,
+            notification_id: step.notification_id,
+            content: Arc::new(step.content),
+            expiry_seconds: step.expiry_seconds,
+            run,
+        });
+    }
+}
 
 fn at_time(s: &ScheduleOptions) -> NaiveTime {
     s.at.as_deref()
@@ -89,13 +128,19 @@ pub fn parse_offset(s: &str) -> Option<FixedOffset> {
 mod tests {
     use super::*;
 
-    fn opts(kind: &str, value: i64, unit: &str, at: Option<&str>) -> ScheduleOptions {
+    /// `after {value} {unit}` at `at`.
+    fn after(value: i64, unit: &str, at: &str) -> ScheduleOptions {
         ScheduleOptions {
-            r#type: kind.into(),
+            r#type: "after".into(),
             value: Some(value),
             unit: Some(unit.into()),
-            at: at.map(String::from),
+            at: Some(at.into()),
         }
+    }
+
+    /// 2026-03-`day` at `hour`:`minute` UTC (2026-03-02 is a Monday).
+    fn march(day: u32, hour: u32, minute: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 3, day, hour, minute, 0).unwrap()
     }
 
     #[test]
@@ -103,36 +148,27 @@ mod tests {
         let tz = FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
         // 2026-03-02 20:00 UTC is 2026-03-03 01:30 local; one day later at 09:00 local is
         // 2026-03-04 09:00 local = 03:30 UTC.
-        let prev = Utc.with_ymd_and_hms(2026, 3, 2, 20, 0, 0).unwrap();
-        let due = next_due(prev, &opts("after", 1, "days", Some("09:00:00")), tz);
-        assert_eq!(due, Utc.with_ymd_and_hms(2026, 3, 4, 3, 30, 0).unwrap());
+        let due = next_due(march(2, 20, 0), &after(1, "days", "09:00:00"), tz);
+        assert_eq!(due, march(4, 3, 30));
     }
 
     #[test]
     fn days_never_go_back_in_time() {
         let utc = FixedOffset::east_opt(0).unwrap();
-        let prev = Utc.with_ymd_and_hms(2026, 3, 2, 4, 10, 0).unwrap();
-        let same_day = next_due(prev, &opts("after", 0, "days", Some("00:00:01")), utc);
-        assert_eq!(same_day, prev);
-        let later = next_due(prev, &opts("after", 0, "days", Some("23:00:00")), utc);
-        assert_eq!(later, Utc.with_ymd_and_hms(2026, 3, 2, 23, 0, 0).unwrap());
+        let prev = march(2, 4, 10);
+        assert_eq!(next_due(prev, &after(0, "days", "00:00:01"), utc), prev);
+        let later = next_due(prev, &after(0, "days", "23:00:00"), utc);
+        assert_eq!(later, march(2, 23, 0));
     }
 
     #[test]
     fn dow_is_strictly_after() {
         let utc = FixedOffset::east_opt(0).unwrap();
-        // 2026-03-02 is a Monday.
-        let monday_noon = Utc.with_ymd_and_hms(2026, 3, 2, 12, 0, 0).unwrap();
-        let next_monday = next_due(monday_noon, &opts("after", 1, "dow", Some("12:00:00")), utc);
-        assert_eq!(
-            next_monday,
-            Utc.with_ymd_and_hms(2026, 3, 9, 12, 0, 0).unwrap()
-        );
-        let same_day = next_due(monday_noon, &opts("after", 1, "dow", Some("13:00:00")), utc);
-        assert_eq!(
-            same_day,
-            Utc.with_ymd_and_hms(2026, 3, 2, 13, 0, 0).unwrap()
-        );
+        let monday_noon = march(2, 12, 0);
+        let next_monday = next_due(monday_noon, &after(1, "dow", "12:00:00"), utc);
+        assert_eq!(next_monday, march(9, 12, 0));
+        let same_day = next_due(monday_noon, &after(1, "dow", "13:00:00"), utc);
+        assert_eq!(same_day, march(2, 13, 0));
     }
 
     #[test]

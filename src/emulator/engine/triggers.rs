@@ -3,15 +3,13 @@
 //! `{{tags}}` are filled from the event's `data` (the caps hold when each send is due, in
 //! `delivery`).
 
-use std::sync::Arc;
-
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::content::{personalize, tagged};
 use super::delivery::tick;
-use super::schedule::next_due;
-use crate::emulator::state::{Content, Counters, Scheduled, Site, Source};
+use super::schedule::{schedule_series, Step};
+use crate::emulator::state::{Content, Counters, Site, Source};
 use crate::model::Action;
 
 fn personalized(n: &crate::model::TriggeredNotification, data: &Map<String, Value>) -> Content {
@@ -42,12 +40,7 @@ pub(super) fn start_run(
     data: &Map<String, Value>,
     now: DateTime<Utc>,
 ) {
-    let Some(t) = site
-        .triggers
-        .iter()
-        .find(|t| t.trigger_id == trigger_id)
-        .cloned()
-    else {
+    let Some(t) = site.trigger(trigger_id).cloned() else {
         return;
     };
     let steps = t.notifications.as_deref().unwrap_or_default();
@@ -63,20 +56,13 @@ pub(super) fn start_run(
             .or_default()
             .push(run);
         site.engine.run_left.insert(run, steps.len());
-        let mut due = now;
-        for n in steps {
-            due = next_due(due, &n.schedule_options, site.timezone);
-            site.engine.schedule(Scheduled {
-                due_at: due,
-                subscriber_hash: Some(hash.clone()),
-                source: Source::Trigger,
-                source_id: trigger_id,
-                notification_id: n.id,
-                content: Arc::new(tagged(personalized(n, data), t.utm_params.as_ref())),
-                expiry_seconds: n.expiry,
-                run,
-            });
-        }
+        let series = steps.iter().map(|n| Step {
+            notification_id: n.id,
+            wait: &n.schedule_options,
+            expiry_seconds: n.expiry,
+            content: tagged(personalized(n, data), t.utm_params.as_ref()),
+        });
+        schedule_series(site, (Source::Trigger, trigger_id, run), hash, now, series);
     }
 }
 

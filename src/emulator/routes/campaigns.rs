@@ -129,7 +129,7 @@ pub async fn get_trigger(call: Call, raw: RawId, QueryForm(q): QueryForm) -> Api
         q,
         ("trigger_id", "Triggered campaign"),
         |s, id, range| {
-            let mut t = s.triggers.iter().find(|t| t.trigger_id == id).cloned()?;
+            let mut t = s.trigger(id).cloned()?;
             fill_trigger(s, &mut t, range);
             Some(t)
         },
@@ -159,7 +159,7 @@ pub async fn get_drip(call: Call, raw: RawId, QueryForm(q): QueryForm) -> ApiRes
         q,
         ("drip_id", "Drip autoresponder"),
         |s, id, range| {
-            let mut d = s.drips.iter().find(|d| d.drip.drip_id == id)?.drip.clone();
+            let mut d = s.drip(id)?.drip.clone();
             fill_drip(s, &mut d, range);
             Some(d)
         },

@@ -255,4 +255,12 @@ impl Site {
     pub fn segment(&self, id: i64) -> Option<&SegmentRec> {
         self.segments.iter().find(|s| s.segment_id == id)
     }
+
+    pub fn trigger(&self, id: i64) -> Option<&TriggeredCampaign> {
+        self.triggers.iter().find(|t| t.trigger_id == id)
+    }
+
+    pub fn drip(&self, id: i64) -> Option<&DripRec> {
+        self.drips.iter().find(|d| d.drip.drip_id == id)
+    }
 }
