@@ -98,6 +98,23 @@ class SyncDriver(Driver):
         self.client.close()
 
 
+class NoReaderLoop(asyncio.SelectorEventLoop):
+    """An event loop that refuses ``add_reader`` as Windows' ``ProactorEventLoop`` does
+    (``NotImplementedError``): the async bridge's portable path, exercised on Linux."""
+
+    def add_reader(self, fd: Any, callback: Callable[..., Any], *args: Any) -> None:
+        raise NotImplementedError
+
+    def remove_reader(self, fd: Any) -> bool:
+        raise NotImplementedError
+
+
+class NoReaderPolicy(asyncio.DefaultEventLoopPolicy):
+    """Every new loop (``asyncio.run``, ``new_event_loop``) a :class:`NoReaderLoop`."""
+
+    _loop_factory = NoReaderLoop
+
+
 class AsyncDriver(Driver):
     kind = "async"
 

@@ -4,7 +4,9 @@ both clients (the ``drv`` fixture, see client_support.py). Nothing is mocked."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import os
 import socket
 import subprocess
 import sys
@@ -15,7 +17,7 @@ from typing import Any, Optional
 
 import pytest
 import requests
-from client_support import Driver, drip_notification, make_driver
+from client_support import Driver, NoReaderPolicy, drip_notification, make_driver
 
 from pushwire.testing import Emulator
 
@@ -201,6 +203,36 @@ def detail_paths(err: dict) -> list[list[str]]:
         assert isinstance(d["message"], str) and d["message"]
         assert all(isinstance(p, str) for p in d["path"])
     return [d["path"] for d in err["details"]]
+
+
+# `PUSHWIRE_TEST_LOOP=no-add-reader`: every asyncio loop of the run refuses `add_reader`, as
+# Windows' default loop does, so the async tests run over the bridge's portable path
+# (`make test` runs the async tests a second time so).
+LOOP = os.environ.get("PUSHWIRE_TEST_LOOP", "default")
+if LOOP == "no-add-reader":
+    asyncio.set_event_loop_policy(NoReaderPolicy())
+elif LOOP != "default":
+    raise pytest.UsageError(f"PUSHWIRE_TEST_LOOP={LOOP!r}: 'default' or 'no-add-reader'")
+
+
+def pytest_report_header() -> str:
+    return f"asyncio loops: {LOOP} (PUSHWIRE_TEST_LOOP)"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On loops without `add_reader`, the tests of the blocking client are left out: they
+    would run exactly as in the default run."""
+    if LOOP == "default":
+        return
+
+    def params(item: pytest.Item) -> dict[str, object]:
+        callspec = getattr(item, "callspec", None)
+        return callspec.params if callspec is not None else {}
+
+    sync = [i for i in items if params(i).get("kind") == "sync"]
+    if sync:
+        config.hook.pytest_deselected(items=sync)
+        items[:] = [i for i in items if i not in sync]
 
 
 @pytest.fixture

@@ -1,13 +1,21 @@
 """Hands the Rust core's async results to asyncio: one pipe and one queue per event loop.
 
 Each finished request pushes its result into the loop's queue in Rust and writes a byte to
-the pipe; the loop's reader drains the whole queue at once, under one GIL hold.
+the pipe; the loop drains the whole queue at once, under one GIL hold. How the loop learns
+of the byte depends on what it supports:
+
+- a selector loop (the default on Linux and macOS, uvloop) watches the pipe itself
+  (``add_reader``): no thread, no extra wake-up;
+- a loop without ``add_reader`` (Windows' default ``ProactorEventLoop`` raises
+  ``NotImplementedError``) gets a daemon thread per loop that blocks reading the pipe and
+  schedules the drain with ``call_soon_threadsafe``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import weakref
 from typing import Any, Callable, Optional
 
@@ -24,13 +32,33 @@ class _LoopBridge:
         self._read_fd = read_fd
         # Weak: the bridge must not keep its loop alive (the loop holds the bridge's reader).
         self._loop = weakref.ref(loop)
-        loop.add_reader(read_fd, self._drain)
+        try:
+            loop.add_reader(read_fd, self._drain)
+        except NotImplementedError:
+            # The portable path: the thread owns the read end from here on.
+            os.set_blocking(read_fd, True)
+            self._read_fd = -1
+            self.watcher: Optional[threading.Thread] = threading.Thread(
+                target=_watch,
+                args=(read_fd, weakref.ref(self), self._loop),
+                name="pushwire-async-bridge",
+                daemon=True,
+            )
+            self.watcher.start()
+            # The loop keeps its bridge alive, as a selector loop does through its reader.
+            try:
+                vars(loop)["_pushwire_bridge"] = self
+            except TypeError:  # a loop class with __slots__: kept for the process's life
+                _kept.append(self)
+        else:
+            self.watcher = None
 
     def _drain(self) -> None:
-        try:
-            os.read(self._read_fd, 65536)
-        except BlockingIOError:
-            pass
+        if self._read_fd >= 0:
+            try:
+                os.read(self._read_fd, 65536)
+            except BlockingIOError:
+                pass
         for call_id, ok, value in self.completions.drain():
             fut = self.futures.pop(call_id, None)
             if fut is None or fut.done():
@@ -41,6 +69,8 @@ class _LoopBridge:
                 fut.set_exception(value)
 
     def close(self) -> None:
+        # On the portable path the watcher closes the read end itself, once the write end
+        # closes (this bridge's Completions dropped and its last call finished).
         if self._read_fd >= 0:
             try:
                 loop = self._loop()
@@ -55,6 +85,34 @@ class _LoopBridge:
             self.close()
         except Exception:
             pass
+
+
+# The bridges of loops that take no attribute (see `_LoopBridge.__init__`).
+_kept: list[_LoopBridge] = []
+
+
+def _watch(
+    read_fd: int,
+    bridge: weakref.ref[_LoopBridge],
+    loop: weakref.ref[asyncio.AbstractEventLoop],
+) -> None:
+    """The portable path's thread: each wake-up byte schedules a drain on the loop. Holds
+    the bridge and the loop weakly, so that neither is kept alive by it; ends when the pipe's
+    write end closes, the bridge or the loop is gone, or the loop is closed."""
+    try:
+        while os.read(read_fd, 65536):
+            alive, running = bridge(), loop()
+            if alive is None or running is None or running.is_closed():
+                return
+            try:
+                running.call_soon_threadsafe(alive._drain)
+            except RuntimeError:  # closed between the check and the call
+                return
+            del alive, running
+    except OSError:
+        return
+    finally:
+        os.close(read_fd)
 
 
 # Each loop's bridge, weakly on both sides: the loop itself keeps its bridge alive (through
