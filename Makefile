@@ -12,7 +12,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 # chromium, chromium-driver: the headless browser of tests/test_inspector.py.
 SYSTEM_DEPS := redis-server chromium chromium-driver
 
-.PHONY: demo test develop docs lint fmt clean bench bench-ab soak fuzz dist dist-check
+.PHONY: demo test develop docs lint fmt clean bench bench-ab soak fuzz dist dist-check cross
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,19 @@ dist: $(VENV)/.maturin $(VENV)/.zig
 # quick start and a smoke subset of the tests run against each.
 dist-check: dist
 	$(PY) tools/dist.py check
+
+# Windows (x86_64, mingw-w64): the crate with the extension, and the standalone emulator,
+# pass clippy for that target (the C parts of their dependencies compiled with Debian's
+# mingw-w64; nothing linked or run: no Windows Python is needed).
+WINDOWS = x86_64-pc-windows-gnu
+cross:
+	sh tools/system_deps.sh gcc-mingw-w64-x86-64
+	@command -v x86_64-w64-mingw32-gcc >/dev/null || { \
+		echo "make cross: skipped, no x86_64-w64-mingw32-gcc (Debian: gcc-mingw-w64-x86-64)"; exit 0; }; \
+	rustup target add $(WINDOWS) && \
+	PYO3_CROSS_PYTHON_VERSION=3.11 cargo clippy -q --target $(WINDOWS) --lib --features python -- -D warnings && \
+	cargo clippy -q --target $(WINDOWS) --bin pushwire-emulator --features cli -- -D warnings && \
+	echo "make cross: $(WINDOWS) extension and emulator pass clippy"
 
 # Builds the extension into the venv (debug profile: the tests and the demo share it).
 develop: $(VENV)/.maturin

@@ -15,43 +15,55 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import threading
 import weakref
 from typing import Any, Callable, Optional
 
 from pushwire._core import Completions, CoreClient
 
+_WINDOWS = sys.platform == "win32"
+
 
 class _LoopBridge:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         read_fd, write_fd = os.pipe()
-        os.set_blocking(read_fd, False)
-        os.set_blocking(write_fd, False)
-        self.completions = Completions(write_fd)  # owns write_fd from here on
         self.futures: dict[int, asyncio.Future[Any]] = {}
-        self._read_fd = read_fd
         # Weak: the bridge must not keep its loop alive (the loop holds the bridge's reader).
         self._loop = weakref.ref(loop)
+        self._read_fd = -1
+        self.watcher: Optional[threading.Thread] = None
+        if _WINDOWS:
+            # Windows' selector loop watches sockets only and its Proactor loop nothing: a
+            # pipe is always left to the thread there (and its ends stay blocking: the
+            # thread reads every byte as it comes, so the writer never waits).
+            self.completions = Completions(write_fd)  # owns write_fd from here on
+            self._watch_in_a_thread(loop, read_fd)
+            return
+        os.set_blocking(write_fd, False)
+        self.completions = Completions(write_fd)
         try:
+            os.set_blocking(read_fd, False)
             loop.add_reader(read_fd, self._drain)
+            self._read_fd = read_fd
         except NotImplementedError:
-            # The portable path: the thread owns the read end from here on.
             os.set_blocking(read_fd, True)
-            self._read_fd = -1
-            self.watcher: Optional[threading.Thread] = threading.Thread(
-                target=_watch,
-                args=(read_fd, weakref.ref(self), self._loop),
-                name="pushwire-async-bridge",
-                daemon=True,
-            )
-            self.watcher.start()
-            # The loop keeps its bridge alive, as a selector loop does through its reader.
-            try:
-                vars(loop)["_pushwire_bridge"] = self
-            except TypeError:  # a loop class with __slots__: kept for the process's life
-                _kept.append(self)
-        else:
-            self.watcher = None
+            self._watch_in_a_thread(loop, read_fd)
+
+    def _watch_in_a_thread(self, loop: asyncio.AbstractEventLoop, read_fd: int) -> None:
+        """The portable path: a thread owns the read end from here on (see `_watch`)."""
+        self.watcher = threading.Thread(
+            target=_watch,
+            args=(read_fd, weakref.ref(self), self._loop),
+            name="pushwire-async-bridge",
+            daemon=True,
+        )
+        self.watcher.start()
+        # The loop keeps its bridge alive, as a selector loop does through its reader.
+        try:
+            vars(loop)["_pushwire_bridge"] = self
+        except TypeError:  # a loop class with __slots__: kept for the process's life
+            _kept.append(self)
 
     def _drain(self) -> None:
         if self._read_fd >= 0:

@@ -85,6 +85,7 @@ pub fn start() -> Option<Spin> {
 
 /// In a forked child: the threads that were spinning in the parent do not exist here, and
 /// would never give their places back. Async-signal-safe (one atomic store).
+#[cfg(unix)]
 pub fn forget_other_threads() {
     SPINNING.store(0, Ordering::Relaxed);
 }

@@ -3,13 +3,12 @@
 //! pyo3-async-runtimes' `future_into_py` completes each future by taking the GIL from a
 //! tokio thread, one request at a time, which contends with the event loop; instead every
 //! finished task pushes its result into its loop's queue and writes one byte to a pipe the
-//! loop watches (`add_reader`), and the loop converts the whole queue in one go
-//! (`Completions.drain`). Cancelling the awaiting task aborts the request.
+//! loop watches (`add_reader`, or a thread of `_bridge.py` where the loop cannot), and the
+//! loop converts the whole queue in one go (`Completions.drain`). Cancelling the awaiting
+//! task aborts the request.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Write;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -57,7 +56,7 @@ impl Drop for CompleteOnPanic {
 /// The queue of one asyncio loop's finished calls, and the calls still running.
 pub struct Inner {
     queue: Mutex<Vec<Done>>,
-    pipe: File,
+    pipe: WakePipe,
     tasks: Mutex<HashMap<u64, AbortHandle>>,
     next_id: AtomicU64,
 }
@@ -86,8 +85,61 @@ impl Inner {
         };
         if was_empty {
             // One byte per batch wakes the loop; a full pipe already means a wake-up is due.
-            let _ = (&self.pipe).write(b"\0");
+            self.pipe.wake();
         }
+    }
+}
+
+/// What wakes the loop: any one byte.
+const WAKE: [u8; 1] = [0];
+
+/// The write end of a loop's wake-up pipe, as Python's `os.pipe()` made it: a file
+/// descriptor on Unix; on Windows a C runtime descriptor, written and closed through the
+/// C runtime that owns its handle.
+struct WakePipe {
+    #[cfg(unix)]
+    file: std::fs::File,
+    #[cfg(windows)]
+    fd: c_int,
+}
+
+impl WakePipe {
+    /// SAFETY: `fd` is open, and its owner hands it over and never uses or closes it again.
+    unsafe fn take(fd: c_int) -> WakePipe {
+        #[cfg(unix)]
+        {
+            use std::os::fd::{FromRawFd, OwnedFd};
+            WakePipe {
+                file: std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }),
+            }
+        }
+        #[cfg(windows)]
+        {
+            WakePipe { fd }
+        }
+    }
+
+    /// One byte; a failed write (a full pipe, a loop gone) is no loss: a full pipe already
+    /// means a wake-up is due.
+    fn wake(&self) {
+        #[cfg(unix)]
+        {
+            use std::io::Write;
+            let _ = (&self.file).write(&WAKE);
+        }
+        #[cfg(windows)]
+        {
+            // SAFETY: `fd` is this pipe's own, open until drop; one byte from a static.
+            let _ = unsafe { libc::write(self.fd, WAKE.as_ptr().cast(), 1) };
+        }
+    }
+}
+
+#[cfg(windows)]
+impl Drop for WakePipe {
+    fn drop(&mut self) {
+        // SAFETY: `fd` is this pipe's own and closed only here.
+        unsafe { libc::close(self.fd) };
     }
 }
 
@@ -105,20 +157,20 @@ impl Completions {
 
 #[pymethods]
 impl Completions {
-    /// Takes ownership of `write_fd`, the write end of a non-blocking pipe.
+    /// Takes ownership of `write_fd`, the write end of a pipe (non-blocking on Unix).
     #[new]
-    fn new(write_fd: RawFd) -> PyResult<Self> {
+    fn new(write_fd: c_int) -> PyResult<Self> {
         if write_fd < 0 {
             return Err(pyo3::exceptions::PyValueError::new_err(
                 "write_fd must be a file descriptor",
             ));
         }
         // SAFETY: the caller hands over the descriptor and never uses or closes it again.
-        let fd = unsafe { OwnedFd::from_raw_fd(write_fd) };
+        let pipe = unsafe { WakePipe::take(write_fd) };
         Ok(Completions {
             inner: Arc::new(Inner {
                 queue: Mutex::new(Vec::new()),
-                pipe: File::from(fd),
+                pipe,
                 tasks: Mutex::new(HashMap::new()),
                 next_id: AtomicU64::new(1),
             }),
