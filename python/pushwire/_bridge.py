@@ -59,11 +59,7 @@ class _LoopBridge:
             daemon=True,
         )
         self.watcher.start()
-        # The loop keeps its bridge alive, as a selector loop does through its reader.
-        try:
-            vars(loop)["_pushwire_bridge"] = self
-        except TypeError:  # a loop class with __slots__: kept for the process's life
-            _kept.append(self)
+        loop.call_later(_KEEP_SECONDS, _keep, self)
 
     def _drain(self) -> None:
         if self._read_fd >= 0:
@@ -99,8 +95,17 @@ class _LoopBridge:
             pass
 
 
-# The bridges of loops that take no attribute (see `_LoopBridge.__init__`).
-_kept: list[_LoopBridge] = []
+# A day: how far off the timer that holds a thread-path bridge is set (see `_keep`).
+_KEEP_SECONDS = 86400.0
+
+
+def _keep(bridge: _LoopBridge) -> None:
+    """Holds a thread-path bridge from a far-off timer of its running loop, set again each
+    time it fires: the loop keeps its bridge alive as a selector loop does through its
+    reader, and drops it when it closes (closing clears a loop's timers), which closes the
+    pipe's write end and so ends the watcher thread, whether or not the loop is still
+    referenced."""
+    asyncio.get_running_loop().call_later(_KEEP_SECONDS, _keep, bridge)
 
 
 def _watch(
