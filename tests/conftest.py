@@ -229,10 +229,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         return callspec.params if callspec is not None else {}
 
-    sync = [i for i in items if params(i).get("kind") == "sync"]
+    keep: list[pytest.Item] = []
+    sync: list[pytest.Item] = []
+    for item in items:
+        (sync if params(item).get("kind") == "sync" else keep).append(item)
     if sync:
         config.hook.pytest_deselected(items=sync)
-        items[:] = [i for i in items if i not in sync]
+        items[:] = keep
 
 
 @pytest.fixture

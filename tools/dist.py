@@ -3,6 +3,7 @@ CPython from 3.9 to 3.13 found on this machine (`make dist-check`).
 
     python tools/dist.py build     # dist/: one manylinux2014 wheel per CPython found, the sdist
     python tools/dist.py check     # a fresh venv per CPython: install, quick start, smoke tests
+    python tools/dist.py smoke     # the same checks, in this interpreter, of the wheel installed
 
 One wheel per CPython version rather than one abi3 wheel: abi3 measured 3.5-10.7% slower in
 bench case 2 on this machine (README, "Performance"). The wheels are manylinux2014 (glibc
@@ -144,24 +145,26 @@ def crate_version() -> str:
     raise SystemExit("no version in Cargo.toml")
 
 
-def serve_once(command: Path, env: dict[str, str]) -> None:
-    """The wheel's `pushwire-emulator` started on free ports, asked for its operations over
-    HTTP, and stopped with SIGTERM: it must exit 0."""
+def serve_once(command: list[str], env: dict[str, str]) -> None:
+    """The wheel's `pushwire-emulator` (`command`) started on free ports, asked for its
+    operations over HTTP, and stopped with SIGTERM: it must exit 0."""
     import json
     import signal
     import urllib.request
 
-    print(f"+ {command} --port 0", flush=True)
-    proc = subprocess.Popen(
-        [str(command), "--port", "0"], env=env, stdout=subprocess.PIPE, text=True
-    )
+    # Windows has no SIGTERM to send (it would be TerminateProcess): there the emulator is
+    # told to stop when its standard input closes, and that is how it is stopped.
+    windows = os.name == "nt"
+    argv = [*command, "--port", "0", *(["--exit-with-parent"] if windows else [])]
+    print("+ " + " ".join(argv), flush=True)
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         printed: dict[str, str] = {}
         assert proc.stdout is not None
         while "PUSHWIRE_API_KEY" not in printed:
             line = proc.stdout.readline()
             if not line:
-                raise subprocess.CalledProcessError(proc.wait(), [str(command)])
+                raise subprocess.CalledProcessError(proc.wait(), argv)
             name, _, value = line.strip().partition("=")
             printed[name] = value
         url = printed["PUSHWIRE_BASE_URL"] + "/_emulator/operations"
@@ -169,10 +172,26 @@ def serve_once(command: Path, env: dict[str, str]) -> None:
         with opener.open(url, timeout=30) as answer:
             assert "add_subscriber" in json.loads(answer.read())
     finally:
-        proc.send_signal(signal.SIGTERM)
+        if windows:
+            assert proc.stdin is not None
+            proc.stdin.close()
+        else:
+            proc.send_signal(signal.SIGTERM)
         rc = proc.wait(30)
     if rc != 0:
-        raise subprocess.CalledProcessError(rc, [str(command), "--port", "0"])
+        raise subprocess.CalledProcessError(rc, argv)
+
+
+def smoke(python: list[str], emulator: list[str], env: dict[str, str], tmp: Path) -> None:
+    """What every installed wheel must do, run by `python` (an interpreter's command line,
+    perhaps under an emulator) with pushwire and pytest installed: the quick start, the smoke
+    tests, and the `emulator` command serving and stopping cleanly."""
+    quickstart = ROOT / "examples" / "quickstart.py"
+    run([*python, str(quickstart)], env=env, cwd=tmp, stdout=subprocess.DEVNULL)
+    tests = tmp / "test_smoke.py"
+    tests.write_text(SMOKE.replace("{version}", crate_version()))
+    run([*python, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)], env=env, cwd=tmp)
+    serve_once(emulator, env)
 
 
 def check() -> None:
@@ -197,28 +216,7 @@ def check() -> None:
                 pip_install(bin_, "--only-binary", ":all:", "--no-index", str(wheel[0]), env=env)
                 # pytest for the smoke tests, from the registry (the wheel needs nothing).
                 pip_install(bin_, "pytest", env=env)
-                run(
-                    [str(bin_ / "python"), str(ROOT / "examples" / "quickstart.py")],
-                    env=env,
-                    cwd=tmp,
-                    stdout=subprocess.DEVNULL,
-                )
-                smoke = Path(tmp) / "test_smoke.py"
-                smoke.write_text(SMOKE.replace("{version}", version))
-                run(
-                    [
-                        str(bin_ / "python"),
-                        "-m",
-                        "pytest",
-                        "-q",
-                        "-p",
-                        "no:cacheprovider",
-                        str(smoke),
-                    ],
-                    env=env,
-                    cwd=tmp,
-                )
-                serve_once(bin_ / "pushwire-emulator", env)
+                smoke([str(bin_ / "python")], [str(bin_ / "pushwire-emulator")], env, Path(tmp))
                 print(f"CPython {py}: ok", flush=True)
             except subprocess.CalledProcessError as e:
                 failed.append(f"{py}: {' '.join(map(str, e.cmd))} exited {e.returncode}")
@@ -272,5 +270,13 @@ if __name__ == "__main__":
         build()
     elif sys.argv[1:] == ["check"]:
         check()
+    elif sys.argv[1:] == ["smoke"]:
+        # The release workflow, on each platform, after installing a wheel and pytest.
+        with tempfile.TemporaryDirectory(prefix="pushwire-smoke-") as tmp:
+            emulator = shutil.which("pushwire-emulator") or sys.exit("no pushwire-emulator on PATH")
+            smoke([sys.executable], [emulator], dict(os.environ), Path(tmp))
+        print(
+            f"smoke: the installed wheel works on {sys.platform}, CPython {sys.version.split()[0]}"
+        )
     else:
         sys.exit(__doc__)

@@ -25,6 +25,20 @@ from pushwire._core import Completions, CoreClient
 _WINDOWS = sys.platform == "win32"
 
 
+def _completions_of_windows_pipe(write_fd: int) -> Completions:
+    """Windows: the core duplicates the pipe's OS handle (a MinGW build does not share
+    Python's C runtime, so a descriptor would mean nothing to it); the descriptor is then
+    closed here."""
+    try:
+        if sys.platform == "win32":
+            import msvcrt
+
+            return Completions(msvcrt.get_osfhandle(write_fd))
+        raise AssertionError("only called on Windows")
+    finally:
+        os.close(write_fd)
+
+
 class _LoopBridge:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         read_fd, write_fd = os.pipe()
@@ -37,7 +51,7 @@ class _LoopBridge:
             # Windows' selector loop watches sockets only and its Proactor loop nothing: a
             # pipe is always left to the thread there (and its ends stay blocking: the
             # thread reads every byte as it comes, so the writer never waits).
-            self.completions = Completions(write_fd)  # owns write_fd from here on
+            self.completions = _completions_of_windows_pipe(write_fd)
             self._watch_in_a_thread(loop, read_fd)
             return
         os.set_blocking(write_fd, False)

@@ -8,7 +8,6 @@
 //! task aborts the request.
 
 use std::collections::HashMap;
-use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -93,54 +92,54 @@ impl Inner {
 /// What wakes the loop: any one byte.
 const WAKE: [u8; 1] = [0];
 
-/// The write end of a loop's wake-up pipe, as Python's `os.pipe()` made it: a file
-/// descriptor on Unix; on Windows a C runtime descriptor, written and closed through the
-/// C runtime that owns its handle.
+/// The write end of a loop's wake-up pipe.
 struct WakePipe {
-    #[cfg(unix)]
     file: std::fs::File,
-    #[cfg(windows)]
-    fd: c_int,
 }
 
 impl WakePipe {
-    /// SAFETY: `fd` is open, and its owner hands it over and never uses or closes it again.
-    unsafe fn take(fd: c_int) -> WakePipe {
-        #[cfg(unix)]
-        {
-            use std::os::fd::{FromRawFd, OwnedFd};
-            WakePipe {
-                file: std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }),
-            }
-        }
-        #[cfg(windows)]
-        {
-            WakePipe { fd }
-        }
+    /// On Unix `end` is the pipe's file descriptor, taken over: its owner never uses or
+    /// closes it again.
+    ///
+    /// SAFETY: `end` is open and handed over.
+    #[cfg(unix)]
+    unsafe fn take(end: isize) -> PyResult<WakePipe> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        use std::os::raw::c_int;
+        let fd = c_int::try_from(end).map_err(|_| bad_end())?;
+        Ok(WakePipe {
+            file: std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }),
+        })
+    }
+
+    /// On Windows `end` is the pipe's OS handle (`msvcrt.get_osfhandle`), duplicated here:
+    /// Python's descriptor belongs to its own C runtime (the UCRT), which a MinGW build
+    /// (msvcrt.dll) does not share, so the handle is the one thing both can name. The caller
+    /// closes its descriptor afterwards.
+    ///
+    /// SAFETY: `end` is an open handle until this returns.
+    #[cfg(windows)]
+    unsafe fn take(end: isize) -> PyResult<WakePipe> {
+        use std::os::windows::io::{BorrowedHandle, RawHandle};
+        let borrowed = unsafe { BorrowedHandle::borrow_raw(end as RawHandle) };
+        let owned = borrowed.try_clone_to_owned()?;
+        Ok(WakePipe {
+            file: std::fs::File::from(owned),
+        })
     }
 
     /// One byte; a failed write (a full pipe, a loop gone) is no loss: a full pipe already
     /// means a wake-up is due.
     fn wake(&self) {
-        #[cfg(unix)]
-        {
-            use std::io::Write;
-            let _ = (&self.file).write(&WAKE);
-        }
-        #[cfg(windows)]
-        {
-            // SAFETY: `fd` is this pipe's own, open until drop; one byte from a static.
-            let _ = unsafe { libc::write(self.fd, WAKE.as_ptr().cast(), 1) };
-        }
+        use std::io::Write;
+        let _ = (&self.file).write(&WAKE);
     }
 }
 
-#[cfg(windows)]
-impl Drop for WakePipe {
-    fn drop(&mut self) {
-        // SAFETY: `fd` is this pipe's own and closed only here.
-        unsafe { libc::close(self.fd) };
-    }
+fn bad_end() -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(
+        "write_fd must be the write end of a pipe (a file descriptor; on Windows its OS handle)",
+    )
 }
 
 /// The results of one asyncio loop's calls, and the pipe that tells the loop they are in.
@@ -157,16 +156,16 @@ impl Completions {
 
 #[pymethods]
 impl Completions {
-    /// Takes ownership of `write_fd`, the write end of a pipe (non-blocking on Unix).
+    /// Takes the write end of a pipe: on Unix the descriptor itself (non-blocking, owned
+    /// from here on), on Windows its OS handle (duplicated; see `WakePipe::take`).
     #[new]
-    fn new(write_fd: c_int) -> PyResult<Self> {
+    fn new(write_fd: isize) -> PyResult<Self> {
         if write_fd < 0 {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "write_fd must be a file descriptor",
-            ));
+            return Err(bad_end());
         }
-        // SAFETY: the caller hands over the descriptor and never uses or closes it again.
-        let pipe = unsafe { WakePipe::take(write_fd) };
+        // SAFETY: the caller hands over an open descriptor (Unix) or keeps the handle open
+        // until this returns (Windows).
+        let pipe = unsafe { WakePipe::take(write_fd) }?;
         Ok(Completions {
             inner: Arc::new(Inner {
                 queue: Mutex::new(Vec::new()),

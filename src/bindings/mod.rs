@@ -27,8 +27,9 @@ use pyo3::prelude::*;
 /// allocates (gunicorn `--preload`, Celery prefork) cannot inherit a held lock; mimalloc has
 /// no such handling. Its symbols are prefixed: Python's own objects keep Python's allocator,
 /// and nothing else in the process is affected. `disable_initial_exec_tls` because the
-/// extension is loaded with `dlopen`.
-#[cfg(not(target_env = "msvc"))]
+/// extension is loaded with `dlopen`. Windows keeps its system heap: jemalloc builds with
+/// neither MSVC nor MinGW there, and there is no `fork()` to guard against.
+#[cfg(unix)]
 #[global_allocator]
 static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -1,0 +1,161 @@
+//! The Rust client core against the emulator, over real HTTP on loopback, with no Python.
+//!
+//! `cargo test` runs these on the build machine; `make cross` runs the same binary built
+//! for Windows under wine, where they are the only check that the client core (reqwest,
+//! rustls, tokio's sockets) and the emulator work on that platform's networking.
+
+use pushwire::client::{self, Config, Error, Transport};
+use pushwire::emulator::{self, admin, Server};
+use pushwire::model::NewNotification;
+use serde_json::{json, Map, Value};
+
+const KEY: &str = "core-test-key-123";
+
+fn emulator() -> Server {
+    let server = Server::start(emulator::Config {
+        api_key: KEY.into(),
+        ..emulator::Config::default()
+    })
+    .expect("the emulator binds two loopback ports");
+    for (hash, profile) in [("hash-alice", "alice"), ("hash-bob", "bob")] {
+        admin::dispatch(
+            server.emu(),
+            "add_subscriber",
+            json!({"subscriber_hash": hash, "profile_id": profile, "country": "US"}),
+        )
+        .expect("seeded");
+    }
+    server
+}
+
+fn transport(server: &Server, key: &str) -> Transport {
+    let mut cfg = Config::new(
+        key,
+        &format!("{}/apiv1", server.base_url()),
+        &format!("{}/api/v1", server.events_url()),
+    );
+    cfg.max_retries = 0;
+    Transport::new(&cfg).expect("transport")
+}
+
+/// The emulator's log of API requests, oldest first: (method, path).
+fn logged(server: &Server) -> Vec<(String, String)> {
+    let out = admin::dispatch(server.emu(), "requests", json!({})).expect("requests");
+    let rows = match &out {
+        Value::Array(rows) => rows.clone(),
+        Value::Object(m) => m["data"].as_array().cloned().unwrap_or_default(),
+        other => panic!("unexpected requests answer {other}"),
+    };
+    rows.iter()
+        .map(|r| {
+            (
+                r["method"].as_str().unwrap_or_default().to_string(),
+                r["path"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_broadcast_reaches_the_emulator_and_is_delivered_to_its_subscribers() {
+    let server = emulator();
+    let t = transport(&server, KEY);
+    let id = client::notifications::create(
+        &t,
+        &NewNotification {
+            notification_title: Some("Sale".into()),
+            notification_message: Some("Half price today".into()),
+            notification_url: Some("https://shop.example/sale".into()),
+            ..NewNotification::default()
+        },
+    )
+    .await
+    .expect("created");
+    assert!(id > 0, "the service's id, got {id}");
+
+    let sent = admin::dispatch(server.emu(), "broadcasts", json!({})).expect("broadcasts");
+    let text = sent.to_string();
+    assert!(text.contains("Half price today"), "{text}");
+    assert_eq!(
+        logged(&server),
+        vec![("POST".to_string(), "/apiv1/notifications".to_string())]
+    );
+}
+
+#[tokio::test]
+async fn segments_and_events_round_trip_through_both_interfaces() {
+    let server = emulator();
+    let made =
+        admin::dispatch(server.emu(), "create_segment", json!({"name": "vip"})).expect("segment");
+    let vip = made["segment_id"].as_i64().expect("segment id");
+    let t = transport(&server, KEY);
+
+    client::segments::add_subscribers(&t, &vip.to_string(), &["hash-alice".to_string()])
+        .await
+        .expect("added");
+    let segments = client::segments::list(&t, None, None, None, None)
+        .await
+        .expect("listed");
+    assert_eq!(segments.len(), 1);
+    assert_eq!(segments[0].segment_name, "vip");
+
+    let mut event = Map::new();
+    event.insert("event_name".into(), json!("cart_abandoned"));
+    event.insert("profile_id".into(), json!("alice"));
+    client::events::track(&t, &event).await.expect("tracked");
+    let events = admin::dispatch(server.emu(), "events", json!({})).expect("events");
+    assert!(events.to_string().contains("cart_abandoned"), "{events}");
+}
+
+#[tokio::test]
+async fn a_wrong_key_is_refused_by_the_service_and_never_echoed() {
+    let server = emulator();
+    let wrong = "not-the-key-987654";
+    let t = transport(&server, wrong);
+    let err = client::segments::list(&t, None, None, None, None)
+        .await
+        .expect_err("refused");
+    match &err {
+        Error::Api(f) => assert_eq!(f.status, 401, "{f:?}"),
+        other => panic!("expected the service's refusal, got {other:?}"),
+    }
+    assert!(!format!("{err} {err:?}").contains(wrong), "{err:?}");
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_before_anything_is_sent() {
+    let server = emulator();
+    let t = transport(&server, KEY);
+    let err = client::notifications::create(
+        &t,
+        &NewNotification {
+            notification_title: Some("x".repeat(1000)),
+            notification_message: Some("hello".into()),
+            notification_url: Some("https://shop.example/".into()),
+            ..NewNotification::default()
+        },
+    )
+    .await
+    .expect_err("too long");
+    match &err {
+        Error::Validation(v) => assert_eq!(v.field, "notification_title", "{v:?}"),
+        other => panic!("expected a validation error, got {other:?}"),
+    }
+    assert_eq!(logged(&server), Vec::new(), "nothing reached the service");
+}
+
+#[tokio::test]
+async fn an_unreachable_service_is_a_connection_error_not_a_hang() {
+    // A port that was free a moment ago: nothing listens there now.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut cfg = Config::new(KEY, &format!("http://127.0.0.1:{port}/apiv1"), "");
+    cfg.max_retries = 0;
+    let t = Transport::new(&cfg).expect("transport");
+    let err = client::segments::list(&t, None, None, None, None)
+        .await
+        .expect_err("nothing listens");
+    assert!(matches!(err, Error::Connection { .. }), "{err:?}");
+}
