@@ -159,3 +159,37 @@ async fn an_unreachable_service_is_a_connection_error_not_a_hang() {
         .expect_err("nothing listens");
     assert!(matches!(err, Error::Connection { .. }), "{err:?}");
 }
+
+#[tokio::test]
+async fn an_error_carries_its_answers_headers_whatever_its_status() {
+    let server = emulator();
+    let t = transport(&server, KEY);
+    for (status, body) in [
+        (503, Value::Null),
+        (
+            200,
+            json!({"success": false, "message": "Account suspended"}),
+        ),
+    ] {
+        let mut fault = json!({"path": "/apiv1/segments", "status": status,
+                               "headers": {"X-Request-Id": format!("gw-{status}")}});
+        if !body.is_null() {
+            fault["body"] = body;
+        }
+        admin::dispatch(server.emu(), "inject_fault", fault).expect("armed");
+        let err = client::segments::list(&t, None, None, None, None)
+            .await
+            .expect_err("refused");
+        let Error::Api(failure) = err else {
+            panic!("expected the service's refusal, got {err:?}")
+        };
+        assert_eq!(failure.status, status);
+        let ids: Vec<&str> = failure
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "x-request-id")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(ids, vec![format!("gw-{status}").as_str()], "{failure:?}");
+    }
+}

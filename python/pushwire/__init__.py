@@ -3,6 +3,7 @@
 The emulator of the service ships in the same package: see :mod:`pushwire.testing`.
 """
 
+from pushwire._args import NOT_GIVEN, NotGiven
 from pushwire._bulk import BulkResult, ChunkResult
 from pushwire._client import AsyncClient, Client
 from pushwire._core import (
@@ -35,6 +36,7 @@ from pushwire._core import (
     __version__,
     reset_log_cache,
 )
+from pushwire._headers import Headers
 from pushwire._html import ResultList
 from pushwire.errors import (
     APIConnectionError,
@@ -52,6 +54,9 @@ from pushwire.errors import (
 
 __all__ = [
     "reset_log_cache",
+    "NOT_GIVEN",
+    "NotGiven",
+    "Headers",
     "Action",
     "Analytics",
     "AsyncClient",

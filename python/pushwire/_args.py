@@ -30,6 +30,32 @@ WholeLike = Union[SupportsIndex, decimal.Decimal]
 Seconds = SupportsFloat
 
 
+class NotGiven:
+    """The default of a setting whose value, when not given, comes from the environment (see
+    :class:`~pushwire.Client`), as distinct from ``None``, which is a value (``timeout=None``:
+    no timeout). Pass :data:`NOT_GIVEN` to leave a setting to the environment from code that
+    forwards its own arguments."""
+
+    _instance: Optional[NotGiven] = None
+
+    def __new__(cls) -> NotGiven:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+    def __reduce__(self) -> str:
+        return "NOT_GIVEN"
+
+
+NOT_GIVEN = NotGiven()
+
+
 def _strs(name: str, values: Optional[Iterable[Any]]) -> Optional[list[str]]:
     if values is None:
         return None

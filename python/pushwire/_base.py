@@ -24,7 +24,8 @@ from typing import (
     overload,
 )
 
-from pushwire._args import Seconds, _count, _headers, _seconds
+from pushwire import _env
+from pushwire._args import NOT_GIVEN, NotGiven, Seconds, _count, _headers, _seconds
 from pushwire._core import CoreClient
 from pushwire.errors import PushwireError, ValidationError
 from pushwire.resources import (
@@ -76,9 +77,14 @@ def _settings(
     return api_key, base_url, events_url
 
 
-# What `timeout=None` stands for: the longest timeout the core takes (a day), as near to "no
-# timeout" as a call that may hang on a dead connection should get.
-_LONGEST_TIMEOUT = 86_400.0
+_LONGEST_TIMEOUT = _env.LONGEST_TIMEOUT
+# The settings' defaults when neither the call nor the environment gives them.
+_DEFAULT_TIMEOUT = 30.0
+_DEFAULT_MAX_RETRIES = 2
+
+
+def _pick(from_env: Optional[_S], default: _S) -> _S:
+    return default if from_env is None else from_env
 
 
 class _Keep(enum.Enum):
@@ -141,11 +147,11 @@ class _Base:
         api_key: Optional[str] = None,
         base_url: Optional[str] = None,
         events_url: Optional[str] = None,
-        timeout: Optional[Seconds] = 30.0,
-        max_retries: SupportsIndex = 2,
+        timeout: Union[Seconds, None, NotGiven] = NOT_GIVEN,
+        max_retries: Union[SupportsIndex, NotGiven] = NOT_GIVEN,
         default_headers: Optional[Mapping[str, str]] = None,
         *,
-        allow_insecure: bool = False,
+        allow_insecure: Union[bool, NotGiven] = NOT_GIVEN,
         backoff_base: Seconds = 0.5,
         ca_bundle: Optional[Union[str, os.PathLike[str]]] = None,
         proxy: Optional[str] = None,
@@ -153,9 +159,18 @@ class _Base:
         max_response_size: SupportsIndex = DEFAULT_MAX_RESPONSE_SIZE,
     ) -> None:
         key, base, events = _settings(api_key, base_url, events_url)
-        seconds = _LONGEST_TIMEOUT if timeout is None else _seconds("timeout", timeout)
+        if isinstance(timeout, NotGiven):
+            seconds = _pick(_env.timeout(), _DEFAULT_TIMEOUT)
+        else:
+            seconds = _LONGEST_TIMEOUT if timeout is None else _seconds("timeout", timeout)
+        if isinstance(max_retries, NotGiven):
+            retries = _pick(_env.max_retries(), _DEFAULT_MAX_RETRIES)
+        else:
+            retries = _count("max_retries", max_retries)
+        if isinstance(allow_insecure, NotGiven):
+            allow_insecure = _pick(_env.allow_insecure(), False)
+        _env.configure_logging()
         backoff = _seconds("backoff_base", backoff_base)
-        retries = _count("max_retries", max_retries)
         self._core = CoreClient(
             key,
             base,

@@ -32,12 +32,14 @@ _CLIENT_DOC = """
     ``PUSHWIRE_BASE_URL`` and ``PUSHWIRE_EVENTS_URL``.
 
     - ``timeout``: seconds for a whole call, retries and waits for a free connection
-      included (``None``: a day).
+      included (``None``: a day). Not given: ``PUSHWIRE_TIMEOUT``, else 30.
     - ``max_retries`` (0 to 20): retries of a failed call, only where a retry cannot act
       twice (a write is not retried once it may have been received), after
-      ``backoff_base * 2**n`` seconds with jitter, or the service's ``Retry-After``.
+      ``backoff_base * 2**n`` seconds with jitter, or the service's ``Retry-After``. Not
+      given: ``PUSHWIRE_MAX_RETRIES``, else 2.
     - ``default_headers``: sent with every request (never the key: that is ``api_key``).
-    - ``allow_insecure``: allow plain http to a host that is not loopback.
+    - ``allow_insecure``: allow plain http to a host that is not loopback. Not given:
+      ``PUSHWIRE_ALLOW_INSECURE=1`` allows it (a shared emulator in a compose file).
     - ``ca_bundle``: a PEM file of certificates to trust besides the platform's (a
       corporate CA); certificates are always verified.
     - ``proxy``: a proxy URL for every request (without it, ``HTTPS_PROXY``,
@@ -47,6 +49,10 @@ _CLIENT_DOC = """
     - ``max_response_size``: the most bytes an answer's body may have, 64 MiB by default
       (the largest answers of the API are about 1 MiB): an endless or huge answer (a broken
       proxy) fails the call with ``ResponseTooLargeError`` instead of filling the memory.
+
+    ``PUSHWIRE_LOG=debug`` (or ``info``) turns the ``pushwire`` logger to that level, with a
+    handler to standard error if logging has none. A malformed variable raises a
+    ``ValidationError`` naming it.
 
     ``with_options(timeout=..., max_retries=...)`` gives a client with its own limits on the
     same connections, for one call or one part of an application.

@@ -4,6 +4,18 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pushwire._headers import HeaderItems, Headers
+
+# Where services and the gateways in front of them name a request, most usual first.
+REQUEST_ID_HEADERS = (
+    "x-request-id",
+    "request-id",
+    "x-amzn-requestid",
+    "x-amz-request-id",
+    "x-correlation-id",
+    "cf-ray",
+)
+
 
 def _rebuild(cls: type[PushwireError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
     err = cls.__new__(cls)
@@ -45,7 +57,12 @@ class APIError(PushwireError):
 
     ``outcome_unknown`` is true for a write answered with 500, 502 or 504: the service (or
     the one behind a gateway) may have acted on it before failing, so sending it again may
-    do it twice. Any other error answer is a refusal: nothing was done."""
+    do it twice. Any other error answer is a refusal: nothing was done.
+
+    ``headers`` are the answer's (:class:`~pushwire.Headers`; empty where the error was not
+    an answer's); ``request_id`` is the id the service or a gateway gave the request, from
+    the usual headers (``X-Request-Id``, ``Request-Id``, ``X-Amzn-RequestId``, ...), for a
+    support ticket, or None."""
 
     def __init__(
         self,
@@ -55,15 +72,34 @@ class APIError(PushwireError):
         code: Optional[int] = None,
         details: Optional[list[dict[str, Any]]] = None,
         outcome_unknown: bool = False,
+        headers: Optional[HeaderItems] = None,
         *more: Any,
     ) -> None:
-        super().__init__(message, status_code, body, code, details, outcome_unknown, *more)
+        self.headers = Headers(headers or ())
+        super().__init__(
+            message,
+            status_code,
+            body,
+            code,
+            details,
+            outcome_unknown,
+            self.headers.multi_items(),
+            *more,
+        )
         self.message = message
         self.status_code = status_code
         self.body = body
         self.code = code
         self.details = details or []
         self.outcome_unknown = outcome_unknown
+
+    @property
+    def request_id(self) -> Optional[str]:
+        for name in REQUEST_ID_HEADERS:
+            value = self.headers.get(name)
+            if value:
+                return value
+        return None
 
     def __str__(self) -> str:
         if self.outcome_unknown:
@@ -99,9 +135,12 @@ class RateLimitError(APIError):
         details: Optional[list[dict[str, Any]]] = None,
         outcome_unknown: bool = False,
         retry_after: Optional[float] = None,
+        headers: Optional[HeaderItems] = None,
     ) -> None:
-        super().__init__(message, status_code, body, code, details, outcome_unknown, retry_after)
+        super().__init__(message, status_code, body, code, details, outcome_unknown, headers)
         self.retry_after = retry_after
+        # In the constructor's order, so that `type(e)(*e.args)` rebuilds it whole.
+        self.args = (*self.args[:6], retry_after, self.headers.multi_items())
 
 
 class ServerError(APIError):

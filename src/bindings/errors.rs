@@ -114,6 +114,7 @@ fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> Py
             kwargs.set_item("code", a.code)?;
             kwargs.set_item("details", pythonize(py, &a.details)?)?;
             kwargs.set_item("outcome_unknown", a.outcome_unknown)?;
+            kwargs.set_item("headers", &a.headers)?;
             let class = match a.status {
                 401 => "AuthenticationError",
                 400 => "BadRequestError",

@@ -72,6 +72,7 @@ pub async fn summary(t: &Transport, from: &str, to: &str, group_by: &str) -> Res
                     details: Vec::new(),
                     retry_after: None,
                     outcome_unknown: false,
+                    headers: Vec::new(),
                 }))
             })?;
             let known = serde_json::to_value(&row).unwrap_or_default();

@@ -49,6 +49,9 @@ pub struct ApiFailure {
     /// A write answered with 500, 502 or 504: the service (or the one behind a gateway) may
     /// have acted on it before failing, so sending it again may do it twice.
     pub outcome_unknown: bool,
+    /// The answer's headers as received, in order, a repeated name once per value (empty
+    /// where the failure was not an answer's).
+    pub headers: Vec<(String, String)>,
 }
 
 /// What stands in for the API key in a service's error text.
@@ -82,6 +85,11 @@ impl ApiFailure {
         self.details
             .iter_mut()
             .for_each(|v| redact_value(v, secret));
+        for (_, value) in &mut self.headers {
+            if value.contains(secret) {
+                *value = value.replace(secret, REDACTED);
+            }
+        }
     }
 }
 

@@ -33,7 +33,14 @@ impl Admission {
 impl Emu {
     /// Admits a request: notes the epoch it arrived in and logs it (unless the log is off),
     /// both under one hold of the lock, so that a reset falls wholly before or after.
-    pub fn admit(&self, iface: Interface, parts: &Parts, body: &Bytes) -> Admission {
+    /// `request_id` is the one its answer carries (`X-Request-Id`).
+    pub fn admit(
+        &self,
+        iface: Interface,
+        parts: &Parts,
+        body: &Bytes,
+        request_id: &str,
+    ) -> Admission {
         let mut st = self.lock();
         let epoch = self.epoch();
         if !self
@@ -61,6 +68,7 @@ impl Emu {
             headers.insert(name.as_str().to_string(), Value::String(shown));
         }
         st.log.push_back(LogEntry {
+            request_id: request_id.to_string(),
             interface: iface.name(),
             method: parts.method.to_string(),
             path: redact(parts.uri.path().to_string()),

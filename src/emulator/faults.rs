@@ -1,9 +1,10 @@
 //! Faults injected into the API routes by tests: an error status (with `Retry-After`), a
-//! delay, or a connection dropped before or after the request is processed.
+//! delay, or a connection dropped before or after the request is processed; and headers
+//! added to the answer, with a status or on the route's real answer.
 
 use std::time::Duration;
 
-use axum::http::{Method, StatusCode};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
 use serde::Deserialize;
 
 /// When a dropped connection is cut: before the service processed the request (it surely
@@ -30,6 +31,9 @@ pub struct Fault {
     /// The request is processed first, then the delay waited and the status answered: the
     /// service acted, and the client hears a failure or nothing in time.
     pub processed: bool,
+    /// Added to the answer (a status fault's, or the route's own when the fault has no
+    /// status), in order; a name given several values is sent once per value.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Fault {
@@ -41,6 +45,10 @@ impl Fault {
         }
         if let Some(s) = self.status {
             parts.push(format!("status {}", s.as_u16()));
+        }
+        if !self.headers.is_empty() {
+            let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+            parts.push(format!("headers {}", names.join(", ")));
         }
         match self.drop {
             Some(DropMode::Before) => parts.push("drop before processing".into()),
@@ -82,6 +90,57 @@ pub struct FaultSpec {
     pub body: Option<serde_json::Value>,
     #[serde(default)]
     pub processed: bool,
+    /// `{name: value}` or `{name: [value, ...]}`.
+    #[serde(default)]
+    pub headers: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Headers a fault may not set: they frame the message (a wrong length would cut or hang the
+/// answer) or belong to the connection, which the server manages.
+const FRAMING: [&str; 5] = [
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "upgrade",
+];
+
+/// A fault's `headers` as (name, value) pairs, each checked as HTTP allows.
+fn fault_headers(
+    given: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+    let mut out = Vec::new();
+    for (name, value) in given.unwrap_or_default() {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("headers: {name:?} is not a header name"))?;
+        if FRAMING.contains(&header.as_str()) {
+            return Err(format!(
+                "headers: {name} frames the answer or the connection and is set by the \
+                 server; a fault cannot set it"
+            ));
+        }
+        let values = match value {
+            serde_json::Value::Array(values) => values,
+            one => vec![one],
+        };
+        for v in values {
+            let text = match v {
+                serde_json::Value::String(s) => s,
+                serde_json::Value::Number(n) => n.to_string(),
+                other => {
+                    return Err(format!(
+                        "headers: {name}'s value must be a string, a number or a list of them, \
+                         not {other}"
+                    ))
+                }
+            };
+            let value = HeaderValue::from_str(&text).map_err(|_| {
+                format!("headers: {name}'s value {text:?} is not a valid header value")
+            })?;
+            out.push((header.clone(), value));
+        }
+    }
+    Ok(out)
 }
 
 fn one() -> i64 {
@@ -180,8 +239,12 @@ impl FaultSpec {
             Some(_) => return Err("delay must be a number of seconds from 0 to 3600".into()),
             None => None,
         };
-        if status.is_none() && drop.is_none() && delay.is_none() {
-            return Err("a fault needs a status, a delay or drop".into());
+        let headers = fault_headers(self.headers)?;
+        if status.is_none() && drop.is_none() && delay.is_none() && headers.is_empty() {
+            return Err("a fault needs a status, a delay, drop or headers".into());
+        }
+        if drop.is_some() && !headers.is_empty() {
+            return Err("a dropped connection has no answer to carry headers".into());
         }
         if !self.path.starts_with('/') {
             return Err("path must start with /".into());
@@ -237,6 +300,7 @@ impl FaultSpec {
             times,
             body: self.body,
             processed: self.processed,
+            headers,
         })
     }
 }
@@ -310,6 +374,7 @@ impl ChaosKind {
             times: 1,
             body: None,
             processed: false,
+            headers: Vec::new(),
         };
         match self {
             ChaosKind::Status500 => f.status = Some(StatusCode::INTERNAL_SERVER_ERROR),

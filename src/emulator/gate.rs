@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::FutureExt;
@@ -32,8 +32,27 @@ pub struct Gate {
     pub iface: Interface,
 }
 
-/// The middleware in front of every API route of an interface.
+/// The header naming a request on its answer. The spec shows no response headers; the
+/// emulator sends this one, as most gateways in front of a service do, so that a test can
+/// match a client's error (`e.request_id`) to the request log. Code must not count on the
+/// real service sending it.
+pub const REQUEST_ID: &str = "x-request-id";
+
+/// The middleware in front of every API route of an interface. Every answer carries its
+/// request's id (`X-Request-Id`), which the request log keeps too, unless an injected fault
+/// set one of its own (as a gateway's id would stand in front of the service's).
 pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Response {
+    let id = format!("req_{:016x}", fastrand::u64(..));
+    let mut resp = answer(gate, req, next, &id).await;
+    if !resp.headers().contains_key(REQUEST_ID) {
+        if let Ok(v) = HeaderValue::from_str(&id) {
+            resp.headers_mut().insert(REQUEST_ID, v);
+        }
+    }
+    resp
+}
+
+async fn answer(gate: Gate, req: Request, next: Next, request_id: &str) -> Response {
     let Gate { emu, iface } = gate;
     let (mut parts, body) = req.into_parts();
     let bytes = match read_body(body).await {
@@ -61,7 +80,7 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
     let path = parts.uri.path().to_string();
     // A reset (the next test's fixture) while this request waits out a delay starts a new
     // epoch: the request is then never processed into, nor logged in, the fresh state.
-    let at = emu.admit(iface, &parts, &bytes);
+    let at = emu.admit(iface, &parts, &bytes, request_id);
     let kill = parts.extensions.get::<ConnKill>().cloned();
 
     let fault = emu.take_fault(&at, &parts.method, &path);
@@ -70,9 +89,14 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
     }
     let mut drop_after = false;
     let mut after_processing = None;
+    // Headers of a fault without a status, added to the route's own answer.
+    let mut decoration = Vec::new();
     match fault {
         Some(f) if f.processed => after_processing = Some(f),
         Some(f) => {
+            if f.status.is_none() {
+                decoration = f.headers.clone();
+            }
             if let Some(d) = f.delay {
                 tokio::time::sleep(d).await;
                 // Reset while waiting: answered 410 rather than dropped, which a client
@@ -97,7 +121,7 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
     }
 
     let path = parts.uri.path().to_string();
-    let resp = match authenticate(&emu, iface, &parts.headers) {
+    let mut resp = match authenticate(&emu, iface, &parts.headers) {
         Ok(site) => {
             parts.extensions.insert(at.admitted(site, iface));
             let handled = next.run(Request::from_parts(parts, Body::from(bytes)));
@@ -114,6 +138,7 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
         Err(e) => e.into_response(),
     };
     emu.log_status(&at, resp.status());
+    append(&mut resp, &decoration);
     if drop_after {
         // Overtaken by a reset (its route answered 410): a drop would be retried into the
         // fresh state.
@@ -136,7 +161,10 @@ pub async fn gate(State(gate): State<Gate>, req: Request, next: Next) -> Respons
             }
             match f.status {
                 Some(_) => fault_response(&emu, &at, iface, &path, &f),
-                None => resp,
+                None => {
+                    append(&mut resp, &f.headers);
+                    resp
+                }
             }
         }
         None => resp,
@@ -207,8 +235,16 @@ fn fault_response(emu: &Emu, at: &Admission, iface: Interface, path: &str, f: &F
             resp.headers_mut().insert("retry-after", v);
         }
     }
+    append(&mut resp, &f.headers);
     emu.log_status(at, resp.status());
     resp
+}
+
+/// A fault's headers, after the answer's own: appended, so a name given twice is sent twice.
+fn append(resp: &mut Response, headers: &[(HeaderName, HeaderValue)]) {
+    for (name, value) in headers {
+        resp.headers_mut().append(name.clone(), value.clone());
+    }
 }
 
 /// An injected error status in the shape the route's real errors have (section 7): a 401 as

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Optional, Protocol, SupportsIndex, TypedDict, Union
 
-from pushwire._args import Seconds
+from pushwire._args import NotGiven, Seconds
 from pushwire._client import AsyncClient, Client
 from pushwire._closing import _Closing
 
@@ -20,10 +20,10 @@ class _ClientOptions(TypedDict, total=False):
     a misspelt one is caught by the type checker, as it is in the constructors."""
 
     api_key: Optional[str]
-    timeout: Optional[Seconds]
-    max_retries: SupportsIndex
+    timeout: Union[Seconds, None, NotGiven]
+    max_retries: Union[SupportsIndex, NotGiven]
     default_headers: Optional[Mapping[str, str]]
-    allow_insecure: bool
+    allow_insecure: Union[bool, NotGiven]
     backoff_base: Seconds
     ca_bundle: Optional[Union[str, os.PathLike[str]]]
     proxy: Optional[str]

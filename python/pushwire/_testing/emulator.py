@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional, Union
 
 from pushwire._core import EmulatorServer
@@ -434,11 +434,16 @@ class Emulator(_Clients):
         method: Optional[str] = None,
         body: Any = None,
         processed: bool = False,
+        headers: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
     ) -> None:
         """Makes the next ``times`` requests to ``path`` (a prefix when it ends with ``*``) fail:
         answer ``status`` (with ``Retry-After: retry_after``), wait ``delay`` seconds first, or
         drop the connection without an answer, ``"before"`` (or ``True``) the request is
         processed or ``"after"``. ``body`` replaces the error body of a ``status`` fault.
+
+        ``headers`` are added to the answer: the ``status`` fault's, or without a status the
+        route's own answer (a gateway's ``X-Request-Id``, a ``Set-Cookie``); a list sends the
+        header once per value. Framing headers (``Content-Length``, ...) are refused.
 
         Without ``processed`` a ``status`` or ``delay`` fault comes before the request is
         processed: the service did nothing. With ``processed=True`` the request is processed
@@ -456,6 +461,9 @@ class Emulator(_Clients):
             method=method,
             body=body,
             processed=processed,
+            headers=None
+            if headers is None
+            else {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in headers.items()},
         )
 
     def inject_random_faults(

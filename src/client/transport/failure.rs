@@ -87,6 +87,21 @@ pub(super) fn retry_after(headers: &HeaderMap) -> Option<f64> {
     Some(secs.max(0.0))
 }
 
+/// An answer's headers as text, in the order received (a value that is not UTF-8 read
+/// lossily: an error must still be told).
+pub(super) fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let text = match value.to_str() {
+                Ok(v) => v.to_string(),
+                Err(_) => String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            };
+            (name.as_str().to_string(), text)
+        })
+        .collect()
+}
+
 /// The error an answer carries, whichever interface's shape it has.
 pub(super) fn api_failure(
     iface: Iface,
@@ -104,6 +119,7 @@ pub(super) fn api_failure(
             .to_string();
     }
     failure.retry_after = retry_after(headers);
+    failure.headers = header_pairs(headers);
     match iface {
         Iface::Events => with_events_code(failure),
         Iface::Main => failure,
@@ -181,6 +197,7 @@ pub(super) fn failure_from_body(status: u16, body: Value) -> ApiFailure {
         details,
         retry_after: None,
         outcome_unknown: false,
+        headers: Vec::new(),
     }
 }
 

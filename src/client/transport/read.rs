@@ -61,12 +61,10 @@ impl Transport {
         };
         let mut resp = req.send().await?;
         let status = resp.status();
-        // Only a failure's headers are read (Retry-After): a success keeps none.
-        let headers = if status.is_success() {
-            HeaderMap::new()
-        } else {
-            resp.headers().clone()
-        };
+        // Moved out, not copied: a failure reads them (Retry-After), and so does a refusal
+        // answered 2xx (its error carries them); the body is read without them (reqwest's
+        // `content_length` is the body's own size hint).
+        let headers = std::mem::take(resp.headers_mut());
         let limit = self.limits.max_response_size;
         let too_large = |announced| AttemptError::TooLarge { status, announced };
         // Returning early drops `resp` with its body unread: the connection is closed,

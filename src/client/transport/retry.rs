@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
@@ -10,14 +11,16 @@ use crate::client::error::{Error, Result};
 
 use super::call::{Call, Idempotency, Iface};
 use super::envelope::{decode, Envelope};
-use super::failure::{api_failure, connection_message, redirect_message, timeout_error, too_large};
+use super::failure::{
+    api_failure, connection_message, header_pairs, redirect_message, timeout_error, too_large,
+};
 use super::pool::Transport;
 use super::read::AttemptError;
 
 impl Transport {
     /// Sends `call` (with retries) and decodes a successful answer into `R`.
     pub async fn send<R: DeserializeOwned + Envelope>(&self, call: &Call) -> Result<R> {
-        let (status, bytes) = self.send_raw(call).await?;
+        let (status, headers, bytes) = self.send_raw(call).await?;
         // A byte-order mark some servers put before the JSON.
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
         let write = call.method != Method::GET;
@@ -27,6 +30,13 @@ impl Transport {
             let e = match decode::<R>(call.iface, status, &self.without_secret(bytes), write) {
                 Err(redacted) => redacted,
                 Ok(_) => e,
+            };
+            let e = match e {
+                Error::Api(mut failure) => {
+                    failure.headers = header_pairs(&headers);
+                    Error::Api(failure)
+                }
+                other => other,
             };
             self.redacted(e)
         })
@@ -56,8 +66,9 @@ impl Transport {
         }
     }
 
-    /// Sends `call` with retries; the status and body of the first successful answer.
-    pub async fn send_raw(&self, call: &Call) -> Result<(StatusCode, bytes::Bytes)> {
+    /// Sends `call` with retries; the status, headers and body of the first successful
+    /// answer.
+    pub async fn send_raw(&self, call: &Call) -> Result<(StatusCode, HeaderMap, bytes::Bytes)> {
         if call.iface == Iface::Events && self.events_root.is_none() {
             return Err(Error::validation(
                 "events_url",
@@ -98,9 +109,9 @@ impl Transport {
             }
             let outcome = self.attempt(call, remaining).await;
             let (err, wait_hint, retryable) = match outcome {
-                Ok((status, _, body)) if status.is_success() => {
+                Ok((status, headers, body)) if status.is_success() => {
                     log_call(call, status.as_u16(), started, retries);
-                    return Ok((status, body));
+                    return Ok((status, headers, body));
                 }
                 Ok((status, headers, body)) => {
                     let body = self.without_secret(&body);

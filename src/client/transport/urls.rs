@@ -53,7 +53,7 @@ pub(super) fn root_url(
                 name,
                 format!(
                     "{name} uses plain http to a host that is not loopback; use https, or pass \
-                 allow_insecure=True if you really mean it"
+                 allow_insecure=True (or set PUSHWIRE_ALLOW_INSECURE=1) if you really mean it"
                 ),
             ))
         }

@@ -14,6 +14,8 @@ use crate::emulator::faults::{Chaos, Fault};
 /// One received API request, as `emu.requests()` shows it (the key redacted).
 #[derive(Debug, Clone, Serialize)]
 pub struct LogEntry {
+    /// What the answer's `X-Request-Id` said.
+    pub request_id: String,
     pub interface: &'static str,
     pub method: String,
     pub path: String,

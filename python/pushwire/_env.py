@@ -1,0 +1,101 @@
+"""The settings a client takes from the environment where its code passes none.
+
+A setting passed to the constructor always wins; an unset or empty variable leaves the
+built-in default. A value that cannot be read is a :class:`~pushwire.ValidationError`
+naming the variable, raised when the client is made (never a silent fallback: a deployment
+that sets ``PUSHWIRE_TIMEOUT=30s`` should learn it at start, not from its first hung call).
+
+- ``PUSHWIRE_API_KEY``, ``PUSHWIRE_BASE_URL``, ``PUSHWIRE_EVENTS_URL``: where and as whom.
+- ``PUSHWIRE_ALLOW_INSECURE``: ``1``/``true``/``yes``/``on`` allows plain http to a host
+  that is not loopback (a shared emulator at ``http://emulator:8900`` in a compose file or a
+  CI service container); ``0``/``false``/``no``/``off`` does not.
+- ``PUSHWIRE_TIMEOUT``: seconds for a whole call (``none`` for no timeout).
+- ``PUSHWIRE_MAX_RETRIES``: 0 to 20.
+- ``PUSHWIRE_LOG``: ``debug`` or ``info`` turns the ``pushwire`` logger to that level with a
+  handler to standard error, as ``OPENAI_LOG`` does for openai-python.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from typing import Optional
+
+from pushwire.errors import ValidationError
+
+# What `timeout=None` stands for: the longest timeout the core takes (a day), as near to "no
+# timeout" as a call that may hang on a dead connection should get.
+LONGEST_TIMEOUT = 86_400.0
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
+
+
+def _raw(name: str) -> Optional[str]:
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+def _bad(name: str, value: str, want: str) -> ValidationError:
+    return ValidationError(f"{name}={value!r} is not {want}", field=name)
+
+
+def allow_insecure() -> Optional[bool]:
+    value = _raw("PUSHWIRE_ALLOW_INSECURE")
+    if value is None:
+        return None
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise _bad("PUSHWIRE_ALLOW_INSECURE", value, "one of 1, true, yes, on, 0, false, no, off")
+
+
+def timeout() -> Optional[float]:
+    value = _raw("PUSHWIRE_TIMEOUT")
+    if value is None:
+        return None
+    if value.lower() == "none":
+        return LONGEST_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise _bad("PUSHWIRE_TIMEOUT", value, "a number of seconds (or none)") from None
+    if not (math.isfinite(seconds) and 0 < seconds <= LONGEST_TIMEOUT):
+        raise _bad("PUSHWIRE_TIMEOUT", value, "a positive number of seconds, at most a day")
+    return seconds
+
+
+def max_retries() -> Optional[int]:
+    value = _raw("PUSHWIRE_MAX_RETRIES")
+    if value is None:
+        return None
+    if not value.isdigit() or int(value) > 20:
+        raise _bad("PUSHWIRE_MAX_RETRIES", value, "a whole number from 0 to 20")
+    return int(value)
+
+
+# The handler `PUSHWIRE_LOG` added, kept so that making more clients adds no second one.
+_handler: Optional[logging.Handler] = None
+
+
+def configure_logging() -> None:
+    """Applies ``PUSHWIRE_LOG``: the ``pushwire`` logger at that level, with one handler to
+    standard error unless the application gave it handlers of its own."""
+    global _handler
+    value = _raw("PUSHWIRE_LOG")
+    if value is None:
+        return
+    level = _LEVELS.get(value.lower())
+    if level is None:
+        raise _bad("PUSHWIRE_LOG", value, "debug or info")
+    logger = logging.getLogger("pushwire")
+    logger.setLevel(level)
+    # Records already reaching a handler (the application's, or the root logger's from
+    # `logging.basicConfig`) are not printed twice.
+    if _handler is None and not logger.hasHandlers():
+        _handler = logging.StreamHandler()
+        _handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(_handler)
