@@ -58,6 +58,6 @@ pub(super) fn freeze_clock(emu: &Emu, _site: Pinned, args: Args) -> Result<Value
         Some(_) => return Err("frozen must be true or false".into()),
     };
     let mut st = emu.lock();
-    st.freeze_clock(frozen);
-    Ok(json!({"now": iso(st.now()), "frozen": frozen}))
+    let at = st.freeze_clock(frozen);
+    Ok(json!({"now": iso(at), "frozen": frozen}))
 }

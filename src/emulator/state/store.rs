@@ -125,15 +125,21 @@ impl State {
         }
     }
 
-    /// Stops the clock where it is, or lets it run on from there.
-    pub fn freeze_clock(&mut self, frozen: bool) {
+    /// Stops the clock where it is, or lets it run on from there; the clock's reading at
+    /// that instant (read once: a second read, a moment later, would not be where it stood).
+    pub fn freeze_clock(&mut self, frozen: bool) -> DateTime<Utc> {
         match (frozen, self.frozen_at) {
-            (true, None) => self.frozen_at = Some(self.now()),
+            (true, None) => {
+                let at = self.now();
+                self.frozen_at = Some(at);
+                at
+            }
             (false, Some(at)) => {
                 self.clock_offset = at - Utc::now();
                 self.frozen_at = None;
+                at
             }
-            _ => {}
+            _ => self.now(),
         }
     }
 }
