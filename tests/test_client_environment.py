@@ -37,6 +37,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     logger.setLevel(level)
     logger.handlers[:] = handlers
     _env._handler = None
+    _env._applied = None
 
 
 def from_env(emu: Emulator, monkeypatch: pytest.MonkeyPatch, base_url: str) -> pushwire.Client:
@@ -124,6 +125,7 @@ def test_timeout_from_the_environment_bounds_a_call(
         ("PUSHWIRE_MAX_RETRIES", "three"),
         ("PUSHWIRE_MAX_RETRIES", "21"),
         ("PUSHWIRE_MAX_RETRIES", "-1"),
+        ("PUSHWIRE_MAX_RETRIES", "\u00b2"),
         ("PUSHWIRE_ALLOW_INSECURE", "maybe"),
         ("PUSHWIRE_LOG", "verbose"),
     ],

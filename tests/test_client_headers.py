@@ -40,6 +40,9 @@ def test_an_error_carries_the_answers_headers_repeated_ones_kept(
     assert err.headers["x-served-by"] == "7"
     assert err.headers["content-type"] == "application/json"
     assert "X-Served-By" in err.headers and "x-missing" not in err.headers
+    # Copied whole, repeated values kept apart.
+    assert Headers(err.headers).get_list("set-cookie") == ["a=1", "b=2"]
+    assert Headers(err.headers) == err.headers
 
 
 def test_the_request_id_names_the_request_in_the_emulators_log(drv: Driver, emu: Emulator) -> None:

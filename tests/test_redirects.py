@@ -244,7 +244,9 @@ def test_a_location_carrying_the_key_is_shown_without_it(elsewhere: Recorder, sp
         origin.server_close()
     shown = str(err)
     assert f"{elsewhere.root}/collect?k=[redacted]" in shown
-    for text in (shown, repr(err), str(err.args)):
+    for text in (shown, repr(err), str(err.args), repr(err.headers)):
         assert SECRET not in text and spelling not in text
+    # The answer's own Location, as the error carries it: decoded, the key blanked.
+    assert err.headers["location"].startswith(f"{elsewhere.root}/collect?k=[redacted]&x=y")
     assert len(shown) < 700  # a long Location is cut
     assert elsewhere.seen == []

@@ -72,25 +72,31 @@ def max_retries() -> Optional[int]:
     value = _raw("PUSHWIRE_MAX_RETRIES")
     if value is None:
         return None
-    if not value.isdigit() or int(value) > 20:
+    if not (value.isascii() and value.isdigit()) or int(value) > 20:
         raise _bad("PUSHWIRE_MAX_RETRIES", value, "a whole number from 0 to 20")
     return int(value)
 
 
-# The handler `PUSHWIRE_LOG` added, kept so that making more clients adds no second one.
+# The handler `PUSHWIRE_LOG` added, kept so that making more clients adds no second one,
+# and the value last applied: a later client leaves alone a level the application has set
+# since, unless the variable itself changed.
 _handler: Optional[logging.Handler] = None
+_applied: Optional[str] = None
 
 
 def configure_logging() -> None:
     """Applies ``PUSHWIRE_LOG``: the ``pushwire`` logger at that level, with one handler to
     standard error unless the application gave it handlers of its own."""
-    global _handler
+    global _handler, _applied
     value = _raw("PUSHWIRE_LOG")
     if value is None:
         return
     level = _LEVELS.get(value.lower())
     if level is None:
         raise _bad("PUSHWIRE_LOG", value, "debug or info")
+    if value == _applied:
+        return
+    _applied = value
     logger = logging.getLogger("pushwire")
     logger.setLevel(level)
     # Records already reaching a handler (the application's, or the root logger's from

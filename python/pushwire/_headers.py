@@ -17,9 +17,15 @@ class Headers(Mapping[str, str]):
     It pickles, and ``Headers(h.multi_items())`` rebuilds it (as an error's ``args`` do)."""
 
     __slots__ = ("_items",)
+    _items: tuple[tuple[str, str], ...]
 
     def __init__(self, items: HeaderItems = ()) -> None:
-        pairs = items.items() if isinstance(items, Mapping) else items
+        if isinstance(items, Headers):
+            pairs: Iterable[Iterable[str]] = items._items
+        elif isinstance(items, Mapping):
+            pairs = items.items()
+        else:
+            pairs = items
         found: list[tuple[str, str]] = []
         for pair in pairs:
             name, value = pair

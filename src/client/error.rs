@@ -74,6 +74,42 @@ fn redact_value(value: &mut Value, secret: &str) {
     }
 }
 
+/// `text` rid of `secret` in every spelling a URL or a form can carry it: as written,
+/// percent-encoded (once or more), and with its spaces as `+`. A header (a redirect's
+/// `Location`) may hold the key encoded; where the text held it at all it is given back
+/// decoded, as a redirect's message shows its target. None when it held no spelling of it.
+fn without_secret(text: &str, secret: &str) -> Option<String> {
+    if secret.is_empty() {
+        return None;
+    }
+    let spellings = [secret.to_string(), secret.replace(' ', "+")];
+    let mut shown = text.to_string();
+    let mut found = false;
+    // Until nothing is left to decode (a key encoded twice), a few rounds at most.
+    for _ in 0..5 {
+        if spellings.iter().any(|s| shown.contains(s.as_str())) {
+            found = true;
+            for s in &spellings {
+                shown = shown.replace(s.as_str(), REDACTED);
+            }
+        }
+        let decoded = percent_encoding::percent_decode_str(&shown)
+            .decode_utf8_lossy()
+            .into_owned();
+        if decoded == shown {
+            break;
+        }
+        shown = decoded;
+    }
+    if spellings.iter().any(|s| shown.contains(s.as_str())) {
+        found = true;
+        for s in &spellings {
+            shown = shown.replace(s.as_str(), REDACTED);
+        }
+    }
+    found.then_some(shown)
+}
+
 impl ApiFailure {
     /// Blanks `secret` (the API key) wherever the service echoed it: an error's message,
     /// body and details reach logs, tracebacks and error trackers.
@@ -86,8 +122,8 @@ impl ApiFailure {
             .iter_mut()
             .for_each(|v| redact_value(v, secret));
         for (_, value) in &mut self.headers {
-            if value.contains(secret) {
-                *value = value.replace(secret, REDACTED);
+            if let Some(redacted) = without_secret(value, secret) {
+                *value = redacted;
             }
         }
     }

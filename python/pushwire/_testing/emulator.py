@@ -434,7 +434,7 @@ class Emulator(_Clients):
         method: Optional[str] = None,
         body: Any = None,
         processed: bool = False,
-        headers: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
+        headers: Optional[Mapping[str, Union[str, int, Sequence[Union[str, int]]]]] = None,
     ) -> None:
         """Makes the next ``times`` requests to ``path`` (a prefix when it ends with ``*``) fail:
         answer ``status`` (with ``Retry-After: retry_after``), wait ``delay`` seconds first, or
