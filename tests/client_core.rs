@@ -56,21 +56,23 @@ fn logged(server: &Server) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A broadcast to everyone, "Half price today", under `title`.
+fn broadcast(title: &str) -> NewNotification {
+    NewNotification {
+        notification_title: Some(title.into()),
+        notification_message: Some("Half price today".into()),
+        notification_url: Some("https://shop.example/sale".into()),
+        ..NewNotification::default()
+    }
+}
+
 #[tokio::test]
 async fn a_broadcast_reaches_the_emulator_and_is_delivered_to_its_subscribers() {
     let server = emulator();
     let t = transport(&server, KEY);
-    let id = client::notifications::create(
-        &t,
-        &NewNotification {
-            notification_title: Some("Sale".into()),
-            notification_message: Some("Half price today".into()),
-            notification_url: Some("https://shop.example/sale".into()),
-            ..NewNotification::default()
-        },
-    )
-    .await
-    .expect("created");
+    let id = client::notifications::create(&t, &broadcast("Sale"))
+        .await
+        .expect("created");
     assert!(id > 0, "the service's id, got {id}");
 
     let sent = admin::dispatch(server.emu(), "broadcasts", json!({})).expect("broadcasts");
@@ -126,17 +128,9 @@ async fn a_wrong_key_is_refused_by_the_service_and_never_echoed() {
 async fn bad_input_is_refused_before_anything_is_sent() {
     let server = emulator();
     let t = transport(&server, KEY);
-    let err = client::notifications::create(
-        &t,
-        &NewNotification {
-            notification_title: Some("x".repeat(1000)),
-            notification_message: Some("hello".into()),
-            notification_url: Some("https://shop.example/".into()),
-            ..NewNotification::default()
-        },
-    )
-    .await
-    .expect_err("too long");
+    let err = client::notifications::create(&t, &broadcast(&"x".repeat(1000)))
+        .await
+        .expect_err("too long");
     match &err {
         Error::Validation(v) => assert_eq!(v.field, "notification_title", "{v:?}"),
         other => panic!("expected a validation error, got {other:?}"),

@@ -146,14 +146,7 @@ def emulator_exe_answers(launcher: str, exe: Path, env: dict[str, str]) -> None:
     print("+ " + " ".join(argv), flush=True)
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        printed: dict[str, str] = {}
-        assert proc.stdout is not None
-        while "PUSHWIRE_API_KEY" not in printed:
-            line = proc.stdout.readline()
-            if not line:
-                sys.exit(f"make cross: the emulator under wine exited {proc.wait()} before serving")
-            name, _, value = line.strip().partition("=")
-            printed[name] = value
+        printed = dist.printed_settings(proc, argv)
         main = printed["PUSHWIRE_BASE_URL"]
         events = printed["PUSHWIRE_EVENTS_URL"]
         form = (

@@ -145,6 +145,20 @@ def crate_version() -> str:
     raise SystemExit("no version in Cargo.toml")
 
 
+def printed_settings(proc: subprocess.Popen[str], argv: list[str]) -> dict[str, str]:
+    """The ``NAME=value`` lines an emulator prints before it serves (``PUSHWIRE_BASE_URL``,
+    ...), read up to the key; an emulator that exits first is a CalledProcessError."""
+    printed: dict[str, str] = {}
+    assert proc.stdout is not None
+    while "PUSHWIRE_API_KEY" not in printed:
+        line = proc.stdout.readline()
+        if not line:
+            raise subprocess.CalledProcessError(proc.wait(), argv)
+        name, _, value = line.strip().partition("=")
+        printed[name] = value
+    return printed
+
+
 def serve_once(command: list[str], env: dict[str, str]) -> None:
     """The wheel's `pushwire-emulator` (`command`) started on free ports, asked for its
     operations over HTTP, and stopped with SIGTERM: it must exit 0."""
@@ -159,15 +173,7 @@ def serve_once(command: list[str], env: dict[str, str]) -> None:
     print("+ " + " ".join(argv), flush=True)
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        printed: dict[str, str] = {}
-        assert proc.stdout is not None
-        while "PUSHWIRE_API_KEY" not in printed:
-            line = proc.stdout.readline()
-            if not line:
-                raise subprocess.CalledProcessError(proc.wait(), argv)
-            name, _, value = line.strip().partition("=")
-            printed[name] = value
-        url = printed["PUSHWIRE_BASE_URL"] + "/_emulator/operations"
+        url = printed_settings(proc, argv)["PUSHWIRE_BASE_URL"] + "/_emulator/operations"
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(url, timeout=30) as answer:
             assert "add_subscriber" in json.loads(answer.read())

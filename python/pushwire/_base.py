@@ -56,35 +56,10 @@ if TYPE_CHECKING:
 DEFAULT_MAX_RESPONSE_SIZE = 64 << 20
 
 
-def _settings(
-    api_key: Optional[str], base_url: Optional[str], events_url: Optional[str]
-) -> tuple[str, str, str]:
-    for name, value in (("api_key", api_key), ("base_url", base_url), ("events_url", events_url)):
-        if value is not None and not isinstance(value, str):
-            raise ValidationError(
-                f"{name} must be a string, not {type(value).__name__}", field=name
-            )
-    api_key = api_key if api_key is not None else os.environ.get("PUSHWIRE_API_KEY")
-    base_url = base_url if base_url is not None else os.environ.get("PUSHWIRE_BASE_URL")
-    if events_url is None:
-        events_url = os.environ.get("PUSHWIRE_EVENTS_URL", "")
-    if not api_key:
-        raise ValidationError("no API key: pass api_key= or set PUSHWIRE_API_KEY", field="api_key")
-    if not base_url:
-        raise ValidationError(
-            "no base URL: pass base_url= or set PUSHWIRE_BASE_URL", field="base_url"
-        )
-    return api_key, base_url, events_url
-
-
 _LONGEST_TIMEOUT = _env.LONGEST_TIMEOUT
 # The settings' defaults when neither the call nor the environment gives them.
 _DEFAULT_TIMEOUT = 30.0
 _DEFAULT_MAX_RETRIES = 2
-
-
-def _pick(from_env: Optional[_S], default: _S) -> _S:
-    return default if from_env is None else from_env
 
 
 class _Keep(enum.Enum):
@@ -158,17 +133,17 @@ class _Base:
         max_connections: Optional[SupportsIndex] = 100,
         max_response_size: SupportsIndex = DEFAULT_MAX_RESPONSE_SIZE,
     ) -> None:
-        key, base, events = _settings(api_key, base_url, events_url)
+        key, base, events = _env.where(api_key, base_url, events_url)
         if isinstance(timeout, NotGiven):
-            seconds = _pick(_env.timeout(), _DEFAULT_TIMEOUT)
+            seconds = _env.timeout(_DEFAULT_TIMEOUT)
         else:
             seconds = _LONGEST_TIMEOUT if timeout is None else _seconds("timeout", timeout)
         if isinstance(max_retries, NotGiven):
-            retries = _pick(_env.max_retries(), _DEFAULT_MAX_RETRIES)
+            retries = _env.max_retries(_DEFAULT_MAX_RETRIES)
         else:
             retries = _count("max_retries", max_retries)
         if isinstance(allow_insecure, NotGiven):
-            allow_insecure = _pick(_env.allow_insecure(), False)
+            allow_insecure = _env.allow_insecure(False)
         _env.configure_logging()
         backoff = _seconds("backoff_base", backoff_base)
         self._core = CoreClient(

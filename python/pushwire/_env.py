@@ -33,6 +33,29 @@ _FALSE = ("0", "false", "no", "off")
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
 
 
+def where(
+    api_key: Optional[str], base_url: Optional[str], events_url: Optional[str]
+) -> tuple[str, str, str]:
+    """The key and the two roots: the arguments, else the environment; a missing key or
+    base URL is refused here, naming both ways to give it."""
+    for name, value in (("api_key", api_key), ("base_url", base_url), ("events_url", events_url)):
+        if value is not None and not isinstance(value, str):
+            raise ValidationError(
+                f"{name} must be a string, not {type(value).__name__}", field=name
+            )
+    api_key = api_key if api_key is not None else os.environ.get("PUSHWIRE_API_KEY")
+    base_url = base_url if base_url is not None else os.environ.get("PUSHWIRE_BASE_URL")
+    if events_url is None:
+        events_url = os.environ.get("PUSHWIRE_EVENTS_URL", "")
+    if not api_key:
+        raise ValidationError("no API key: pass api_key= or set PUSHWIRE_API_KEY", field="api_key")
+    if not base_url:
+        raise ValidationError(
+            "no base URL: pass base_url= or set PUSHWIRE_BASE_URL", field="base_url"
+        )
+    return api_key, base_url, events_url
+
+
 def _raw(name: str) -> Optional[str]:
     value = os.environ.get(name, "").strip()
     return value or None
@@ -42,10 +65,10 @@ def _bad(name: str, value: str, want: str) -> ValidationError:
     return ValidationError(f"{name}={value!r} is not {want}", field=name)
 
 
-def allow_insecure() -> Optional[bool]:
+def allow_insecure(default: bool) -> bool:
     value = _raw("PUSHWIRE_ALLOW_INSECURE")
     if value is None:
-        return None
+        return default
     if value.lower() in _TRUE:
         return True
     if value.lower() in _FALSE:
@@ -53,10 +76,10 @@ def allow_insecure() -> Optional[bool]:
     raise _bad("PUSHWIRE_ALLOW_INSECURE", value, "one of 1, true, yes, on, 0, false, no, off")
 
 
-def timeout() -> Optional[float]:
+def timeout(default: float) -> float:
     value = _raw("PUSHWIRE_TIMEOUT")
     if value is None:
-        return None
+        return default
     if value.lower() == "none":
         return LONGEST_TIMEOUT
     try:
@@ -68,10 +91,10 @@ def timeout() -> Optional[float]:
     return seconds
 
 
-def max_retries() -> Optional[int]:
+def max_retries(default: int) -> int:
     value = _raw("PUSHWIRE_MAX_RETRIES")
     if value is None:
-        return None
+        return default
     if not (value.isascii() and value.isdigit()) or int(value) > 20:
         raise _bad("PUSHWIRE_MAX_RETRIES", value, "a whole number from 0 to 20")
     return int(value)

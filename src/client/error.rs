@@ -74,25 +74,29 @@ fn redact_value(value: &mut Value, secret: &str) {
     }
 }
 
-/// `text` rid of `secret` in every spelling a URL or a form can carry it: as written,
-/// percent-encoded (once or more), and with its spaces as `+`. A header (a redirect's
-/// `Location`) may hold the key encoded; where the text held it at all it is given back
-/// decoded, as a redirect's message shows its target. None when it held no spelling of it.
-fn without_secret(text: &str, secret: &str) -> Option<String> {
-    if secret.is_empty() {
-        return None;
-    }
-    let spellings = [secret.to_string(), secret.replace(' ', "+")];
+/// `text` percent-decoded until nothing is left to decode (a key encoded twice), with
+/// `secret` blanked in every spelling a URL or a form can carry it: as written, encoded
+/// (once or more) and with its spaces as `+`; and whether it held any of them. An encoded
+/// key would pass a search for the key, so what may show a URL (a redirect's message, its
+/// `Location` header) shows it decoded.
+pub(crate) fn decoded_without_secret(text: &str, secret: Option<&str>) -> (String, bool) {
+    let spellings: Vec<String> = secret
+        .filter(|s| !s.is_empty())
+        .map(|s| vec![s.to_string(), s.replace(' ', "+")])
+        .unwrap_or_default();
     let mut shown = text.to_string();
     let mut found = false;
-    // Until nothing is left to decode (a key encoded twice), a few rounds at most.
-    for _ in 0..5 {
+    let mut blank = |shown: &mut String| {
         if spellings.iter().any(|s| shown.contains(s.as_str())) {
             found = true;
             for s in &spellings {
-                shown = shown.replace(s.as_str(), REDACTED);
+                *shown = shown.replace(s.as_str(), REDACTED);
             }
         }
+    };
+    // A few rounds at most; blanked at each, should decoding change a spelling of the key.
+    for _ in 0..5 {
+        blank(&mut shown);
         let decoded = percent_encoding::percent_decode_str(&shown)
             .decode_utf8_lossy()
             .into_owned();
@@ -101,12 +105,14 @@ fn without_secret(text: &str, secret: &str) -> Option<String> {
         }
         shown = decoded;
     }
-    if spellings.iter().any(|s| shown.contains(s.as_str())) {
-        found = true;
-        for s in &spellings {
-            shown = shown.replace(s.as_str(), REDACTED);
-        }
-    }
+    blank(&mut shown);
+    (shown, found)
+}
+
+/// A header's value rid of `secret` (see [`decoded_without_secret`]); None when it held no
+/// spelling of it, and is kept as sent.
+fn without_secret(text: &str, secret: &str) -> Option<String> {
+    let (shown, found) = decoded_without_secret(text, Some(secret));
     found.then_some(shown)
 }
 

@@ -136,23 +136,8 @@ pub(super) fn redirect_message(
 ) -> String {
     let target = match headers.get(reqwest::header::LOCATION) {
         Some(v) => {
-            let mut shown = String::from_utf8_lossy(v.as_bytes()).into_owned();
-            // Until nothing is left to decode (a key encoded twice), a few rounds at most.
-            for _ in 0..4 {
-                let decoded = percent_encoding::percent_decode_str(&shown)
-                    .decode_utf8_lossy()
-                    .into_owned();
-                if decoded == shown {
-                    break;
-                }
-                shown = decoded;
-            }
-            if let Some(secret) = secret {
-                // Also as a form encodes a space (`+`).
-                for spelling in [secret.to_string(), secret.replace(' ', "+")] {
-                    shown = shown.replace(&spelling, crate::client::error::REDACTED);
-                }
-            }
+            let raw = String::from_utf8_lossy(v.as_bytes());
+            let (shown, _) = crate::client::error::decoded_without_secret(&raw, secret);
             let mut shown: String = shown.chars().filter(|c| !c.is_control()).collect();
             if let Some((cut, _)) = shown.char_indices().nth(300) {
                 shown.truncate(cut);
