@@ -6,7 +6,9 @@ It is ``griffe check`` (griffe's own breaking-change finder, with the docs' exte
 the package statically as the docs do), plus the resource namespaces (``client.triggers``,
 ...): their classes are private (``pushwire._client``), so griffe's check passes over them,
 but their methods are the API. Each method of each namespace, blocking and async, must keep
-its kind (async or not), its parameters (names, kinds, defaults) and its return annotation.
+its kind (async or not), its parameters (names, kinds, defaults) and its return annotation;
+it may gain parameters no caller could have passed before: keyword-only ones with a default,
+and a ``**`` catch-all (``**options``), both after the old ones.
 Exits 1 with what changed, else 0.
 """
 
@@ -39,8 +41,28 @@ def _shape(function: griffe.Object | griffe.Alias) -> object:
         function = function.final_target
     if not isinstance(function, griffe.Function):
         return function.kind.value
-    parameters = [(p.name, p.kind.value, str(p.default)) for p in function.parameters]
+    # A parameter's default as written, None when it has none (required).
+    parameters = [
+        (p.name, p.kind.value, None if p.default is None else str(p.default))
+        for p in function.parameters
+    ]
     return ("async" in function.labels, parameters, str(function.returns))
+
+
+def _compatible(before: object, after: object) -> bool:
+    """Whether every call of the ``before`` shape still binds the same way to ``after``."""
+    if before == after:
+        return True
+    if not (isinstance(before, tuple) and isinstance(after, tuple)):
+        return False
+    (was_async, old, returns), (is_async, new, now_returns) = before, after
+    if was_async != is_async or returns != now_returns or new[: len(old)] != old:
+        return False
+    added = new[len(old) :]
+    return all(
+        kind == "variadic keyword" or (kind == "keyword-only" and default is not None)
+        for _, kind, default in added
+    )
 
 
 def main() -> int:
@@ -56,7 +78,7 @@ def main() -> int:
                 now = after.members.get(member)
                 if now is None:
                     problems.append(f"{cls_name}.{member}: removed")
-                elif _shape(function) != _shape(now):
+                elif not _compatible(_shape(function), _shape(now)):
                     problems.append(f"{cls_name}.{member}: {_shape(function)} is now {_shape(now)}")
     for problem in problems:
         print(problem)

@@ -38,6 +38,7 @@ from pushwire._core import (
 )
 from pushwire._headers import Headers
 from pushwire._html import ResultList
+from pushwire._response import APIResponse, RequestOptions
 from pushwire.errors import (
     APIConnectionError,
     APIError,
@@ -57,6 +58,8 @@ __all__ = [
     "NOT_GIVEN",
     "NotGiven",
     "Headers",
+    "APIResponse",
+    "RequestOptions",
     "Action",
     "Analytics",
     "AsyncClient",

@@ -1,9 +1,11 @@
 """What both clients are: their settings, the properties that show them, ``with_options``,
 and their resource namespaces (``client.triggers``, ...).
 
-A namespace is declared once for both clients, ``triggers = _Namespace(Triggers,
-AsyncTriggers)``: :class:`~pushwire.Client` gets the blocking class, and
-:class:`~pushwire.AsyncClient` (``_awaited = True``) the async one.
+A namespace is declared once for both clients and their ``with_raw_response`` views, in
+``_Namespaces``: ``triggers = _Namespace(Triggers, AsyncTriggers, TriggersWithRawResponse,
+AsyncTriggersWithRawResponse)``. :class:`~pushwire.Client` gets the blocking class,
+:class:`~pushwire.AsyncClient` (``_awaited = True``) the async one, and the views
+(``_raw = True``) the raw ones of each.
 """
 
 from __future__ import annotations
@@ -30,25 +32,46 @@ from pushwire._core import CoreClient
 from pushwire.errors import PushwireError, ValidationError
 from pushwire.resources import (
     Analytics,
+    AnalyticsWithRawResponse,
     AsyncAnalytics,
+    AsyncAnalyticsWithRawResponse,
     AsyncDrips,
+    AsyncDripsWithRawResponse,
     AsyncEvents,
+    AsyncEventsWithRawResponse,
     AsyncNotifications,
+    AsyncNotificationsWithRawResponse,
     AsyncProducts,
+    AsyncProductsWithRawResponse,
     AsyncSegments,
+    AsyncSegmentsWithRawResponse,
     AsyncTriggers,
+    AsyncTriggersWithRawResponse,
     Drips,
+    DripsWithRawResponse,
     Events,
+    EventsWithRawResponse,
     Notifications,
+    NotificationsWithRawResponse,
     Products,
+    ProductsWithRawResponse,
     Segments,
+    SegmentsWithRawResponse,
     Triggers,
+    TriggersWithRawResponse,
 )
 
 if TYPE_CHECKING:
     from typing_extensions import Protocol
 
     class _AsyncClient(Protocol):
+        _awaited: Literal[True]
+
+    class _RawView(Protocol):
+        _raw: Literal[True]
+
+    class _AsyncRawView(Protocol):
+        _raw: Literal[True]
         _awaited: Literal[True]
 
 
@@ -73,19 +96,32 @@ _KEEP = _Keep.KEEP
 _C = TypeVar("_C", bound="_Base")
 _S = TypeVar("_S")
 _A = TypeVar("_A")
+_SR = TypeVar("_SR")
+_AR = TypeVar("_AR")
 
 
-class _Namespace(Generic[_S, _A]):
-    """A resource namespace of both clients: made by ``_namespaces`` as ``blocking(client)``,
-    or ``awaited(client)`` on the async client."""
+class _Namespace(Generic[_S, _A, _SR, _AR]):
+    """A resource namespace of both clients and of their ``with_raw_response`` views: made by
+    ``_namespaces`` as ``blocking(client)``, ``awaited(client)`` on the async client, and the
+    raw kinds of each on a view."""
 
     __slots__ = ("kinds",)
 
-    def __init__(self, blocking: Callable[[Any], _S], awaited: Callable[[Any], _A]) -> None:
-        self.kinds = (blocking, awaited)
+    def __init__(
+        self,
+        blocking: Callable[[Any], _S],
+        awaited: Callable[[Any], _A],
+        raw: Callable[[Any], _SR],
+        raw_awaited: Callable[[Any], _AR],
+    ) -> None:
+        self.kinds = (blocking, awaited, raw, raw_awaited)
 
     @overload
-    def __get__(self, obj: None, owner: Any) -> _Namespace[_S, _A]: ...
+    def __get__(self, obj: None, owner: Any) -> _Namespace[_S, _A, _SR, _AR]: ...
+    @overload
+    def __get__(self, obj: _AsyncRawView, owner: Any) -> _AR: ...
+    @overload
+    def __get__(self, obj: _RawView, owner: Any) -> _SR: ...
     @overload
     def __get__(self, obj: _AsyncClient, owner: Any) -> _A: ...
     @overload
@@ -97,25 +133,97 @@ class _Namespace(Generic[_S, _A]):
         raise AttributeError("the client's namespaces are made in its __init__")
 
 
-class _Base:
-    _core: CoreClient
-    # Whether the namespaces are the async ones.
-    _awaited: bool = False
+class _Namespaces:
+    """The resource namespaces, declared once for the clients and their raw views."""
 
-    triggers = _Namespace(Triggers, AsyncTriggers)
+    # Whether the namespaces are the async ones, and the raw ones.
+    _awaited: bool = False
+    _raw: bool = False
+
+    triggers = _Namespace(
+        Triggers, AsyncTriggers, TriggersWithRawResponse, AsyncTriggersWithRawResponse
+    )
     """Triggered campaigns (spec 4.1, 4.2)."""
-    drips = _Namespace(Drips, AsyncDrips)
+    drips = _Namespace(Drips, AsyncDrips, DripsWithRawResponse, AsyncDripsWithRawResponse)
     """Drip autoresponders (spec 4.3-4.5)."""
-    segments = _Namespace(Segments, AsyncSegments)
+    segments = _Namespace(
+        Segments, AsyncSegments, SegmentsWithRawResponse, AsyncSegmentsWithRawResponse
+    )
     """Segments and their members (spec 4.6-4.9)."""
-    analytics = _Namespace(Analytics, AsyncAnalytics)
+    analytics = _Namespace(
+        Analytics, AsyncAnalytics, AnalyticsWithRawResponse, AsyncAnalyticsWithRawResponse
+    )
     """Summary analytics and the subscriber distribution (spec 4.10, 4.11)."""
-    products = _Namespace(Products, AsyncProducts)
+    products = _Namespace(
+        Products, AsyncProducts, ProductsWithRawResponse, AsyncProductsWithRawResponse
+    )
     """Product updates (spec 4.12)."""
-    notifications = _Namespace(Notifications, AsyncNotifications)
+    notifications = _Namespace(
+        Notifications,
+        AsyncNotifications,
+        NotificationsWithRawResponse,
+        AsyncNotificationsWithRawResponse,
+    )
     """Push broadcasts (spec 4.13)."""
-    events = _Namespace(Events, AsyncEvents)
+    events = _Namespace(Events, AsyncEvents, EventsWithRawResponse, AsyncEventsWithRawResponse)
     """Custom event tracking (spec 4.14), on the event-tracking interface."""
+
+    def _namespaces(self, client: Any = None) -> None:
+        """Makes the resource namespaces (``self.triggers``, ...), calling through ``client``
+        (this object when it is the client)."""
+        kind = 2 * self._raw + self._awaited
+        owner = self if client is None else client
+        for name, value in vars(_Namespaces).items():
+            if isinstance(value, _Namespace):
+                self.__dict__[name] = value.kinds[kind](owner)
+
+
+class RawResponses(_Namespaces):
+    """``client.with_raw_response``: the client's namespaces, each call returning the
+    answer it got (:class:`~pushwire.APIResponse`; ``parse()`` gives what the plain call
+    returns). Calls that send many requests (``iter``, the bulk calls, ``track_many``) are
+    not here: they have no one answer."""
+
+    _raw: Literal[True] = True
+
+    def __init__(self, client: _Base) -> None:
+        self._namespaces(client)
+
+
+class AsyncRawResponses(_Namespaces):
+    """``client.with_raw_response`` of :class:`~pushwire.AsyncClient`: each call awaited
+    gives the answer it got (:class:`~pushwire.APIResponse`)."""
+
+    _awaited: Literal[True] = True
+    _raw: Literal[True] = True
+
+    def __init__(self, client: _Base) -> None:
+        self._namespaces(client)
+
+
+class _RawResponsesOf:
+    """``client.with_raw_response``, made on first use and kept by the client."""
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> _RawResponsesOf: ...
+    @overload
+    def __get__(self, obj: _AsyncClient, owner: Any) -> AsyncRawResponses: ...
+    @overload
+    def __get__(self, obj: object, owner: Any) -> RawResponses: ...
+    def __get__(self, obj: Any, owner: Any) -> object:
+        if obj is None:
+            return self
+        view = (AsyncRawResponses if obj._awaited else RawResponses)(obj)
+        obj.__dict__["with_raw_response"] = view
+        return view
+
+
+class _Base(_Namespaces):
+    _core: CoreClient
+
+    with_raw_response = _RawResponsesOf()
+    """The client's namespaces, each call returning the answer it got
+    (:class:`~pushwire.APIResponse`: status, headers, body; ``parse()`` the result)."""
 
     def __init__(
         self,
@@ -235,15 +343,11 @@ class _Base:
         # A subclass's own attributes come along as they are (an object of its own that holds
         # this client keeps calling through this client); the namespaces are the derived one's.
         derived.__dict__.update(self.__dict__)
+        # The raw view calls through the client it was made on: the derived one makes its own.
+        derived.__dict__.pop("with_raw_response", None)
         derived._core = core
         derived._namespaces()
         return derived
-
-    def _namespaces(self) -> None:
-        """Makes the resource namespaces (``self.triggers``, ...) over this client."""
-        for name, value in vars(_Base).items():
-            if isinstance(value, _Namespace):
-                self.__dict__[name] = value.kinds[self._awaited](self)
 
     def _check_events(self) -> None:
         # Once for a whole batch, not as each event's outcome.

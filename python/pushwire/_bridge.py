@@ -184,8 +184,11 @@ def _bridge_for(loop: asyncio.AbstractEventLoop) -> _LoopBridge:
     return bridge
 
 
-async def submit(core: CoreClient, op: str, *args: Any) -> Any:
-    """Runs ``op`` on the Rust runtime and awaits its result; cancelling aborts the request."""
+async def submit(
+    core: CoreClient, op: str, *args: Any, options: Optional[dict[str, Any]] = None
+) -> Any:
+    """Runs ``op`` on the Rust runtime and awaits its result; cancelling aborts the request.
+    ``options`` are the call's own (see ``pushwire._response.per_call``)."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -195,7 +198,10 @@ async def submit(core: CoreClient, op: str, *args: Any) -> Any:
             "pushwire.Client through trio.to_thread.run_sync"
         ) from None
     bridge = _bridge_for(loop)
-    call_id = core.submit(op, bridge.completions, *args)
+    if options is None:
+        call_id = core.submit(op, bridge.completions, *args)
+    else:
+        call_id = core.submit_with(op, options, bridge.completions, *args)
     fut: asyncio.Future[Any] = loop.create_future()
     bridge.futures[call_id] = fut
     try:

@@ -17,6 +17,7 @@ use pyo3::types::{PyDict, PyTuple};
 
 use super::batch_across_threads;
 use super::busy_poll;
+use super::call_options::{self, raw_answer_of, with_options, PerCall};
 use super::completions::{CompleteOnPanic, Completions};
 use super::errors::to_pyerr;
 use super::fork;
@@ -308,6 +309,76 @@ impl CoreClient {
     /// Runs `op` and blocks until it ends, releasing the GIL meanwhile.
     #[pyo3(signature = (op, *args))]
     fn call(&self, py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        self.blocking(py, op, None, args)
+    }
+
+    /// `call` with the call's own options (see `call_options`): a `(result, raw)` tuple
+    /// when they ask for the raw answer.
+    #[pyo3(signature = (op, options, *args))]
+    fn call_with(
+        &self,
+        py: Python<'_>,
+        op: &str,
+        options: &Bound<'_, PyDict>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        let rename = ops::renamer(ops::Operation::named(op));
+        let per_call = call_options::read(op, options)?.map_err(|e| to_pyerr(py, e, rename))?;
+        self.blocking(py, op, Some(per_call), args)
+    }
+
+    /// Starts `op` as a task whose result `completions` will hand over; returns its id.
+    /// Bad input raises here, before anything is sent.
+    #[pyo3(signature = (op, completions, *args))]
+    fn submit(
+        &self,
+        py: Python<'_>,
+        op: &str,
+        completions: &Bound<'_, Completions>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<u64> {
+        self.start(py, op, None, completions, args)
+    }
+
+    /// `submit` with the call's own options, as `call_with`.
+    #[pyo3(signature = (op, options, completions, *args))]
+    fn submit_with(
+        &self,
+        py: Python<'_>,
+        op: &str,
+        options: &Bound<'_, PyDict>,
+        completions: &Bound<'_, Completions>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<u64> {
+        let rename = ops::renamer(ops::Operation::named(op));
+        let per_call = call_options::read(op, options)?.map_err(|e| to_pyerr(py, e, rename))?;
+        self.start(py, op, Some(per_call), completions, args)
+    }
+}
+
+impl CoreClient {
+    /// The limits a call runs under: its client's, with its own timeout if it has one.
+    fn limits_for(&self, per_call: Option<&PerCall>) -> Option<Limits> {
+        match per_call.and_then(|p| p.timeout) {
+            None => self.limits,
+            Some(timeout) => Some(Limits {
+                timeout,
+                ..self.limits.unwrap_or(Limits {
+                    timeout,
+                    max_retries: self.config.max_retries,
+                    max_response_size: self.config.max_response_size,
+                })
+            }),
+        }
+    }
+
+    fn blocking(
+        &self,
+        py: Python<'_>,
+        op: &str,
+        per_call: Option<PerCall>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
         let operation = ops::Operation::named(op);
         let rename = ops::renamer(operation);
         super::logs::refresh(py);
@@ -322,9 +393,12 @@ impl CoreClient {
         };
         let (rt, transport) =
             thread_state::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
-        let transport = limited(transport, self.limits);
+        let transport = limited(transport, self.limits_for(per_call.as_ref()));
         let signals = handles_signals();
-        let spread_batch = if operation.is_some_and(ops::Operation::is_track_many) {
+        // A batch with options of its own stays on this thread, where they apply.
+        let spread_batch = if per_call.is_none()
+            && operation.is_some_and(ops::Operation::is_track_many)
+        {
             let (items, concurrency) =
                 ops::track_many_args(args).map_err(|e| to_pyerr(py, e, rename))?;
             // Decided here, with the GIL held (see `batch_across_threads::worth_it`).
@@ -361,9 +435,14 @@ impl CoreClient {
                 if let Some(e) = stop::take() {
                     return Err(e);
                 }
-                Work::Op(parsed.map_err(|e| to_pyerr(py, e, rename))?)
+                let op = parsed.map_err(|e| to_pyerr(py, e, rename))?;
+                if per_call.as_ref().is_some_and(|p| p.raw) {
+                    raw_answer_of(&op).map_err(|e| to_pyerr(py, e, rename))?;
+                }
+                Work::Op(op)
             }
         };
+        let options = per_call.as_ref().map(|p| p.options.clone());
         // Only a thread that handles signals wakes to check them.
         let tick = signals.then(signal_tick);
         let may_spin = matches!(&work, Work::Op(op) if op.is_single_request());
@@ -371,12 +450,13 @@ impl CoreClient {
             rt.block_on(async {
                 // Nothing ran this thread's connections since its last call.
                 crate::client::transport::catch_up_connections().await;
-                let fut = async {
+                let run = async {
                     match work {
                         Work::Spread(batch) => Ok(Output::Batch(batch.finish(&transport).await)),
                         Work::Op(op) => op.run(&transport).await,
                     }
                 };
+                let fut = with_options(options, run);
                 tokio::pin!(fut);
                 if let Some(spin) = may_spin.then(busy_poll::start).flatten() {
                     // Polls the socket without parking until the answer or the deadline
@@ -435,13 +515,11 @@ impl CoreClient {
         }
     }
 
-    /// Starts `op` as a task whose result `completions` will hand over; returns its id.
-    /// Bad input raises here, before anything is sent.
-    #[pyo3(signature = (op, completions, *args))]
-    fn submit(
+    fn start(
         &self,
         py: Python<'_>,
         op: &str,
+        per_call: Option<PerCall>,
         completions: &Bound<'_, Completions>,
         args: &Bound<'_, PyTuple>,
     ) -> PyResult<u64> {
@@ -454,7 +532,11 @@ impl CoreClient {
             return Err(e);
         }
         let parsed = parsed.map_err(|e| to_pyerr(py, e, rename))?.on_io_thread();
-        let (client, limits) = (self.config.clone(), self.limits);
+        if per_call.as_ref().is_some_and(|p| p.raw) {
+            raw_answer_of(&parsed).map_err(|e| to_pyerr(py, e, rename))?;
+        }
+        let (client, limits) = (self.config.clone(), self.limits_for(per_call.as_ref()));
+        let options = per_call.map(|p| p.options);
         let inner = completions.get().inner().clone();
         let id = inner.next_id();
         let done = inner.clone();
@@ -465,7 +547,10 @@ impl CoreClient {
             let guard = CompleteOnPanic::new(done, id, rename);
             // The I/O thread's own pool for this client.
             let out = match thread_state::transport(&client) {
-                Ok(transport) => parsed.run(&limited(transport, limits)).await,
+                Ok(transport) => {
+                    let transport = limited(transport, limits);
+                    with_options(options, parsed.run(&transport)).await
+                }
                 Err(e) => Err(e),
             };
             guard.complete(out);

@@ -2,6 +2,7 @@
 
 mod batch_across_threads;
 mod busy_poll;
+mod call_options;
 mod client;
 mod completions;
 mod convert;

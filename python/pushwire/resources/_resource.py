@@ -4,11 +4,22 @@ Each operation is written once, as a method of the blocking class (``Notificatio
 it checks and assembles its arguments and ends in one of the four primitives below, which
 the two kinds of namespace implement each in its own way:
 
-- ``_call(op, *args)``: the core's result (blocking), or an awaitable of it (async);
-- ``_then(after, op, *args)``: the same, passed through ``after`` (a ``ResultList``, ...);
-- ``_bulk(op, label, progress, (key, items, concurrency))``: a bulk call with its progress;
+- ``_call(op, *args, **options)``: the core's result (blocking), or an awaitable of it
+  (async);
+- ``_then(after, op, *args, **options)``: the same, passed through ``after`` (a
+  ``ResultList``, ...);
+- ``_bulk(op, label, progress, (key, items, concurrency), **options)``: a bulk call with its
+  progress;
 - ``_pages(fetch)``: every item of the pages ``fetch(page)`` returns, as an iterator or an
   async iterator.
+
+``options`` are the call's :class:`~pushwire.RequestOptions` (``extra_headers``, ...), which
+every method takes as ``**options`` and hands to its primitive as they came.
+
+``client.with_raw_response`` has a third and fourth kind of namespace, ``_RawSync`` and
+``_RawAsync``, whose ``_call`` and ``_then`` return an :class:`~pushwire.APIResponse` of the
+answer instead (``parse()`` runs ``after``); their classes name their methods after the
+blocking ones too: ``create = raw(Notifications.create)``, or ``raw_awaitable``.
 
 The async class names its methods after the blocking ones, ``create = awaitable(
 Notifications.create)``: a coroutine function that runs the same body on the async
@@ -30,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, cast, overlo
 from pushwire._bridge import submit
 from pushwire._bulk import BulkResult, Progress, build_result, reporting
 from pushwire._core import CoreClient, Page
+from pushwire._response import APIResponse, per_call
 
 if TYPE_CHECKING:
     from typing_extensions import Concatenate, ParamSpec, Protocol
@@ -55,6 +67,16 @@ if TYPE_CHECKING:
         ) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T_co]]: ...
         @overload
         def __get__(self, obj: object, owner: Any) -> Callable[P, Coroutine[Any, Any, T_co]]: ...
+
+    class _Raw(Protocol[P, T_co]):
+        """A ``with_raw_response`` method's type: ``(*P) -> APIResponse[T]`` once bound."""
+
+        @overload
+        def __get__(
+            self, obj: None, owner: Any
+        ) -> Callable[Concatenate[Any, P], APIResponse[T_co]]: ...
+        @overload
+        def __get__(self, obj: object, owner: Any) -> Callable[P, APIResponse[T_co]]: ...
 
     class _Paged(Protocol[P, T_co]):
         """``iter``'s type on the async namespace: ``(*P) -> AsyncIterator[T]`` once bound."""
@@ -87,17 +109,20 @@ class _Sync(_Resource):
 
     __slots__ = ()
 
-    def _call(self, op: str, *args: Any) -> Any:
+    def _call(self, op: str, *args: Any, **options: Any) -> Any:
         self._client._check_open()
+        if options:
+            return self._client._core.call_with(op, per_call(options), *args)
         return self._client._core.call(op, *args)
 
-    def _then(self, after: Callable[[Any], T], op: str, *args: Any) -> T:
-        self._client._check_open()
-        return after(self._client._core.call(op, *args))
+    def _then(self, after: Callable[[Any], T], op: str, *args: Any, **options: Any) -> T:
+        return after(self._call(op, *args, **options))
 
-    def _bulk(self, op: str, label: str, progress: Progress, args: _BulkArgs) -> BulkResult:
+    def _bulk(
+        self, op: str, label: str, progress: Progress, args: _BulkArgs, **options: Any
+    ) -> BulkResult:
         with reporting(progress, label) as callback:
-            raw = self._call(op, *args, callback)
+            raw = self._call(op, *args, callback, **options)
         return build_result(raw, args[1])
 
     @staticmethod
@@ -116,34 +141,32 @@ class _Async(_Resource):
 
     Each is the twin of a blocking one, named where it is declared (``class AsyncDrips(_Async,
     twin=Drips)``): it has the twin's docstring, and it must offer each of the twin's methods
-    (a method left out is an error at import)."""
+    but those it names in ``skip`` (a method left out is an error at import)."""
 
     __slots__ = ()
 
-    def __init_subclass__(cls, *, twin: type[_Sync], **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls, *, twin: Optional[type[_Sync]] = None, skip: tuple[str, ...] = (), **kwargs: Any
+    ) -> None:
         super().__init_subclass__(**kwargs)
-        cls.__doc__ = twin.__doc__
-        missing = [
-            name for name in vars(twin) if not name.startswith("_") and name not in vars(cls)
-        ]
-        if missing:
-            raise TypeError(f"{cls.__name__} lacks {twin.__name__}'s {', '.join(missing)}")
-        # A method made by `awaitable` or `paged` is named as this class's own.
-        for name, value in vars(cls).items():
-            if hasattr(value, "__wrapped__"):
-                value.__qualname__ = f"{cls.__qualname__}.{name}"
+        if twin is not None:
+            _twin_of(cls, twin, skip)
 
-    def _call(self, op: str, *args: Any) -> Coroutine[Any, Any, Any]:
+    def _call(self, op: str, *args: Any, **options: Any) -> Coroutine[Any, Any, Any]:
         # A plain function handing back submit's coroutine: one coroutine frame less per call.
         self._client._check_open()
+        if options:
+            return submit(self._client._core, op, *args, options=per_call(options))
         return submit(self._client._core, op, *args)
 
-    async def _then(self, after: Callable[[Any], T], op: str, *args: Any) -> T:
-        return after(await self._call(op, *args))
+    async def _then(self, after: Callable[[Any], T], op: str, *args: Any, **options: Any) -> T:
+        return after(await self._call(op, *args, **options))
 
-    async def _bulk(self, op: str, label: str, progress: Progress, args: _BulkArgs) -> BulkResult:
+    async def _bulk(
+        self, op: str, label: str, progress: Progress, args: _BulkArgs, **options: Any
+    ) -> BulkResult:
         with reporting(progress, label) as callback:
-            raw = await self._call(op, *args, _on_loop(callback))
+            raw = await self._call(op, *args, _on_loop(callback), **options)
         return build_result(raw, args[1])
 
     @staticmethod
@@ -156,6 +179,111 @@ class _Async(_Resource):
             if not current.data or current.page >= current.last_page:
                 return
             page += 1
+
+
+def _twin_of(cls: type, twin: type[_Sync], skip: tuple[str, ...] = ()) -> None:
+    """Makes ``cls`` the twin of ``twin``: its docstring, each of its methods but ``skip``
+    (one left out is an error at import), each named as ``cls``'s own."""
+    cls.__doc__ = twin.__doc__
+    cls._skipped = skip  # type: ignore[attr-defined]
+    missing = [
+        name
+        for name in vars(twin)
+        if not name.startswith("_") and name not in vars(cls) and name not in skip
+    ]
+    if missing:
+        raise TypeError(f"{cls.__name__} lacks {twin.__name__}'s {', '.join(missing)}")
+    # A method made by `awaitable`, `paged`, `raw` or `raw_awaitable` is named as this class's
+    # own.
+    for name, value in vars(cls).items():
+        if hasattr(value, "__wrapped__"):
+            value.__qualname__ = f"{cls.__qualname__}.{name}"
+
+
+class _RawSync(_Sync):
+    """A blocking namespace of ``client.with_raw_response``: each call returns its answer
+    (``APIResponse``). A bulk call or ``iter`` sends many requests and has no one answer to
+    show: the class leaves them out (``skip``)."""
+
+    __slots__ = ()
+
+    def __init_subclass__(
+        cls, *, twin: Optional[type[_Sync]] = None, skip: tuple[str, ...] = (), **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if twin is not None:
+            _twin_of(cls, twin, skip)
+
+    _skipped: tuple[str, ...] = ()
+
+    if not TYPE_CHECKING:  # a type checker flags a missing call as for any class
+
+        def __getattr__(self, name: str) -> Any:
+            raise AttributeError(_not_raw(self, name))
+
+    def _call(self, op: str, *args: Any, **options: Any) -> Any:
+        return self._then(None, op, *args, **options)
+
+    def _then(self, after: Any, op: str, *args: Any, **options: Any) -> Any:
+        self._client._check_open()
+        result, raw = self._client._core.call_with(op, per_call(options, raw=True), *args)
+        return APIResponse(raw, result, after)
+
+
+class _RawAsync(_Async):
+    """An async namespace of ``client.with_raw_response``: each call returns an awaitable of
+    its answer (``APIResponse``)."""
+
+    __slots__ = ()
+    _skipped: tuple[str, ...] = ()
+
+    if not TYPE_CHECKING:  # a type checker flags a missing call as for any class
+
+        def __getattr__(self, name: str) -> Any:
+            raise AttributeError(_not_raw(self, name))
+
+    def _call(self, op: str, *args: Any, **options: Any) -> Coroutine[Any, Any, Any]:
+        return self._then(None, op, *args, **options)
+
+    async def _then(self, after: Any, op: str, *args: Any, **options: Any) -> Any:
+        self._client._check_open()
+        core = self._client._core
+        result, raw = await submit(core, op, *args, options=per_call(options, raw=True))
+        return APIResponse(raw, result, after)
+
+
+def _not_raw(namespace: Any, name: str) -> str:
+    """Why a raw namespace has no ``name``: a call of many requests, or no such call."""
+    kind = type(namespace).__name__
+    if name in namespace._skipped:
+        return (
+            f"{kind} has no {name}: it sends many requests, which have no one answer to show; "
+            f"call it on the client itself"
+        )
+    return f"{kind!r} object has no attribute {name!r}"
+
+
+def raw(fn: Callable[Concatenate[Any, P], T]) -> _Raw[P, T]:
+    """The ``with_raw_response`` namespace's method running ``fn``, a blocking namespace's
+    method: the same body, whose call returns its answer there."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **kwargs)
+
+    functools.update_wrapper(method, fn)
+    signature = inspect.signature(fn)
+    shown = f"APIResponse[{signature.return_annotation}]"
+    method.__signature__ = signature.replace(return_annotation=shown)  # type: ignore[attr-defined]
+    return cast("_Raw[P, T]", method)
+
+
+def raw_awaitable(fn: Callable[Concatenate[Any, P], T]) -> _Awaited[P, APIResponse[T]]:
+    """``raw`` for the async client's ``with_raw_response``: a coroutine function."""
+    method = cast(Any, awaitable(fn))
+    signature = inspect.signature(fn)
+    shown = f"APIResponse[{signature.return_annotation}]"
+    method.__signature__ = signature.replace(return_annotation=shown)
+    return cast("_Awaited[P, APIResponse[T]]", method)
 
 
 def awaitable(fn: Callable[Concatenate[Any, P], T]) -> _Awaited[P, T]:

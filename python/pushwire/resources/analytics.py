@@ -4,18 +4,36 @@ blocking and awaited."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pushwire._args import DateLike
 from pushwire._html import ResultList
-from pushwire.resources._resource import _Async, _Sync, awaitable
+from pushwire.resources._resource import (
+    _Async,
+    _RawAsync,
+    _RawSync,
+    _Sync,
+    awaitable,
+    raw,
+    raw_awaitable,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from pushwire._response import RequestOptions
 
 
 class Analytics(_Sync):
     """Summary analytics and the subscriber distribution (spec 4.10, 4.11)."""
 
     def summary(
-        self, start: DateLike, end: DateLike, *, group_by: str = "day"
+        self,
+        start: DateLike,
+        end: DateLike,
+        *,
+        group_by: str = "day",
+        **options: Unpack[RequestOptions],
     ) -> list[dict[str, Any]]:
         """Rows of spec 2.12 as plain dicts (``date`` a ``datetime.date``), ready for
         ``pandas.DataFrame(rows)`` or ``polars.DataFrame(rows)`` (pandas keeps dates as
@@ -25,18 +43,30 @@ class Analytics(_Sync):
         strings, an aware datetime taken as its UTC day) span at most 3,660 days;
         ``group_by`` is ``day``, ``week`` or ``month``. A plain list, which Jupyter shows as
         a table."""
-        return self._then(ResultList, "analytics.summary", start, end, group_by)
+        return self._then(ResultList, "analytics.summary", start, end, group_by, **options)
 
-    def subscribers(self, *, types: Optional[Iterable[str]] = None) -> dict[str, dict[str, int]]:
+    def subscribers(
+        self, *, types: Optional[Iterable[str]] = None, **options: Unpack[RequestOptions]
+    ) -> dict[str, dict[str, int]]:
         """Active subscribers counted by dimension: ``{"country": {"US": 3, ...}, ...}``.
 
         ``types`` (the spec's ``type``) picks dimensions among ``country``, ``state``,
         ``city``, ``device``, ``device_type`` and ``platform``; without it, all but
         ``platform``, as spec 2.13 says."""
-        out: dict[str, dict[str, int]] = self._call("analytics.subscribers", types)
+        out: dict[str, dict[str, int]] = self._call("analytics.subscribers", types, **options)
         return out
 
 
 class AsyncAnalytics(_Async, twin=Analytics):
     summary = awaitable(Analytics.summary)
     subscribers = awaitable(Analytics.subscribers)
+
+
+class AnalyticsWithRawResponse(_RawSync, twin=Analytics):
+    summary = raw(Analytics.summary)
+    subscribers = raw(Analytics.subscribers)
+
+
+class AsyncAnalyticsWithRawResponse(_RawAsync, twin=Analytics):
+    summary = raw_awaitable(Analytics.summary)
+    subscribers = raw_awaitable(Analytics.subscribers)

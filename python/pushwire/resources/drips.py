@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Optional, SupportsIndex, Union
+from typing import TYPE_CHECKING, Any, Optional, SupportsIndex, Union
 
 from pushwire._args import DateLike, IdLike
 from pushwire._core import (
@@ -15,7 +15,21 @@ from pushwire._core import (
     SendTo,
     UtmParams,
 )
-from pushwire.resources._resource import _Async, _Sync, awaitable, paged
+from pushwire.resources._resource import (
+    _Async,
+    _RawAsync,
+    _RawSync,
+    _Sync,
+    awaitable,
+    paged,
+    raw,
+    raw_awaitable,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from pushwire._response import RequestOptions
 
 
 class Drips(_Sync):
@@ -28,6 +42,7 @@ class Drips(_Sync):
         *,
         send_to: Union[SendTo, Audience, Mapping[str, Any], None] = None,
         utm_params: Union[UtmParams, Mapping[str, Any], None] = None,
+        **options: Unpack[RequestOptions],
     ) -> int:
         """Creates a drip; its ``drip_id``. A drip read back can be copied as it is:
         ``create(name, drip.notifications, send_to=drip.audience, utm_params=drip.utm_params)``
@@ -36,7 +51,9 @@ class Drips(_Sync):
         unprocessed (429, or 503 with ``Retry-After``), never once it may have been received
         (it would make two). The id is 0 (with a warning) if the service accepted the drip but
         sent no usable id."""
-        out: int = self._call("drips.create", campaign_name, notifications, send_to, utm_params)
+        out: int = self._call(
+            "drips.create", campaign_name, notifications, send_to, utm_params, **options
+        )
         return out
 
     def get(
@@ -45,10 +62,13 @@ class Drips(_Sync):
         *,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
+        **options: Unpack[RequestOptions],
     ) -> Drip:
         """One drip with its notifications and their analytics. ``BadRequestError`` if it
         does not exist (the service answers 400)."""
-        out: Drip = self._call("drips.get", drip_id, analytics_start_at, analytics_end_at)
+        out: Drip = self._call(
+            "drips.get", drip_id, analytics_start_at, analytics_end_at, **options
+        )
         return out
 
     def list(
@@ -58,11 +78,12 @@ class Drips(_Sync):
         limit: SupportsIndex = 10,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
+        **options: Unpack[RequestOptions],
     ) -> Page[Drip]:
         """One page of drips, newest first (``limit`` 1 to 500); :meth:`iter` walks them
         all."""
         out: Page[Drip] = self._call(
-            "drips.list", page, limit, analytics_start_at, analytics_end_at
+            "drips.list", page, limit, analytics_start_at, analytics_end_at, **options
         )
         return out
 
@@ -72,6 +93,7 @@ class Drips(_Sync):
         limit: SupportsIndex = 500,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
+        **options: Unpack[RequestOptions],
     ) -> Iterator[Drip]:
         """Every drip, newest first, fetching pages lazily (``async for`` on
         ``AsyncClient``)."""
@@ -81,6 +103,7 @@ class Drips(_Sync):
                 limit=limit,
                 analytics_start_at=analytics_start_at,
                 analytics_end_at=analytics_end_at,
+                **options,
             )
         )
 
@@ -90,3 +113,15 @@ class AsyncDrips(_Async, twin=Drips):
     get = awaitable(Drips.get)
     list = awaitable(Drips.list)
     iter = paged(Drips.iter)
+
+
+class DripsWithRawResponse(_RawSync, twin=Drips, skip=("iter",)):
+    create = raw(Drips.create)
+    get = raw(Drips.get)
+    list = raw(Drips.list)
+
+
+class AsyncDripsWithRawResponse(_RawAsync, twin=Drips, skip=("iter",)):
+    create = raw_awaitable(Drips.create)
+    get = raw_awaitable(Drips.get)
+    list = raw_awaitable(Drips.list)

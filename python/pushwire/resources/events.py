@@ -5,11 +5,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional, SupportsIndex
+from typing import TYPE_CHECKING, Any, Optional, SupportsIndex
 
 from pushwire._args import IdLike, _events, _given
 from pushwire.errors import PushwireError
-from pushwire.resources._resource import _Async, _Sync, awaitable
+from pushwire.resources._resource import (
+    _Async,
+    _RawAsync,
+    _RawSync,
+    _Sync,
+    awaitable,
+    raw,
+    raw_awaitable,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from pushwire._response import RequestOptions
 
 _log = logging.getLogger("pushwire")
 
@@ -24,30 +37,48 @@ class Events(_Sync):
         profile_id: Optional[IdLike] = None,
         device_token_hash: Optional[str] = None,
         data: Optional[Mapping[str, Any]] = None,
+        **options: Unpack[RequestOptions],
     ) -> None:
         """Records an event for a subscriber (``profile_id`` wins over ``device_token_hash``).
         Retried only when the service refused it unprocessed (429, or 503 with
         ``Retry-After``), never once it may have been received: it may start a triggered
         campaign."""
         out: None = self._call(
-            "events.track", event_name, _given(profile_id), _given(device_token_hash), data
+            "events.track",
+            event_name,
+            _given(profile_id),
+            _given(device_token_hash),
+            data,
+            **options,
         )
         return out
 
     def track_many(
-        self, events: Iterable[Any], *, concurrency: SupportsIndex = 64
+        self,
+        events: Iterable[Any],
+        *,
+        concurrency: SupportsIndex = 64,
+        **options: Unpack[RequestOptions],
     ) -> list[Optional[PushwireError]]:
         """Tracks every event (dicts with ``event_name``, ``profile_id`` or
         ``device_token_hash``, ``data``), ``concurrency`` in flight, inside Rust. Returns one
         entry per event, in order: ``None`` when it was recorded, else its error (invalid
         events are not sent). One failure never stops the rest."""
         self._client._check_events()
-        return self._then(_reported, "events.track_many", _events(events), concurrency)
+        return self._then(_reported, "events.track_many", _events(events), concurrency, **options)
 
 
 class AsyncEvents(_Async, twin=Events):
     track = awaitable(Events.track)
     track_many = awaitable(Events.track_many)
+
+
+class EventsWithRawResponse(_RawSync, twin=Events, skip=("track_many",)):
+    track = raw(Events.track)
+
+
+class AsyncEventsWithRawResponse(_RawAsync, twin=Events, skip=("track_many",)):
+    track = raw_awaitable(Events.track)
 
 
 def _reported(results: list[Optional[PushwireError]]) -> list[Optional[PushwireError]]:

@@ -4,12 +4,25 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from pushwire._args import DateLike, DateTimeLike, IdLike, WholeLike, _is_list, _strs
 from pushwire._core import Action, AttributeRule
 from pushwire.errors import ValidationError
-from pushwire.resources._resource import _Async, _Sync, awaitable
+from pushwire.resources._resource import (
+    _Async,
+    _RawAsync,
+    _RawSync,
+    _Sync,
+    awaitable,
+    raw,
+    raw_awaitable,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from pushwire._response import RequestOptions
 
 
 class Notifications(_Sync):
@@ -41,6 +54,7 @@ class Notifications(_Sync):
         subscriber_hash: Optional[Iterable[str]] = None,
         attributes: Optional[Sequence[Sequence[Union[AttributeRule, Mapping[str, Any]]]]] = None,
         actions: Optional[Sequence[Union[Action, Mapping[str, Any]]]] = None,
+        **options: Unpack[RequestOptions],
     ) -> int:
         """Creates a broadcast; its ``notification_id``.
 
@@ -78,12 +92,20 @@ class Notifications(_Sync):
                 "actions": actions,
             },
         )
-        out: int = self._call("notifications.create", fields)
+        out: int = self._call("notifications.create", fields, **options)
         return out
 
 
 class AsyncNotifications(_Async, twin=Notifications):
     create = awaitable(Notifications.create)
+
+
+class NotificationsWithRawResponse(_RawSync, twin=Notifications):
+    create = raw(Notifications.create)
+
+
+class AsyncNotificationsWithRawResponse(_RawAsync, twin=Notifications):
+    create = raw_awaitable(Notifications.create)
 
 
 def _broadcast(

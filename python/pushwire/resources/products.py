@@ -3,23 +3,48 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from pushwire._core import Product
-from pushwire.resources._resource import _Async, _Sync, awaitable
+from pushwire.resources._resource import (
+    _Async,
+    _RawAsync,
+    _RawSync,
+    _Sync,
+    awaitable,
+    raw,
+    raw_awaitable,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from pushwire._response import RequestOptions
 
 
 class Products(_Sync):
     """Product updates (spec 4.12)."""
 
-    def update(self, products: Sequence[Union[Product, Mapping[str, Any]]]) -> None:
+    def update(
+        self,
+        products: Sequence[Union[Product, Mapping[str, Any]]],
+        **options: Unpack[RequestOptions],
+    ) -> None:
         """Sends the latest price and availability: ``Product``s, their dicts, or the
         emulator's ``products()`` entries. Retried only when the service refused
         it unprocessed (429, or 503 with ``Retry-After``), never once it may have been
         received."""
-        out: None = self._call("products.update", products)
+        out: None = self._call("products.update", products, **options)
         return out
 
 
 class AsyncProducts(_Async, twin=Products):
     update = awaitable(Products.update)
+
+
+class ProductsWithRawResponse(_RawSync, twin=Products):
+    update = raw(Products.update)
+
+
+class AsyncProductsWithRawResponse(_RawAsync, twin=Products):
+    update = raw_awaitable(Products.update)

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Optional, SupportsIndex
+from typing import TYPE_CHECKING, Optional, SupportsIndex
 
 from pushwire._args import IdLike, _items
 from pushwire._bulk import BulkResult, Progress
 from pushwire._core import Segment
 from pushwire._html import ResultList
-from pushwire.resources._resource import _Async, _Sync, awaitable
+from pushwire.resources._resource import (
+    _Async,
+    _RawAsync,
+    _RawSync,
+    _Sync,
+    awaitable,
+    raw,
+    raw_awaitable,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from pushwire._response import RequestOptions
 
 
 class Segments(_Sync):
@@ -22,30 +35,42 @@ class Segments(_Sync):
         limit: Optional[SupportsIndex] = None,
         offset: Optional[SupportsIndex] = None,
         segment_type: Optional[str] = None,
+        **options: Unpack[RequestOptions],
     ) -> list[Segment]:
         """The site's segments (one with ``segment_id``), ``offset``/``limit`` to page;
         ``segment_type="all"`` includes those built on geography, device and browser. A
         plain list, which Jupyter shows as a table."""
-        return self._then(ResultList, "segments.list", segment_id, limit, offset, segment_type)
+        return self._then(
+            ResultList, "segments.list", segment_id, limit, offset, segment_type, **options
+        )
 
-    def delete(self, segment_id: IdLike) -> str:
+    def delete(self, segment_id: IdLike, **options: Unpack[RequestOptions]) -> str:
         """Deletes a segment; the service's message."""
-        out: str = self._call("segments.delete", segment_id)
+        out: str = self._call("segments.delete", segment_id, **options)
         return out
 
-    def add_subscribers(self, segment_id: IdLike, subscriber_hashes: Iterable[str]) -> str:
+    def add_subscribers(
+        self,
+        segment_id: IdLike,
+        subscriber_hashes: Iterable[str],
+        **options: Unpack[RequestOptions],
+    ) -> str:
         """Adds up to 500 subscribers by hash; the service's message."""
-        out: str = self._call("segments.add_subscribers", segment_id, subscriber_hashes)
+        out: str = self._call("segments.add_subscribers", segment_id, subscriber_hashes, **options)
         return out
 
-    def add_profiles(self, segment_name: str, profile_ids: Iterable[IdLike]) -> None:
+    def add_profiles(
+        self, segment_name: str, profile_ids: Iterable[IdLike], **options: Unpack[RequestOptions]
+    ) -> None:
         """Adds the subscribers with these profile ids to the segment named; idempotent."""
-        out: None = self._call("segments.add_profiles", segment_name, profile_ids)
+        out: None = self._call("segments.add_profiles", segment_name, profile_ids, **options)
         return out
 
-    def remove_profiles(self, segment_name: str, profile_ids: Iterable[IdLike]) -> None:
+    def remove_profiles(
+        self, segment_name: str, profile_ids: Iterable[IdLike], **options: Unpack[RequestOptions]
+    ) -> None:
         """Removes the subscribers with these profile ids from the segment named."""
-        out: None = self._call("segments.remove_profiles", segment_name, profile_ids)
+        out: None = self._call("segments.remove_profiles", segment_name, profile_ids, **options)
         return out
 
     def add_subscribers_bulk(
@@ -55,13 +80,16 @@ class Segments(_Sync):
         *,
         concurrency: SupportsIndex = 8,
         progress: Progress = None,
+        **options: Unpack[RequestOptions],
     ) -> BulkResult:
         """Adds any number of subscribers: chunks of 500 (the spec's limit), ``concurrency``
         in flight, each retried on its own. ``progress`` is a ``callable(done, total)`` or
         ``True`` for a progress bar: tqdm's when it is installed (a widget in Jupyter), else a
         line on stderr. Every chunk's outcome is in the result."""
         args = (segment_id, _items("hashes", hashes), concurrency)
-        return self._bulk("segments.add_subscribers_bulk", "add_subscribers", progress, args)
+        return self._bulk(
+            "segments.add_subscribers_bulk", "add_subscribers", progress, args, **options
+        )
 
     def add_profiles_bulk(
         self,
@@ -70,10 +98,11 @@ class Segments(_Sync):
         *,
         concurrency: SupportsIndex = 8,
         progress: Progress = None,
+        **options: Unpack[RequestOptions],
     ) -> BulkResult:
         """:meth:`add_profiles` for any number of profile ids, in chunks of 500."""
         args = (segment_name, _items("profile_ids", profile_ids), concurrency)
-        return self._bulk("segments.add_profiles_bulk", "add_profiles", progress, args)
+        return self._bulk("segments.add_profiles_bulk", "add_profiles", progress, args, **options)
 
     def remove_profiles_bulk(
         self,
@@ -82,10 +111,13 @@ class Segments(_Sync):
         *,
         concurrency: SupportsIndex = 8,
         progress: Progress = None,
+        **options: Unpack[RequestOptions],
     ) -> BulkResult:
         """:meth:`remove_profiles` for any number of profile ids, in chunks of 500."""
         args = (segment_name, _items("profile_ids", profile_ids), concurrency)
-        return self._bulk("segments.remove_profiles_bulk", "remove_profiles", progress, args)
+        return self._bulk(
+            "segments.remove_profiles_bulk", "remove_profiles", progress, args, **options
+        )
 
 
 class AsyncSegments(_Async, twin=Segments):
@@ -97,3 +129,27 @@ class AsyncSegments(_Async, twin=Segments):
     add_subscribers_bulk = awaitable(Segments.add_subscribers_bulk)
     add_profiles_bulk = awaitable(Segments.add_profiles_bulk)
     remove_profiles_bulk = awaitable(Segments.remove_profiles_bulk)
+
+
+class SegmentsWithRawResponse(
+    _RawSync,
+    twin=Segments,
+    skip=("add_subscribers_bulk", "add_profiles_bulk", "remove_profiles_bulk"),
+):
+    list = raw(Segments.list)
+    delete = raw(Segments.delete)
+    add_subscribers = raw(Segments.add_subscribers)
+    add_profiles = raw(Segments.add_profiles)
+    remove_profiles = raw(Segments.remove_profiles)
+
+
+class AsyncSegmentsWithRawResponse(
+    _RawAsync,
+    twin=Segments,
+    skip=("add_subscribers_bulk", "add_profiles_bulk", "remove_profiles_bulk"),
+):
+    list = raw_awaitable(Segments.list)
+    delete = raw_awaitable(Segments.delete)
+    add_subscribers = raw_awaitable(Segments.add_subscribers)
+    add_profiles = raw_awaitable(Segments.add_profiles)
+    remove_profiles = raw_awaitable(Segments.remove_profiles)

@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Optional, SupportsIndex
+from typing import TYPE_CHECKING, Optional, SupportsIndex
 
 from pushwire._args import DateLike, IdLike
 from pushwire._core import Page, TriggeredCampaign
-from pushwire.resources._resource import _Async, _Sync, awaitable, paged
+from pushwire.resources._resource import (
+    _Async,
+    _RawAsync,
+    _RawSync,
+    _Sync,
+    awaitable,
+    paged,
+    raw,
+    raw_awaitable,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from pushwire._response import RequestOptions
 
 
 class Triggers(_Sync):
@@ -19,12 +33,13 @@ class Triggers(_Sync):
         *,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
+        **options: Unpack[RequestOptions],
     ) -> TriggeredCampaign:
         """One campaign with its notifications, and their analytics over the given dates
         (the service's default range without them). ``BadRequestError`` if it does not
         exist (the service answers 400)."""
         out: TriggeredCampaign = self._call(
-            "triggers.get", trigger_id, analytics_start_at, analytics_end_at
+            "triggers.get", trigger_id, analytics_start_at, analytics_end_at, **options
         )
         return out
 
@@ -35,11 +50,12 @@ class Triggers(_Sync):
         limit: SupportsIndex = 10,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
+        **options: Unpack[RequestOptions],
     ) -> Page[TriggeredCampaign]:
         """One page of campaigns, newest first (``limit`` 1 to 500), with ``total`` and
         ``last_page``; :meth:`iter` walks them all."""
         out: Page[TriggeredCampaign] = self._call(
-            "triggers.list", page, limit, analytics_start_at, analytics_end_at
+            "triggers.list", page, limit, analytics_start_at, analytics_end_at, **options
         )
         return out
 
@@ -49,6 +65,7 @@ class Triggers(_Sync):
         limit: SupportsIndex = 500,
         analytics_start_at: Optional[DateLike] = None,
         analytics_end_at: Optional[DateLike] = None,
+        **options: Unpack[RequestOptions],
     ) -> Iterator[TriggeredCampaign]:
         """Every campaign, newest first, fetching pages lazily (``async for`` on
         ``AsyncClient``)."""
@@ -58,6 +75,7 @@ class Triggers(_Sync):
                 limit=limit,
                 analytics_start_at=analytics_start_at,
                 analytics_end_at=analytics_end_at,
+                **options,
             )
         )
 
@@ -66,3 +84,13 @@ class AsyncTriggers(_Async, twin=Triggers):
     get = awaitable(Triggers.get)
     list = awaitable(Triggers.list)
     iter = paged(Triggers.iter)
+
+
+class TriggersWithRawResponse(_RawSync, twin=Triggers, skip=("iter",)):
+    get = raw(Triggers.get)
+    list = raw(Triggers.list)
+
+
+class AsyncTriggersWithRawResponse(_RawAsync, twin=Triggers, skip=("iter",)):
+    get = raw_awaitable(Triggers.get)
+    list = raw_awaitable(Triggers.list)

@@ -2,12 +2,13 @@
 //! `Page`s, lists, and per-item outcomes of batches with their exceptions.
 
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyList};
 use pythonize::pythonize;
 use serde_json::{Map, Value};
 
 use crate::bindings::errors::to_pyerr;
 use crate::bindings::models::Page;
+use crate::client::transport::RawAnswer;
 use crate::client::{analytics, bulk, Error};
 use crate::model::{Drip, Segment, TriggeredCampaign};
 
@@ -24,6 +25,9 @@ pub enum Output {
     Distribution(Map<String, Value>),
     Batch(Vec<Result<(), Error>>),
     Chunks(Vec<bulk::Chunk>),
+    /// A result with the answer it was read from (`with_raw_response`): a `(result, raw)`
+    /// tuple in Python.
+    WithRaw(Box<Output>, crate::client::transport::RawAnswer),
 }
 
 fn page<T>(py: Python<'_>, p: crate::client::Page<T>) -> PyResult<Py<PyAny>>
@@ -61,6 +65,13 @@ impl Output {
             }
             Output::Text(s) => s.into_pyobject(py)?.into_any().unbind(),
             Output::Nothing => py.None(),
+            Output::WithRaw(out, raw) => {
+                let raw = raw_into_py(py, raw)?;
+                (out.into_py(py)?, raw)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind()
+            }
             Output::Rows(rows) => {
                 let list = PyList::empty(py);
                 for analytics::Row { row, extra } in rows {
@@ -107,4 +118,20 @@ impl Output {
             }
         })
     }
+}
+
+/// The raw answer as `pushwire.APIResponse` takes it: `(status_code, http_version, headers
+/// as (name, value) pairs, body, method, url, elapsed seconds, retries)`.
+fn raw_into_py(py: Python<'_>, raw: RawAnswer) -> PyResult<Py<PyAny>> {
+    let tuple = (
+        raw.status,
+        raw.http_version,
+        raw.headers,
+        PyBytes::new(py, &raw.body),
+        raw.method,
+        raw.url,
+        raw.elapsed.as_secs_f64(),
+        raw.retries,
+    );
+    Ok(tuple.into_pyobject(py)?.into_any().unbind())
 }

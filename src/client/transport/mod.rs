@@ -15,12 +15,15 @@
 //! One file per concern: `call` (what a resource describes), `config`, `tls`, `urls` and
 //! `pool` (a client's HTTP side and its setup), `slots` (the bound on requests in flight),
 //! `retry` (attempts within the deadline), `read` (one attempt, its answer within its cap),
-//! `failure` (how a failed call is told) and `envelope` (decoding a successful answer).
+//! `failure` (how a failed call is told), `envelope` (decoding a successful answer) and
+//! `options` (what one call adds to its request: extra headers, query and body, and the raw
+//! answer kept for `with_raw_response`).
 
 mod call;
 mod config;
 mod envelope;
 mod failure;
+mod options;
 mod pool;
 mod read;
 mod retry;
@@ -31,6 +34,7 @@ mod urls;
 pub use call::{Body, Call, Idempotency, Iface};
 pub use config::{Config, DEFAULT_MAX_RESPONSE_SIZE};
 pub use envelope::{decode, Ack, Data, Envelope};
+pub use options::{extra_header, CallOptions, RawAnswer};
 pub use pool::{catch_up_connections, Limits, Shared, Transport, USER_AGENT_VALUE};
 pub use slots::Slots;
 pub use tls::tls_config;

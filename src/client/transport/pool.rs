@@ -10,6 +10,7 @@ use reqwest::Url;
 use crate::client::error::{Error, Result};
 
 use super::config::Config;
+use super::options::extra_header;
 use super::tls::tls_config;
 use super::urls::{is_loopback, parsed_root, root_url, url_of, without_credentials, EVENTS_PATH};
 
@@ -89,46 +90,7 @@ impl Transport {
         headers.insert(HeaderName::from_static("api-key"), key);
         headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
         for (k, v) in &cfg.default_headers {
-            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
-                Error::validation(
-                    "default_headers",
-                    format!("default_headers: bad header name {k:?}"),
-                )
-            })?;
-            if matches!(name.as_str(), "api-key" | "api_key") {
-                return Err(Error::validation(
-                    "default_headers",
-                    "default_headers must not carry the key: pass api_key=",
-                ));
-            }
-            // Headers that frame the message or the connection are the HTTP stack's: a
-            // `Content-Length` of its own would cut every body short.
-            if matches!(
-                name.as_str(),
-                "content-length"
-                    | "transfer-encoding"
-                    | "host"
-                    | "connection"
-                    | "keep-alive"
-                    | "te"
-                    | "trailer"
-                    | "upgrade"
-                    | "proxy-connection"
-            ) {
-                return Err(Error::validation(
-                    "default_headers",
-                    format!(
-                        "default_headers must not set {k}: the HTTP client sets it for each \
-                         request"
-                    ),
-                ));
-            }
-            let value = HeaderValue::from_str(v).map_err(|_| {
-                Error::validation(
-                    "default_headers",
-                    format!("default_headers: bad value for {k}"),
-                )
-            })?;
+            let (name, value) = extra_header("default_headers", k, v)?;
             headers.insert(name, value);
         }
         let mut tls = match &cfg.tls {

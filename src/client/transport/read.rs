@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, CONTENT_TYPE};
-use reqwest::StatusCode;
+use reqwest::{StatusCode, Url, Version};
 
 use super::call::{Body, Call, Iface};
+use super::options::CallOptions;
 use super::pool::Transport;
 use super::urls::{url_of, EVENTS_PATH};
 
@@ -28,11 +29,8 @@ impl From<reqwest::Error> for AttemptError {
 }
 
 impl Transport {
-    pub(super) async fn attempt(
-        &self,
-        call: &Call,
-        remaining: Duration,
-    ) -> std::result::Result<(StatusCode, HeaderMap, bytes::Bytes), AttemptError> {
+    /// The URL `call` is sent to, with its query and any extra query parameters.
+    pub(super) fn request_url(&self, call: &Call, options: Option<&CallOptions>) -> Url {
         let root = match call.iface {
             Iface::Main => &self.main_root,
             Iface::Events => match &self.events_root {
@@ -44,10 +42,25 @@ impl Transport {
             Some(url) if call.iface == Iface::Events && call.path == EVENTS_PATH => url.clone(),
             _ => url_of(root, &call.path),
         };
-        if !call.query.is_empty() {
-            url.query_pairs_mut()
-                .extend_pairs(call.query.iter().map(|(k, v)| (*k, v.as_str())));
+        let extra = options.map(CallOptions::query_pairs).unwrap_or_default();
+        if !call.query.is_empty() || !extra.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            pairs.extend_pairs(call.query.iter().map(|(k, v)| (*k, v.as_str())));
+            pairs.extend_pairs(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         }
+        url
+    }
+
+    /// One request of `call`, its answer read; `version` is set to the answer's HTTP
+    /// version.
+    pub(super) async fn attempt(
+        &self,
+        call: &Call,
+        remaining: Duration,
+        options: Option<&CallOptions>,
+        version: &mut Version,
+    ) -> std::result::Result<(StatusCode, HeaderMap, bytes::Bytes), AttemptError> {
+        let url = self.request_url(call, options);
         let mut req = self
             .http
             .request(call.method.clone(), url)
@@ -59,8 +72,14 @@ impl Transport {
                 .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
                 .body(f.clone()),
         };
+        if let Some(options) = options {
+            for (name, value) in &options.headers {
+                req = req.header(name.clone(), value.clone());
+            }
+        }
         let mut resp = req.send().await?;
         let status = resp.status();
+        *version = resp.version();
         // Moved out, not copied: a failure reads them (Retry-After), and so does a refusal
         // answered 2xx (its error carries them); the body is read without them (reqwest's
         // `content_length` is the body's own size hint).

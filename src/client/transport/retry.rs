@@ -7,13 +7,14 @@ use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
-use crate::client::error::{Error, Result};
+use crate::client::error::{decoded_without_secret, Error, Result};
 
 use super::call::{Call, Idempotency, Iface};
 use super::envelope::{decode, Envelope};
 use super::failure::{
     api_failure, connection_message, header_pairs, redirect_message, timeout_error, too_large,
 };
+use super::options::{CallOptions, RawAnswer};
 use super::pool::Transport;
 use super::read::AttemptError;
 
@@ -55,6 +56,24 @@ impl Transport {
         std::borrow::Cow::Owned(text.into_bytes())
     }
 
+    /// `text` (a URL, a header's value) with the API key blanked in every spelling it can
+    /// have there.
+    fn shown(&self, text: &str) -> String {
+        match decoded_without_secret(text, self.secret.as_deref()) {
+            (shown, true) => shown,
+            _ => text.to_string(),
+        }
+    }
+
+    /// An answer's headers as text, the key blanked wherever one echoes it.
+    fn shown_headers(&self, headers: &HeaderMap) -> Vec<(String, String)> {
+        let mut pairs = header_pairs(headers);
+        for (_, value) in &mut pairs {
+            *value = self.shown(value);
+        }
+        pairs
+    }
+
     /// `err` with the API key blanked wherever the service's answer echoed it.
     fn redacted(&self, err: Error) -> Error {
         match (err, &self.secret) {
@@ -75,6 +94,13 @@ impl Transport {
                 "no events_url: pass events_url= or set PUSHWIRE_EVENTS_URL to track events",
             ));
         }
+        let options = CallOptions::current();
+        let options = options.as_deref();
+        let merged = match options {
+            Some(options) => options.applied(call)?,
+            None => None,
+        };
+        let call = merged.as_ref().unwrap_or(call);
         let started = Instant::now();
         let deadline = started.checked_add(self.limits.timeout).unwrap_or(started);
         // One slot for the call's requests, one at a time; let go during a backoff wait,
@@ -107,10 +133,23 @@ impl Transport {
             if remaining.is_zero() {
                 return Err(timeout_error(call, self.limits.timeout, false));
             }
-            let outcome = self.attempt(call, remaining).await;
+            let mut version = reqwest::Version::HTTP_11;
+            let outcome = self.attempt(call, remaining, options, &mut version).await;
             let (err, wait_hint, retryable) = match outcome {
                 Ok((status, headers, body)) if status.is_success() => {
                     log_call(call, status.as_u16(), started, retries);
+                    if let Some(options) = options.filter(|o| o.raw.is_some()) {
+                        options.keep_raw(|| RawAnswer {
+                            status: status.as_u16(),
+                            http_version: version_name(version),
+                            headers: self.shown_headers(&headers),
+                            body: bytes::Bytes::copy_from_slice(&self.without_secret(&body)),
+                            method: call.method.to_string(),
+                            url: self.shown(self.request_url(call, Some(options)).as_str()),
+                            elapsed: started.elapsed(),
+                            retries,
+                        });
+                    }
                     return Ok((status, headers, body));
                 }
                 Ok((status, headers, body)) => {
@@ -237,6 +276,17 @@ impl Transport {
             .min(self.backoff_max);
         let jitter: f64 = 0.5 + fastrand::f64() * 0.5;
         exp.mul_f64(jitter)
+    }
+}
+
+/// How `with_raw_response` names an HTTP version: as Python's HTTP clients do.
+fn version_name(version: reqwest::Version) -> &'static str {
+    match version {
+        reqwest::Version::HTTP_09 => "HTTP/0.9",
+        reqwest::Version::HTTP_10 => "HTTP/1.0",
+        reqwest::Version::HTTP_2 => "HTTP/2",
+        reqwest::Version::HTTP_3 => "HTTP/3",
+        _ => "HTTP/1.1",
     }
 }
 

@@ -1,0 +1,174 @@
+//! A call's own options as Python passes them (`extra_headers`, `extra_query`,
+//! `extra_body`, `timeout`, and whether to keep the raw answer), read into the core's
+//! [`CallOptions`]; the call run under them; and the raw answer handed back.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyMapping, PyString};
+
+use super::convert::to_json;
+use super::ops::{Op, Output};
+use crate::client::transport::{extra_header, CallOptions};
+use crate::client::Error;
+
+/// What `CoreClient.call_with` and `submit_with` take.
+pub struct PerCall {
+    pub options: Arc<CallOptions>,
+    pub timeout: Option<Duration>,
+    pub raw: bool,
+}
+
+/// The names the options dict may hold (the keys of `pushwire.RequestOptions`, and `raw`).
+const NAMES: [&str; 5] = [
+    "extra_headers",
+    "extra_query",
+    "extra_body",
+    "timeout",
+    "raw",
+];
+
+/// Reads `options`; an unknown name is a `TypeError`, as a misspelt keyword argument is.
+pub fn read(op: &str, options: &Bound<'_, PyDict>) -> PyResult<Result<PerCall, Error>> {
+    let mut out = CallOptions::default();
+    let mut timeout = None;
+    let mut raw = false;
+    for (name, value) in options.iter() {
+        let name: String = name.extract()?;
+        if !NAMES.contains(&name.as_str()) {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "{op}() got an unexpected keyword argument '{name}'"
+            )));
+        }
+        if value.is_none() {
+            continue;
+        }
+        let read = match name.as_str() {
+            "extra_headers" => pairs(&value, &name).and_then(|pairs| {
+                for (k, v) in pairs {
+                    let Ok(text) = v.cast::<PyString>() else {
+                        return Err(Error::validation(
+                            "extra_headers",
+                            format!("extra_headers[{k:?}] must be a str"),
+                        ));
+                    };
+                    out.headers
+                        .push(extra_header("extra_headers", &k, &text.to_string_lossy())?);
+                }
+                Ok(())
+            }),
+            "extra_query" => pairs(&value, &name).and_then(|pairs| {
+                for (k, v) in pairs {
+                    let json = to_json(&v, &format!("extra_query[{k:?}]"))?;
+                    out.query.push((k, json));
+                }
+                Ok(())
+            }),
+            "extra_body" => pairs(&value, &name).and_then(|pairs| {
+                for (k, v) in pairs {
+                    let json = to_json(&v, &format!("extra_body[{k:?}]"))?;
+                    out.body.insert(k, json);
+                }
+                Ok(())
+            }),
+            "timeout" => {
+                let secs: f64 = value.extract()?;
+                if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
+                    Err(Error::validation(
+                        "timeout",
+                        "timeout must be a positive number of seconds, at most a day",
+                    ))
+                } else {
+                    timeout = Some(Duration::from_secs_f64(secs));
+                    Ok(())
+                }
+            }
+            _ => {
+                raw = value.is_truthy()?;
+                Ok(())
+            }
+        };
+        if let Err(e) = read {
+            return Ok(Err(e));
+        }
+    }
+    if raw {
+        out.raw = Some(Mutex::new(None));
+    }
+    Ok(Ok(PerCall {
+        options: Arc::new(out),
+        timeout,
+        raw,
+    }))
+}
+
+/// A mapping's items with str keys, or an error naming the option.
+fn pairs<'py>(
+    value: &Bound<'py, PyAny>,
+    option: &str,
+) -> Result<Vec<(String, Bound<'py, PyAny>)>, Error> {
+    let not_a_mapping = || {
+        Error::validation(
+            option,
+            format!(
+                "{option} must be a mapping of names to values, not {}",
+                value
+                    .get_type()
+                    .name()
+                    .map_or_else(|_| "?".to_string(), |n| n.to_string())
+            ),
+        )
+    };
+    let mapping = value.cast::<PyMapping>().map_err(|_| not_a_mapping())?;
+    let items = mapping.items().map_err(|_| not_a_mapping())?;
+    let mut out = Vec::new();
+    for item in items.iter() {
+        let (k, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) =
+            item.extract().map_err(|_| not_a_mapping())?;
+        let Ok(key) = k.cast::<PyString>() else {
+            return Err(Error::validation(
+                option,
+                format!("{option}'s names must be str, not {}", k.get_type()),
+            ));
+        };
+        let key = key.to_string_lossy().into_owned();
+        if key.is_empty() {
+            return Err(Error::validation(
+                option,
+                format!("{option} has an empty name"),
+            ));
+        }
+        out.push((key, v));
+    }
+    Ok(out)
+}
+
+/// Whether `op` has one answer to show raw: a bulk call or a batch sends many requests.
+pub fn raw_answer_of(op: &Op) -> Result<(), Error> {
+    if op.is_single_request() {
+        Ok(())
+    } else {
+        Err(Error::Config(
+            "with_raw_response shows one answer, and this call sends many requests (a bulk \
+             call or a batch): call it without with_raw_response"
+                .into(),
+        ))
+    }
+}
+
+/// `run` with the call's options applied to each request it sends; with the raw answer it
+/// kept, when they ask for one.
+pub async fn with_options(
+    options: Option<Arc<CallOptions>>,
+    run: impl std::future::Future<Output = Result<Output, Error>>,
+) -> Result<Output, Error> {
+    let Some(options) = options else {
+        return run.await;
+    };
+    let out = options.clone().scope(run).await?;
+    Ok(match options.take_raw() {
+        Some(raw) => Output::WithRaw(Box::new(out), raw),
+        None => out,
+    })
+}
