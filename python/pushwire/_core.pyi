@@ -37,10 +37,15 @@ def reset_log_cache() -> None:
     emulator operation does this itself, so logging configured at any time takes effect at
     the next call; nobody needs to call it."""
 
+def openapi_document(base_url: str, events_url: str, admin: bool = False) -> str:
+    """The service's OpenAPI 3.1 document as JSON text, its servers at ``base_url`` and
+    ``events_url``; with ``admin``, the emulator's admin API's, served at ``base_url``."""
+
 # In the order they are defined here.
 __all__ = [
     "__version__",
     "reset_log_cache",
+    "openapi_document",
     "Analytics",
     "GoalResult",
     "UtmParams",

@@ -6,6 +6,7 @@ cleanly on SIGINT or SIGTERM. The Rust binary of the same name (``cargo install 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -13,7 +14,7 @@ import threading
 from typing import Optional
 
 from pushwire import __version__
-from pushwire.testing import DEFAULT_RETENTION, Emulator
+from pushwire.testing import DEFAULT_RETENTION, Emulator, openapi
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -59,10 +60,30 @@ def main(argv: Optional[list[str]] = None) -> int:
         help="stop when standard input closes (EmulatorProcess passes a pipe, so the emulator "
         "never outlives the process that started it, even one that was killed)",
     )
+    parser.add_argument(
+        "--print-openapi",
+        action="store_true",
+        help="print the service's OpenAPI 3.1 document, its servers at the host and ports "
+        "given, and exit",
+    )
+    parser.add_argument(
+        "--print-admin-openapi",
+        action="store_true",
+        help="print the admin API's OpenAPI 3.1 document and exit",
+    )
     args = parser.parse_args(argv)
     events_port = args.events_port
     if events_port is None:
         events_port = args.port + 1 if args.port else 0
+    if args.print_openapi or args.print_admin_openapi:
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        doc = openapi(
+            f"http://{host}:{args.port}",
+            f"http://{host}:{events_port}",
+            admin=args.print_admin_openapi,
+        )
+        _say(json.dumps(doc, indent=2))
+        return 0
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     if args.exit_with_parent:

@@ -6,11 +6,12 @@
 ...     # point your code at emu.base_url / emu.events_url with emu.api_key
 """
 
+from pushwire._testing._clients import openapi
 from pushwire._testing._data import DEFAULT_RETENTION, Records
 from pushwire._testing.emulator import Emulator
 from pushwire._testing.process import EmulatorProcess
 
-__all__ = ["DEFAULT_RETENTION", "Emulator", "EmulatorProcess", "Records"]
+__all__ = ["DEFAULT_RETENTION", "Emulator", "EmulatorProcess", "Records", "openapi"]
 
 # Named by the module they are imported from (their repr, and a pickled Records).
 for _cls in (Emulator, EmulatorProcess, Records):

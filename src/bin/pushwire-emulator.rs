@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::process::ExitCode;
 
 use pushwire::emulator::state::DEFAULT_RETENTION;
-use pushwire::emulator::{Config, Server};
+use pushwire::emulator::{openapi, Config, Server};
 
 const USAGE: &str = "\
 Usage: pushwire-emulator [OPTIONS]
@@ -26,6 +26,10 @@ Options:
                        pruned first (default 10000; 0 keeps all). The service's own state
                        (subscribers, segments, campaigns, deliveries, analytics) is never pruned
   --exit-with-parent   stop when standard input closes
+  --print-openapi      print the service's OpenAPI 3.1 document, its servers at the host
+                       and ports given, and exit
+  --print-admin-openapi
+                       print the admin API's OpenAPI 3.1 document and exit
   -h, --help           print this help
   -V, --version        print the version";
 
@@ -37,6 +41,14 @@ struct Args {
     request_log: bool,
     retention: usize,
     exit_with_parent: bool,
+    /// Print a document instead of serving: the service's, or the admin API's.
+    print: Option<Document>,
+}
+
+#[derive(Clone, Copy)]
+enum Document {
+    Service,
+    Admin,
 }
 
 /// The command line, or the message to exit with (help and version exit 0).
@@ -50,6 +62,7 @@ fn parse() -> Result<Args, (String, u8)> {
         request_log: true,
         retention: DEFAULT_RETENTION,
         exit_with_parent: false,
+        print: None,
     };
     let bad = |e: lexopt::Error| (format!("pushwire-emulator: {e}\n\n{USAGE}"), 2);
     let mut parser = lexopt::Parser::from_env();
@@ -66,6 +79,8 @@ fn parse() -> Result<Args, (String, u8)> {
                 args.retention = parser.value().map_err(bad)?.parse().map_err(bad)?
             }
             Long("exit-with-parent") => args.exit_with_parent = true,
+            Long("print-openapi") => args.print = Some(Document::Service),
+            Long("print-admin-openapi") => args.print = Some(Document::Admin),
             Short('h') | Long("help") => return Err((USAGE.to_string(), 0)),
             Short('V') | Long("version") => {
                 return Err((
@@ -193,6 +208,17 @@ fn main() -> ExitCode {
             None => return refuse("--port 65535 leaves no port after it: give --events-port"),
         },
     };
+    if let Some(document) = args.print {
+        let base_url = format!("http://{}", std::net::SocketAddr::new(host, args.port));
+        let events_url = format!("http://{}", std::net::SocketAddr::new(host, events_port));
+        let doc = match document {
+            Document::Service => openapi::document(&base_url, &events_url),
+            Document::Admin => openapi::admin_document(&base_url),
+        };
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        say(&text);
+        return ExitCode::SUCCESS;
+    }
     let stop = match Stop::listen(args.exit_with_parent) {
         Ok(stop) => stop,
         Err(e) => return refuse(&format!("signals could not be watched: {e}")),

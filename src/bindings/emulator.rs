@@ -90,3 +90,16 @@ impl EmulatorServer {
         self.server.lock().map(|s| s.is_some()).unwrap_or(false)
     }
 }
+
+/// The service's OpenAPI 3.1 document as JSON text, its servers at `base_url` and
+/// `events_url`; with `admin`, the emulator's admin API's, served at `base_url`.
+#[pyfunction]
+#[pyo3(signature = (base_url, events_url, admin = false))]
+pub fn openapi_document(base_url: &str, events_url: &str, admin: bool) -> String {
+    let doc = if admin {
+        crate::emulator::openapi::admin_document(base_url)
+    } else {
+        crate::emulator::openapi::document(base_url, events_url)
+    };
+    doc.to_string()
+}

@@ -47,6 +47,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Rust `log` records go to Python's `logging`, under the `pushwire` logger.
     logs::install(m.py());
     m.add_function(wrap_pyfunction!(reset_log_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(emulator::openapi_document, m)?)?;
     fork::install();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<emulator::EmulatorServer>()?;

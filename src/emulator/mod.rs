@@ -24,6 +24,7 @@ pub mod faults;
 pub mod gate;
 pub mod inspector;
 pub mod keys;
+pub mod openapi;
 pub mod request;
 pub mod router;
 pub mod routes;
@@ -31,5 +32,5 @@ pub mod server;
 pub mod state;
 
 pub use self::emu::Emu;
-pub use self::router::{events_router, main_router};
+pub use self::router::{events_router, main_router, Documents};
 pub use self::server::{serve, Config, Server};

@@ -41,8 +41,25 @@ fn behind_gate(api: Router<Arc<Emu>>, emu: Arc<Emu>, iface: Interface) -> Router
     .with_state(emu)
 }
 
+/// The OpenAPI documents the main interface serves under `/_emulator/`, made once at start.
+#[derive(Clone)]
+pub struct Documents {
+    pub service: Arc<serde_json::Value>,
+    pub admin: Arc<serde_json::Value>,
+}
+
+impl Documents {
+    /// Both documents, naming the interfaces' roots.
+    pub fn new(base_url: &str, events_url: &str) -> Documents {
+        Documents {
+            service: Arc::new(super::openapi::document(base_url, events_url)),
+            admin: Arc::new(super::openapi::admin_document(base_url)),
+        }
+    }
+}
+
 /// The main interface (`/apiv1`) with the admin routes beside it.
-pub fn main_router(emu: Arc<Emu>) -> Router {
+pub fn main_router(emu: Arc<Emu>, documents: Documents) -> Router {
     let api = Router::new()
         .route("/apiv1/triggers", get(campaigns::list_triggers))
         .route("/apiv1/triggers/{trigger_id}", get(campaigns::get_trigger))
@@ -69,6 +86,14 @@ pub fn main_router(emu: Arc<Emu>) -> Router {
     let admin = Router::new()
         .route("/_emulator/ui", get(inspector::page))
         .route("/_emulator/ui/stream", get(inspector::stream))
+        .route("/_emulator/openapi.json", {
+            let doc = documents.service.clone();
+            get(move || std::future::ready(axum::Json(doc.as_ref().clone())))
+        })
+        .route("/_emulator/admin-openapi.json", {
+            let doc = documents.admin.clone();
+            get(move || std::future::ready(axum::Json(doc.as_ref().clone())))
+        })
         .route("/_emulator/{op}", any(admin::route))
         .with_state(emu);
     admin.merge(api)

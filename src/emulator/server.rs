@@ -19,7 +19,7 @@ use tower::ServiceExt;
 use super::emu::Emu;
 use super::gate::{read_timeout, ConnKill};
 use super::keys::key_problem;
-use super::router::{events_router, main_router};
+use super::router::{events_router, main_router, Documents};
 
 /// Where and as whom the emulator serves.
 #[derive(Debug, Clone)]
@@ -119,7 +119,11 @@ impl Server {
             let _guard = runtime.enter();
             let main = TcpListener::from_std(main)?;
             let events = TcpListener::from_std(events)?;
-            runtime.spawn(serve(main, main_router(emu.clone()), rx.clone()));
+            let documents = Documents::new(
+                &format!("http://{main_addr}"),
+                &format!("http://{events_addr}"),
+            );
+            runtime.spawn(serve(main, main_router(emu.clone(), documents), rx.clone()));
             runtime.spawn(serve(events, events_router(emu.clone()), rx));
         }
         Ok(Server {

@@ -201,11 +201,13 @@ impl Meta {
 }
 
 /// Unknown fields the service sends beyond the spec, kept rather than dropped.
+#[cfg_attr(feature = "emulator", derive(schemars::JsonSchema))]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(transparent)]
 pub struct Extra(pub Map<String, Value>);
 
 /// Any JSON value (an audience rule's values, an attribute rule's value).
+#[cfg_attr(feature = "emulator", derive(schemars::JsonSchema))]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(transparent)]
 pub struct Json(pub Value);

@@ -39,6 +39,7 @@ macro_rules! model {
             feature = "python",
             pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
         )]
+        #[cfg_attr(feature = "emulator", derive(schemars::JsonSchema))]
         #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq)]
         $(#[$meta])*
         pub struct $name {

@@ -19,5 +19,5 @@ pub mod seed;
 mod sites;
 mod subscribers;
 
-pub use self::ops::dispatch;
+pub use self::ops::{dispatch, operations};
 pub use self::route::route;

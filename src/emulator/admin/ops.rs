@@ -81,6 +81,11 @@ const OPERATIONS: &[Op] = &[
     read("summary", deliveries::summary),
 ];
 
+/// Every operation's name, and whether it only reads.
+pub fn operations() -> impl Iterator<Item = (&'static str, bool)> {
+    OPERATIONS.iter().map(|op| (op.name, op.reads))
+}
+
 fn names() -> Vec<&'static str> {
     OPERATIONS.iter().map(|op| op.name).collect()
 }

@@ -1,0 +1,60 @@
+//! The admin API's document: `/_emulator/{op}` for each operation of `admin::ops`, its
+//! arguments a JSON object (or the query string), its answer JSON or `{"error": ...}` with 400.
+
+use serde_json::{json, Map, Value};
+
+use crate::emulator::admin::operations;
+
+/// The emulator's admin API as an OpenAPI document, served from `base_url`.
+pub fn admin_document(base_url: &str) -> Value {
+    let mut paths = Map::new();
+    let error = json!({"type": "object", "required": ["error"],
+                       "properties": {"error": {"type": "string"}}});
+    for (name, reads) in operations() {
+        let op = |method: &str| {
+            let mut op = json!({
+                "operationId": format!("{name}_{method}"),
+                "summary": if reads { "reads the emulator's state" } else { "changes the emulator's state" },
+                "responses": {
+                    "200": {"description": "the operation's answer",
+                            "content": {"application/json": {"schema": {}}}},
+                    "400": {"description": "bad arguments",
+                            "content": {"application/json": {"schema": error}}},
+                },
+            });
+            if method == "post" {
+                op["requestBody"] = json!({"required": false, "content": {"application/json":
+                    {"schema": {"type": "object", "additionalProperties": true}}}});
+            }
+            op
+        };
+        // The route takes any method; GET (arguments in the query) and POST are documented.
+        let item = json!({"get": op("get"), "post": op("post")});
+        paths.insert(format!("/_emulator/{name}"), item);
+    }
+    paths.insert("/_emulator/openapi.json".into(), json!({"get": {
+        "operationId": "openapi", "summary": "the service's OpenAPI document",
+        "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}}));
+    paths.insert("/_emulator/admin-openapi.json".into(), json!({"get": {
+        "operationId": "admin_openapi", "summary": "this document",
+        "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}}));
+    paths.insert("/_emulator/ui".into(), json!({"get": {
+        "operationId": "inspector", "summary": "the inspector page",
+        "responses": {"200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}}}}));
+    paths.insert("/_emulator/ui/stream".into(), json!({"get": {
+        "operationId": "inspector_stream", "summary": "the inspector's change stream",
+        "responses": {"200": {"description": "server-sent events", "content": {"text/event-stream": {"schema": {"type": "string"}}}}}}}));
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "pushwire emulator admin API",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "The emulator's controls under /_emulator/: each operation takes its \
+                arguments as a JSON object body or as query parameters, and answers JSON, or \
+                {\"error\": ...} with 400. \
+                Generated from the emulator's table of operations.",
+        },
+        "servers": [{"url": base_url}],
+        "paths": paths,
+    })
+}
