@@ -768,7 +768,7 @@ def post_a_malformed_chunk(emu, path: str) -> str:
     host, port = emu.base_url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=5) as s:
         s.sendall(
-            f"POST {path} HTTP/1.1\r\nHost: x\r\nApi-Key: ".encode()
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nApi-Key: ".encode()
             + emu.api_key.encode()
             + b"\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
             + b"zz\r\n{}\r\n0\r\n\r\n"
@@ -917,7 +917,7 @@ with EmulatorProcess(api_key="slow-key-123") as emu:
     head_s = time.monotonic() - t0
     # a body that never ends: answered 408 in the interface's shape
     b = socket.create_connection((host, int(port)), timeout=10)
-    b.sendall(b"POST /apiv1/products HTTP/1.1\\r\\nHost: x\\r\\nApi-Key: slow-key-123\\r\\n"
+    b.sendall(b"POST /apiv1/products HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nApi-Key: slow-key-123\\r\\n"
               b"Content-Type: application/json\\r\\nContent-Length: 10\\r\\n\\r\\n{")
     answer = b.recv(4096).decode()
     print(json.dumps({"closed": closed, "head_s": head_s, "answer": answer}))
@@ -934,7 +934,7 @@ with EmulatorProcess(api_key="slow-key-123") as emu:
         {"products": [{"product_id": "p1", "price": 10, "availability": "inStock"}]}
     ).encode()
     s = socket.create_connection((host, int(port)), timeout=10)
-    s.sendall(b"POST /apiv1/products HTTP/1.1\\r\\nHost: x\\r\\nApi-Key: slow-key-123\\r\\n"
+    s.sendall(b"POST /apiv1/products HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nApi-Key: slow-key-123\\r\\n"
               b"Content-Type: application/json\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body))
     # the body comes slowly, over 2.4 s, but never stops for as long as the 1 s timeout
     step = len(body) // 6 + 1

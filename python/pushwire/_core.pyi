@@ -580,7 +580,12 @@ class Completions:
 @final
 class EmulatorServer:
     def __new__(
-        cls, api_key: str, host: str = "127.0.0.1", port: int = 0, events_port: int = 0
+        cls,
+        api_key: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        events_port: int = 0,
+        allowed_hosts: Sequence[str] = ...,
     ) -> Self: ...
     base_url: Final[str]
     events_url: Final[str]

@@ -61,6 +61,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         "never outlives the process that started it, even one that was killed)",
     )
     parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests to NAME (repeatable; .example.com for it and every name "
+        "under it, * for any): addresses, localhost and this machine's name are always "
+        "answered",
+    )
+    parser.add_argument(
         "--print-openapi",
         action="store_true",
         help="print the service's OpenAPI 3.1 document, its servers at the host and ports "
@@ -111,6 +120,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             events_port=events_port,
             record_requests=not args.no_request_log,
             retention=args.retention,
+            allowed_hosts=args.allowed_host,
         )
     except ValueError as e:
         # A setting refused (a key no request could carry, a host that is not an address):

@@ -26,6 +26,9 @@ Options:
                        pruned first (default 10000; 0 keeps all). The service's own state
                        (subscribers, segments, campaigns, deliveries, analytics) is never pruned
   --exit-with-parent   stop when standard input closes
+  --allowed-host NAME  also answer requests to NAME (repeatable; .example.com for it and
+                       every name under it, * for any): addresses, localhost and this
+                       machine's name are always answered
   --print-openapi      print the service's OpenAPI 3.1 document, its servers at the host
                        and ports given, and exit
   --print-admin-openapi
@@ -41,6 +44,7 @@ struct Args {
     request_log: bool,
     retention: usize,
     exit_with_parent: bool,
+    allowed_hosts: Vec<String>,
     /// Print a document instead of serving: the service's, or the admin API's.
     print: Option<Document>,
 }
@@ -62,6 +66,7 @@ fn parse() -> Result<Args, (String, u8)> {
         request_log: true,
         retention: DEFAULT_RETENTION,
         exit_with_parent: false,
+        allowed_hosts: Vec::new(),
         print: None,
     };
     let bad = |e: lexopt::Error| (format!("pushwire-emulator: {e}\n\n{USAGE}"), 2);
@@ -79,6 +84,9 @@ fn parse() -> Result<Args, (String, u8)> {
                 args.retention = parser.value().map_err(bad)?.parse().map_err(bad)?
             }
             Long("exit-with-parent") => args.exit_with_parent = true,
+            Long("allowed-host") => args
+                .allowed_hosts
+                .push(parser.value().map_err(bad)?.string().map_err(bad)?),
             Long("print-openapi") => args.print = Some(Document::Service),
             Long("print-admin-openapi") => args.print = Some(Document::Admin),
             Short('h') | Long("help") => return Err((USAGE.to_string(), 0)),
@@ -229,6 +237,7 @@ fn main() -> ExitCode {
         port: args.port,
         events_port,
         worker_threads: 2,
+        allowed_hosts: args.allowed_hosts.clone(),
     };
     let mut server = match Server::start(config) {
         Ok(server) => server,

@@ -19,13 +19,14 @@ pub struct EmulatorServer {
 #[pymethods]
 impl EmulatorServer {
     #[new]
-    #[pyo3(signature = (api_key, host = "127.0.0.1", port = 0, events_port = 0))]
+    #[pyo3(signature = (api_key, host = "127.0.0.1", port = 0, events_port = 0, allowed_hosts = Vec::new()))]
     fn new(
         py: Python<'_>,
         api_key: &str,
         host: &str,
         port: u16,
         events_port: u16,
+        allowed_hosts: Vec<String>,
     ) -> PyResult<Self> {
         let host: IpAddr = host.parse().map_err(|_| {
             PyValueError::new_err(format!("host must be an IP address, got {host:?}"))
@@ -39,6 +40,7 @@ impl EmulatorServer {
             port,
             events_port,
             worker_threads: 2,
+            allowed_hosts,
         };
         let server = py
             .detach(|| Server::start(config))

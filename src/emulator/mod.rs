@@ -22,6 +22,7 @@ pub mod emu;
 pub mod engine;
 pub mod faults;
 pub mod gate;
+pub mod guard;
 pub mod inspector;
 pub mod keys;
 pub mod openapi;

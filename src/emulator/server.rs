@@ -18,6 +18,7 @@ use tower::ServiceExt;
 
 use super::emu::Emu;
 use super::gate::{read_timeout, ConnKill};
+use super::guard::{self, AllowedHosts};
 use super::keys::key_problem;
 use super::router::{events_router, main_router, Documents};
 
@@ -31,6 +32,9 @@ pub struct Config {
     pub port: u16,
     pub events_port: u16,
     pub worker_threads: usize,
+    /// Names a request's `Host` may carry besides addresses, loopback names and this
+    /// machine's name (see `guard`).
+    pub allowed_hosts: Vec<String>,
 }
 
 impl Default for Config {
@@ -41,6 +45,7 @@ impl Default for Config {
             port: 0,
             events_port: 0,
             worker_threads: 1,
+            allowed_hosts: Vec::new(),
         }
     }
 }
@@ -123,8 +128,16 @@ impl Server {
                 &format!("http://{main_addr}"),
                 &format!("http://{events_addr}"),
             );
-            runtime.spawn(serve(main, main_router(emu.clone(), documents), rx.clone()));
-            runtime.spawn(serve(events, events_router(emu.clone()), rx));
+            let hosts = Arc::new(AllowedHosts::new(&config.allowed_hosts));
+            let checked = |router: Router| {
+                router.layer(axum::middleware::from_fn_with_state(
+                    hosts.clone(),
+                    guard::check_host,
+                ))
+            };
+            let main_app = checked(main_router(emu.clone(), documents));
+            runtime.spawn(serve(main, main_app, rx.clone()));
+            runtime.spawn(serve(events, checked(events_router(emu.clone())), rx));
         }
         Ok(Server {
             emu,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional, Union
 
 DateLike = Union[_dt.date, _dt.datetime, str]
@@ -97,3 +97,15 @@ def _frame_columns(frame: Any) -> Optional[dict[str, list[Any]]]:
 
 def _parse_time(s: str) -> _dt.datetime:
     return _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+
+def _host_names(names: Iterable[str]) -> list[str]:
+    """``allowed_hosts`` as a list of names (a lone string is one name, not its letters)."""
+    if isinstance(names, str):
+        names = [names]
+    out = []
+    for name in names:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"allowed_hosts holds {name!r}: each must be a host name")
+        out.append(name.strip())
+    return out

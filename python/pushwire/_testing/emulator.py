@@ -21,6 +21,7 @@ from pushwire._testing._data import (
     Records,
     _distribution,
     _frame_columns,
+    _host_names,
     _jsonable,
     _parse_time,
     _retention,
@@ -44,12 +45,19 @@ class Emulator(_Clients):
         events_port: int = 0,
         record_requests: bool = True,
         retention: int = DEFAULT_RETENTION,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         """``retention``: how many requests the request log keeps, and events each site
         keeps, the oldest pruned first (0: all). The service's own state (subscribers,
-        segments, campaigns, deliveries, analytics) is never pruned."""
+        segments, campaigns, deliveries, analytics) is never pruned.
+
+        ``allowed_hosts``: names besides IP addresses, ``localhost`` and this machine's name
+        that requests may be addressed to (``Host``): a name, ``".example.com"`` for it and
+        every name under it, or ``"*"`` for any. A request to any other name is refused
+        (403), so that no web page can reach the emulator by rebinding its own name to
+        127.0.0.1."""
         retention = _retention(retention)
-        self._server = EmulatorServer(api_key, host, port, events_port)
+        self._server = EmulatorServer(api_key, host, port, events_port, _host_names(allowed_hosts))
         self.api_key = api_key
         # The settings it was made with, which the pytest fixture restores for each test.
         self.record_requests = record_requests

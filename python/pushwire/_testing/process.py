@@ -11,10 +11,11 @@ import threading
 import urllib.error
 import urllib.request
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
 from pushwire._testing._clients import _Clients
-from pushwire._testing._data import DEFAULT_RETENTION, _jsonable, _retention
+from pushwire._testing._data import DEFAULT_RETENTION, _host_names, _jsonable, _retention
 
 # The EmulatorProcesses this process started, so that a forked child can let go of them.
 _started: weakref.WeakSet[EmulatorProcess] = weakref.WeakSet()
@@ -75,12 +76,16 @@ class EmulatorProcess(_Clients):
         record_requests: bool = True,
         retention: int = DEFAULT_RETENTION,
         startup_timeout: float = 20.0,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
+        """``allowed_hosts`` as for :class:`Emulator` (``--allowed-host`` each)."""
         self.api_key = api_key
         cmd = [sys.executable, "-m", "pushwire.emulator", "--port", "0", "--api-key", api_key]
         cmd += ["--exit-with-parent", "--retention", str(_retention(retention))]
         if not record_requests:
             cmd.append("--no-request-log")
+        for name in _host_names(allowed_hosts):
+            cmd += ["--allowed-host", name]
         # The child stops when its stdin pipe closes: it cannot outlive this process, even
         # one killed before `close()`. The finalizer stops it when this object is collected
         # or the interpreter exits without `close()`.

@@ -5,19 +5,21 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, Uri};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Map, Value};
 
-use super::ops::dispatch;
+use super::ops::{dispatch, operations};
 use crate::emulator::emu::Emu;
+use crate::emulator::guard::cross_site;
 
 /// `/_emulator/{op}`: arguments from the JSON body and the query string.
 pub async fn route(
     State(emu): State<Arc<Emu>>,
     op: Result<Path<String>, axum::extract::rejection::PathRejection>,
     uri: Uri,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let Ok(Path(op)) = op else {
@@ -27,6 +29,17 @@ pub async fn route(
         )
             .into_response();
     };
+    // A write a browser sends from another page is refused before it is read: any page the
+    // developer opens could otherwise reset the emulator or inject faults mid-test.
+    let writes = operations().any(|(name, reads)| name == op && !reads);
+    if let Some(why) = writes.then(|| cross_site(&headers)).flatten() {
+        let message = format!(
+            "{op} changes the emulator's state and was refused: {why}. The inspector's own \
+             page and clients that are not browsers (curl, the Python admin, test suites) are \
+             not affected; nothing was changed"
+        );
+        return (StatusCode::FORBIDDEN, Json(json!({ "error": message }))).into_response();
+    }
     let mut args = if body.is_empty() {
         Map::new()
     } else {
