@@ -20,6 +20,18 @@ from pushwire.testing import Emulator, EmulatorProcess
 ATTACKER = "attacker.example"
 
 
+def startup_lines(emu: Running) -> dict[str, str]:
+    """The lines it printed from the key up to "serving" (the UI URL, a notice)."""
+    assert emu.proc.stdout is not None
+    lines = dict(emu.printed)
+    while True:
+        line = emu.proc.stdout.readline()
+        if not line or line.startswith("serving"):
+            return lines
+        name, _, value = line.strip().partition("=")
+        lines[name] = value
+
+
 def port_of(url: str) -> str:
     return url.rsplit(":", 1)[1]
 
@@ -167,3 +179,82 @@ def test_the_emulators_own_pages_and_non_browser_clients_still_write(emu: Emulat
         f"{emu.base_url}/_emulator/segments", headers={"Origin": f"https://{ATTACKER}"}, timeout=10
     )
     assert read.status_code == 200
+
+
+# --- the admin token and the notice of an emulator other machines can reach -----------------
+
+
+def test_an_admin_token_guards_every_admin_route_of_the_standalone_emulator() -> None:
+    emu = Running([str(BINARY)], "--host", "0.0.0.0", "--admin-token", "t0k3n-for-ci")
+    try:
+        notice = startup_lines(emu).get("PUSHWIRE_NOTICE", "")
+        assert "0.0.0.0" in notice and "admin token" in notice
+        base = emu.base_url.replace("0.0.0.0", "127.0.0.1")
+        for path in ("/_emulator/now", "/_emulator/requests", "/_emulator/openapi.json"):
+            r = requests.get(base + path, timeout=10)
+            assert r.status_code == 401, path
+            assert "--admin-token" in r.json()["error"]
+        for headers in (
+            {"Authorization": "Bearer t0k3n-for-ci"},
+            {"X-Pushwire-Admin-Token": "t0k3n-for-ci"},
+            {"Cookie": "pushwire_admin_token=t0k3n-for-ci"},
+        ):
+            assert requests.get(f"{base}/_emulator/now", headers=headers, timeout=10).ok
+        wrong = requests.post(
+            f"{base}/_emulator/reset", headers={"Authorization": "Bearer guess"}, timeout=10
+        )
+        assert wrong.status_code == 401
+        # The inspector: a sign-in page, or the token in the URL once, kept in a cookie.
+        page = requests.get(f"{base}/_emulator/ui", timeout=10)
+        assert page.status_code == 401 and 'name="token"' in page.text
+        once = requests.get(
+            f"{base}/_emulator/ui?token=t0k3n-for-ci", allow_redirects=False, timeout=10
+        )
+        assert once.status_code == 303 and once.headers["Location"] == "/_emulator/ui"
+        cookie = once.headers["Set-Cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        signed = requests.post(
+            f"{base}/_emulator/login",
+            data={"token": "t0k3n-for-ci"},
+            allow_redirects=False,
+            timeout=10,
+        )
+        assert signed.status_code == 303 and "HttpOnly" in signed.headers["Set-Cookie"]
+        # The API is the service's: its key, not the admin token.
+        api = requests.get(f"{base}/apiv1/segments", headers={"Api-Key": emu.key}, timeout=10)
+        assert api.status_code == 200
+    finally:
+        emu.stop()
+
+
+def test_the_token_comes_from_the_environment_and_the_python_command_takes_it_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PUSHWIRE_ADMIN_TOKEN", "from-the-env")
+    for cmd in ([str(BINARY)], [sys.executable, "-m", "pushwire.emulator"]):
+        emu = Running(cmd)
+        try:
+            assert "PUSHWIRE_NOTICE" not in startup_lines(emu)  # loopback: nothing to say
+            assert requests.get(f"{emu.base_url}/_emulator/now", timeout=10).status_code == 401
+            ok = requests.get(
+                f"{emu.base_url}/_emulator/now",
+                headers={"Authorization": "Bearer from-the-env"},
+                timeout=10,
+            )
+            assert ok.status_code == 200, cmd
+        finally:
+            emu.stop()
+
+
+def test_without_a_token_an_exposed_emulator_says_so_and_an_emulator_process_sends_its_own() -> (
+    None
+):
+    with Emulator(host="0.0.0.0") as emu:
+        assert emu.notice is not None and "--admin-token" in emu.notice
+    with Emulator() as emu:
+        assert emu.notice is None
+    with EmulatorProcess(admin_token="proc-t0ken") as proc:
+        assert proc.admin("create_segment", name="vip")["segment_id"]
+        assert requests.get(f"{proc.base_url}/_emulator/segments", timeout=10).status_code == 401
+    with pytest.raises(ValueError, match="admin token"):
+        Emulator(admin_token="has space")

@@ -831,3 +831,55 @@ def test_subscriber_page_gone_after_a_reset_goes_back_to_the_list(page: Page) ->
     page.wait(lambda d: page.find("#subscriber-index").is_displayed(), "the list")
     page.wait(lambda d: "No subscriber" in page.find("#subscriber-table-wrap").text, "empty")
     assert not page.find("#error-banner").is_displayed()
+
+
+# -- the inspector behind an admin token ------------------------------------------------------
+def test_an_emulator_with_an_admin_token_asks_the_browser_once_and_keeps_working(
+    browser: Any,
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    with Emulator(admin_token="inspector-t0ken") as emu:
+        browser.get("about:blank")
+        browser.get_log("browser")
+        browser.get(emu.ui_url)
+        p = Page(browser, emu)
+        # The sign-in form, not the inspector.
+        field = p.wait(lambda d: d.find_element(By.NAME, "token"), "the sign-in form")
+        assert "--admin-token" in browser.page_source
+        field.send_keys("wrong-token")
+        field.submit()
+        p.wait(lambda d: "not this emulator's" in d.page_source, "the refusal")
+        field = browser.find_element(By.NAME, "token")
+        field.send_keys("inspector-t0ken")
+        field.submit()
+        p.wait(lambda d: p.find("#live").get_attribute("data-state") == "live", "the live stream")
+        # The token is kept where the page's scripts cannot read it.
+        assert "inspector-t0ken" not in browser.execute_script("return document.cookie;")
+        cookie = browser.get_cookie("pushwire_admin_token")
+        assert cookie is not None and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        # The page's own writes go through: the cookie and its own origin.
+        answer = browser.execute_async_script(
+            "var done = arguments[0];"
+            "fetch('create_segment', {method: 'POST', headers: {'Content-Type':"
+            " 'application/json'}, body: JSON.stringify({name: 'from-the-page'})})"
+            ".then(function (r) { done(r.status); });"
+        )
+        assert answer == 200
+        assert "from-the-page" in {s["segment_name"] for s in emu.segments()}
+        browser.get("about:blank")
+    # Without it, a program is told what to send.
+    with Emulator(admin_token="inspector-t0ken") as emu:
+        r = requests.get(f"{emu.base_url}/_emulator/now", timeout=10)
+        assert r.status_code == 401 and "Authorization: Bearer" in r.json()["error"]
+        ok = requests.get(
+            f"{emu.base_url}/_emulator/now",
+            headers={"Authorization": "Bearer inspector-t0ken"},
+            timeout=10,
+        )
+        assert ok.status_code == 200
+        # The API itself is not behind the admin token.
+        api = requests.get(
+            f"{emu.base_url}/apiv1/segments", headers={"Api-Key": emu.api_key}, timeout=10
+        )
+        assert api.status_code == 200

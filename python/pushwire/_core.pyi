@@ -586,9 +586,11 @@ class EmulatorServer:
         port: int = 0,
         events_port: int = 0,
         allowed_hosts: Sequence[str] = ...,
+        admin_token: Optional[str] = None,
     ) -> Self: ...
     base_url: Final[str]
     events_url: Final[str]
+    notice: Final[Optional[str]]
     running: Final[bool]
     def admin(self, op: str, args_json: str) -> str: ...
     def stop(self) -> None: ...

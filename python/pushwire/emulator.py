@@ -70,6 +70,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         "answered",
     )
     parser.add_argument(
+        "--admin-token",
+        default=os.environ.get("PUSHWIRE_ADMIN_TOKEN") or None,
+        metavar="TOKEN",
+        help="ask every /_emulator/ route (admin API, inspector) for TOKEN "
+        "(default: $PUSHWIRE_ADMIN_TOKEN)",
+    )
+    parser.add_argument(
         "--print-openapi",
         action="store_true",
         help="print the service's OpenAPI 3.1 document, its servers at the host and ports "
@@ -121,6 +128,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             record_requests=not args.no_request_log,
             retention=args.retention,
             allowed_hosts=args.allowed_host,
+            admin_token=args.admin_token,
         )
     except ValueError as e:
         # A setting refused (a key no request could carry, a host that is not an address):
@@ -132,9 +140,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         try:
             _say(
                 f"PUSHWIRE_BASE_URL={emu.base_url}\nPUSHWIRE_EVENTS_URL={emu.events_url}\n"
-                f"PUSHWIRE_API_KEY={emu.api_key}\nPUSHWIRE_UI_URL={emu.ui_url}\n"
-                "serving; Ctrl-C to stop"
+                f"PUSHWIRE_API_KEY={emu.api_key}\nPUSHWIRE_UI_URL={emu.ui_url}"
             )
+            if emu.notice is not None:
+                _say(emu.notice)
+            _say("serving; Ctrl-C to stop")
             while not stop.wait(0.2):
                 pass
         except KeyboardInterrupt:

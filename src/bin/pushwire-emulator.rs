@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use std::net::IpAddr;
 use std::process::ExitCode;
 
+use pushwire::emulator::server::exposure_notice;
 use pushwire::emulator::state::DEFAULT_RETENTION;
 use pushwire::emulator::{openapi, Config, Server};
 
@@ -29,6 +30,8 @@ Options:
   --allowed-host NAME  also answer requests to NAME (repeatable; .example.com for it and
                        every name under it, * for any): addresses, localhost and this
                        machine's name are always answered
+  --admin-token TOKEN  ask every /_emulator/ route (admin API, inspector) for TOKEN
+                       (default: $PUSHWIRE_ADMIN_TOKEN)
   --print-openapi      print the service's OpenAPI 3.1 document, its servers at the host
                        and ports given, and exit
   --print-admin-openapi
@@ -45,6 +48,7 @@ struct Args {
     retention: usize,
     exit_with_parent: bool,
     allowed_hosts: Vec<String>,
+    admin_token: Option<String>,
     /// Print a document instead of serving: the service's, or the admin API's.
     print: Option<Document>,
 }
@@ -67,6 +71,9 @@ fn parse() -> Result<Args, (String, u8)> {
         retention: DEFAULT_RETENTION,
         exit_with_parent: false,
         allowed_hosts: Vec::new(),
+        admin_token: std::env::var("PUSHWIRE_ADMIN_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty()),
         print: None,
     };
     let bad = |e: lexopt::Error| (format!("pushwire-emulator: {e}\n\n{USAGE}"), 2);
@@ -84,6 +91,9 @@ fn parse() -> Result<Args, (String, u8)> {
                 args.retention = parser.value().map_err(bad)?.parse().map_err(bad)?
             }
             Long("exit-with-parent") => args.exit_with_parent = true,
+            Long("admin-token") => {
+                args.admin_token = Some(parser.value().map_err(bad)?.string().map_err(bad)?)
+            }
             Long("allowed-host") => args
                 .allowed_hosts
                 .push(parser.value().map_err(bad)?.string().map_err(bad)?),
@@ -238,6 +248,7 @@ fn main() -> ExitCode {
         events_port,
         worker_threads: 2,
         allowed_hosts: args.allowed_hosts.clone(),
+        admin_token: args.admin_token.clone(),
     };
     let mut server = match Server::start(config) {
         Ok(server) => server,
@@ -249,12 +260,16 @@ fn main() -> ExitCode {
     emu.set_retention(args.retention);
     say(&format!(
         "PUSHWIRE_BASE_URL={}\nPUSHWIRE_EVENTS_URL={}\nPUSHWIRE_API_KEY={}\n\
-         PUSHWIRE_UI_URL={}/_emulator/ui\nserving; Ctrl-C to stop",
+         PUSHWIRE_UI_URL={}/_emulator/ui",
         server.base_url(),
         server.events_url(),
         args.api_key,
         server.base_url()
     ));
+    if let Some(notice) = exposure_notice(host, args.admin_token.is_some()) {
+        say(&notice);
+    }
+    say("serving; Ctrl-C to stop");
     stop.wait();
     server.stop();
     say("stopped");

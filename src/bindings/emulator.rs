@@ -14,12 +14,14 @@ pub struct EmulatorServer {
     server: Mutex<Option<Server>>,
     base_url: String,
     events_url: String,
+    /// What to say at start when it listens beyond this machine (`server::exposure_notice`).
+    notice: Option<String>,
 }
 
 #[pymethods]
 impl EmulatorServer {
     #[new]
-    #[pyo3(signature = (api_key, host = "127.0.0.1", port = 0, events_port = 0, allowed_hosts = Vec::new()))]
+    #[pyo3(signature = (api_key, host = "127.0.0.1", port = 0, events_port = 0, allowed_hosts = Vec::new(), admin_token = None))]
     fn new(
         py: Python<'_>,
         api_key: &str,
@@ -27,6 +29,7 @@ impl EmulatorServer {
         port: u16,
         events_port: u16,
         allowed_hosts: Vec<String>,
+        admin_token: Option<String>,
     ) -> PyResult<Self> {
         let host: IpAddr = host.parse().map_err(|_| {
             PyValueError::new_err(format!("host must be an IP address, got {host:?}"))
@@ -34,6 +37,13 @@ impl EmulatorServer {
         if let Some(problem) = crate::emulator::state::key_problem(api_key) {
             return Err(PyValueError::new_err(problem));
         }
+        if let Some(problem) = admin_token
+            .as_deref()
+            .and_then(crate::emulator::guard::token_problem)
+        {
+            return Err(PyValueError::new_err(problem));
+        }
+        let token_set = admin_token.is_some();
         let config = Config {
             api_key: api_key.to_string(),
             host,
@@ -41,15 +51,22 @@ impl EmulatorServer {
             events_port,
             worker_threads: 2,
             allowed_hosts,
+            admin_token,
         };
         let server = py
             .detach(|| Server::start(config))
             .map_err(|e| PyOSError::new_err(format!("the emulator could not start: {e}")))?;
         Ok(EmulatorServer {
+            notice: crate::emulator::server::exposure_notice(host, token_set),
             base_url: server.base_url(),
             events_url: server.events_url(),
             server: Mutex::new(Some(server)),
         })
+    }
+
+    #[getter]
+    fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
     }
 
     #[getter]

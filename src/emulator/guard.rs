@@ -11,6 +11,8 @@
 //!   `Sec-Fetch-Site: cross-site`), is refused. A browser sends a "simple" cross-site POST
 //!   without asking first, so the check is on the emulator's side. Clients that are not
 //!   browsers send neither header and are unaffected.
+//! - **The admin token** ([`AdminToken`], `--admin-token`): for an emulator other machines
+//!   can reach, every `/_emulator/` route asks for it.
 
 use std::sync::Arc;
 
@@ -205,4 +207,174 @@ mod tests {
         let fetch = [("host", "127.0.0.1:8900"), ("sec-fetch-site", "cross-site")];
         assert!(cross_site(&headers(&fetch)).is_some());
     }
+}
+
+/// The admin token (`--admin-token`): when set, every `/_emulator/` route asks for it. A
+/// program sends it as `Authorization: Bearer <token>` or `X-Pushwire-Admin-Token`; a
+/// browser signs in once (the login form, or `?token=` in the URL) and then carries it in a
+/// cookie that scripts cannot read (`HttpOnly`) and other sites cannot send
+/// (`SameSite=Strict`).
+#[derive(Debug, Clone)]
+pub struct AdminToken(pub String);
+
+const COOKIE: &str = "pushwire_admin_token";
+
+/// Why `token` cannot be an admin token, or None: it must be text a header and a cookie
+/// carry as it is.
+pub fn token_problem(token: &str) -> Option<&'static str> {
+    let bad = token.is_empty()
+        || token
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || matches!(c, ';' | ',' | '"'));
+    bad.then_some(
+        "the admin token must be text without spaces, control characters, ';', ',' or '\"'",
+    )
+}
+
+impl AdminToken {
+    /// Compared in constant time: how much of a guess matched is not told by the time taken.
+    fn is(&self, given: &str) -> bool {
+        let (a, b) = (self.0.as_bytes(), given.as_bytes());
+        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    }
+
+    fn given(headers: &HeaderMap, query: Option<&str>) -> Vec<String> {
+        let mut out = Vec::new();
+        let header = |name| {
+            headers
+                .get(name)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
+        };
+        if let Some(auth) = header(header::AUTHORIZATION.as_str()) {
+            if let Some(token) = auth.strip_prefix("Bearer ") {
+                out.push(token.trim().to_string());
+            }
+        }
+        out.extend(header("x-pushwire-admin-token"));
+        for cookies in headers.get_all(header::COOKIE) {
+            for pair in String::from_utf8_lossy(cookies.as_bytes()).split(';') {
+                if let Some((name, value)) = pair.trim().split_once('=') {
+                    if name == COOKIE {
+                        out.push(value.to_string());
+                    }
+                }
+            }
+        }
+        if let Some(query) = query {
+            out.extend(
+                form_urlencoded::parse(query.as_bytes())
+                    .filter(|(k, _)| k == "token")
+                    .map(|(_, v)| v.into_owned()),
+            );
+        }
+        out
+    }
+}
+
+fn session_cookie(token: &str) -> String {
+    let value: String = form_urlencoded::byte_serialize(token.as_bytes()).collect();
+    format!("{COOKIE}={value}; Path=/_emulator; HttpOnly; SameSite=Strict")
+}
+
+/// The sign-in page the inspector shows without the token.
+fn login_page(status: StatusCode, note: &str) -> Response {
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>pushwire \
+         emulator: sign in</title></head><body><main><h1>pushwire emulator</h1><p>This \
+         emulator was started with <code>--admin-token</code>: enter it to open the \
+         inspector.</p><p role=\"alert\">{note}</p><form method=\"post\" \
+         action=\"/_emulator/login\"><label>Admin token <input type=\"password\" \
+         name=\"token\" autocomplete=\"current-password\" required autofocus></label> \
+         <button type=\"submit\">Sign in</button></form></main></body></html>"
+    );
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        html,
+    )
+        .into_response()
+}
+
+/// Asks every `/_emulator/` request for the admin token, when one is set.
+pub async fn check_token(
+    State(token): State<Option<Arc<AdminToken>>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some(token) = token else {
+        return next.run(req).await;
+    };
+    let path = req.uri().path().to_string();
+    if !path.starts_with("/_emulator/") {
+        return next.run(req).await;
+    }
+    let given = AdminToken::given(req.headers(), req.uri().query());
+    let valid = given.iter().any(|g| token.is(g));
+    if path == "/_emulator/login" {
+        return login(&token, req).await;
+    }
+    if !valid {
+        if path == "/_emulator/ui" {
+            let note = if given.is_empty() {
+                ""
+            } else {
+                "That token is not this emulator's."
+            };
+            return login_page(StatusCode::UNAUTHORIZED, note);
+        }
+        let message = "this emulator was started with --admin-token: send it as \
+                       `Authorization: Bearer <token>` or `X-Pushwire-Admin-Token: <token>`";
+        return (StatusCode::UNAUTHORIZED, Json(json!({ "error": message }))).into_response();
+    }
+    let from_query = req
+        .uri()
+        .query()
+        .is_some_and(|q| form_urlencoded::parse(q.as_bytes()).any(|(k, _)| k == "token"));
+    if from_query && req.method() == axum::http::Method::GET && path == "/_emulator/ui" {
+        // The token in the URL once: kept in the cookie, and taken out of the address bar
+        // (and the history) at once.
+        return (
+            StatusCode::SEE_OTHER,
+            [
+                (header::LOCATION, path.clone()),
+                (header::SET_COOKIE, session_cookie(&token.0)),
+            ],
+        )
+            .into_response();
+    }
+    next.run(req).await
+}
+
+/// `POST /_emulator/login` (the sign-in form): the cookie, and back to the inspector.
+async fn login(token: &AdminToken, req: Request) -> Response {
+    if req.method() != axum::http::Method::POST {
+        return login_page(StatusCode::OK, "");
+    }
+    if cross_site(req.headers()).is_some() {
+        return login_page(
+            StatusCode::FORBIDDEN,
+            "Sign in from the emulator's own page.",
+        );
+    }
+    let body = axum::body::to_bytes(req.into_body(), 4096)
+        .await
+        .unwrap_or_default();
+    let given: Vec<String> = form_urlencoded::parse(&body)
+        .filter(|(k, _)| k == "token")
+        .map(|(_, v)| v.into_owned())
+        .collect();
+    if !given.iter().any(|g| token.is(g)) {
+        return login_page(
+            StatusCode::UNAUTHORIZED,
+            "That token is not this emulator's.",
+        );
+    }
+    (
+        StatusCode::SEE_OTHER,
+        [
+            (header::LOCATION, "/_emulator/ui".to_string()),
+            (header::SET_COOKIE, session_cookie(&token.0)),
+        ],
+    )
+        .into_response()
 }

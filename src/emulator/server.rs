@@ -35,6 +35,8 @@ pub struct Config {
     /// Names a request's `Host` may carry besides addresses, loopback names and this
     /// machine's name (see `guard`).
     pub allowed_hosts: Vec<String>,
+    /// When set, every `/_emulator/` route asks for it (see `guard::AdminToken`).
+    pub admin_token: Option<String>,
 }
 
 impl Default for Config {
@@ -46,8 +48,27 @@ impl Default for Config {
             events_port: 0,
             worker_threads: 1,
             allowed_hosts: Vec::new(),
+            admin_token: None,
         }
     }
+}
+
+/// What to say at start when the emulator listens beyond this machine (`--host 0.0.0.0`, or
+/// an address of a network interface), so that nobody leaves one open without knowing.
+pub fn exposure_notice(host: IpAddr, admin_token: bool) -> Option<String> {
+    if host.is_loopback() {
+        return None;
+    }
+    let guard = if admin_token {
+        "the admin API and the inspector ask for the admin token"
+    } else {
+        "anyone who can reach it can drive the admin API and the inspector: \
+         give --admin-token (or PUSHWIRE_ADMIN_TOKEN) to ask for a token"
+    };
+    Some(format!(
+        "PUSHWIRE_NOTICE=listening on {host}, beyond this machine: other machines can reach \
+         the emulator; {guard}"
+    ))
 }
 
 /// Accepts connections until `shutdown` turns true. Each connection carries a [`ConnKill`]
@@ -107,6 +128,9 @@ impl Server {
         if let Some(problem) = key_problem(&config.api_key) {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, problem));
         }
+        if let Some(problem) = config.admin_token.as_deref().and_then(guard::token_problem) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, problem));
+        }
         let main = std::net::TcpListener::bind((config.host, config.port))?;
         let events = std::net::TcpListener::bind((config.host, config.events_port))?;
         main.set_nonblocking(true)?;
@@ -135,7 +159,13 @@ impl Server {
                     guard::check_host,
                 ))
             };
-            let main_app = checked(main_router(emu.clone(), documents));
+            let token = config
+                .admin_token
+                .as_ref()
+                .map(|t| Arc::new(guard::AdminToken(t.clone())));
+            let main_app = checked(main_router(emu.clone(), documents).layer(
+                axum::middleware::from_fn_with_state(token, guard::check_token),
+            ));
             runtime.spawn(serve(main, main_app, rx.clone()));
             runtime.spawn(serve(events, checked(events_router(emu.clone())), rx));
         }

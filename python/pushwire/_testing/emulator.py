@@ -46,6 +46,7 @@ class Emulator(_Clients):
         record_requests: bool = True,
         retention: int = DEFAULT_RETENTION,
         allowed_hosts: Iterable[str] = (),
+        admin_token: Optional[str] = None,
     ) -> None:
         """``retention``: how many requests the request log keeps, and events each site
         keeps, the oldest pruned first (0: all). The service's own state (subscribers,
@@ -55,9 +56,15 @@ class Emulator(_Clients):
         that requests may be addressed to (``Host``): a name, ``".example.com"`` for it and
         every name under it, or ``"*"`` for any. A request to any other name is refused
         (403), so that no web page can reach the emulator by rebinding its own name to
-        127.0.0.1."""
+        127.0.0.1.
+
+        ``admin_token``: when given, the admin routes and the inspector over HTTP ask for it
+        (``Authorization: Bearer <token>``, or a sign-in in the browser); this object's own
+        methods need none."""
         retention = _retention(retention)
-        self._server = EmulatorServer(api_key, host, port, events_port, _host_names(allowed_hosts))
+        self._server = EmulatorServer(
+            api_key, host, port, events_port, _host_names(allowed_hosts), admin_token
+        )
         self.api_key = api_key
         # The settings it was made with, which the pytest fixture restores for each test.
         self.record_requests = record_requests
@@ -79,6 +86,12 @@ class Emulator(_Clients):
 
     def __repr__(self) -> str:
         return f"Emulator(base_url={self.base_url!r}, events_url={self.events_url!r})"
+
+    @property
+    def notice(self) -> Optional[str]:
+        """What the emulator says at start when it listens beyond this machine (``host``
+        ``0.0.0.0`` or a network interface's address); None on loopback."""
+        return self._server.notice
 
     @property
     def base_url(self) -> str:

@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 import weakref
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Optional
 
 from pushwire._testing._clients import _Clients
 from pushwire._testing._data import DEFAULT_RETENTION, _host_names, _jsonable, _retention
@@ -77,15 +77,20 @@ class EmulatorProcess(_Clients):
         retention: int = DEFAULT_RETENTION,
         startup_timeout: float = 20.0,
         allowed_hosts: Iterable[str] = (),
+        admin_token: Optional[str] = None,
     ) -> None:
-        """``allowed_hosts`` as for :class:`Emulator` (``--allowed-host`` each)."""
+        """``allowed_hosts`` and ``admin_token`` as for :class:`Emulator`; :meth:`admin`
+        sends the token."""
         self.api_key = api_key
+        self._admin_token = admin_token
         cmd = [sys.executable, "-m", "pushwire.emulator", "--port", "0", "--api-key", api_key]
         cmd += ["--exit-with-parent", "--retention", str(_retention(retention))]
         if not record_requests:
             cmd.append("--no-request-log")
         for name in _host_names(allowed_hosts):
             cmd += ["--allowed-host", name]
+        if admin_token is not None:
+            cmd += ["--admin-token", admin_token]
         # The child stops when its stdin pipe closes: it cannot outlive this process, even
         # one killed before `close()`. The finalizer stops it when this object is collected
         # or the interpreter exits without `close()`.
@@ -134,12 +139,15 @@ class EmulatorProcess(_Clients):
 
     def admin(self, op: str, **args: Any) -> Any:
         """Runs an admin operation over HTTP; its JSON answer."""
+        headers = {"Content-Type": "application/json"}
+        if self._admin_token is not None:
+            headers["Authorization"] = f"Bearer {self._admin_token}"
         req = urllib.request.Request(
             f"{self.base_url}/_emulator/{op}",
             data=json.dumps(
                 {k: v for k, v in args.items() if v is not None}, default=_jsonable
             ).encode(),
-            headers={"Content-Type": "application/json"},
+            headers=headers,
             method="POST",
         )
         try:

@@ -20,6 +20,11 @@ pub fn admin_document(base_url: &str) -> Value {
                             "content": {"application/json": {"schema": {}}}},
                     "400": {"description": "bad arguments",
                             "content": {"application/json": {"schema": error}}},
+                    "401": {"description": "the emulator asks for its admin token (--admin-token)",
+                            "content": {"application/json": {"schema": error}}},
+                    "403": {"description": "refused: a Host the emulator does not answer, or a \
+                                            browser's cross-site write",
+                            "content": {"application/json": {"schema": error}}},
                 },
             });
             if method == "post" {
@@ -55,6 +60,12 @@ pub fn admin_document(base_url: &str) -> Value {
                 Generated from the emulator's table of operations.",
         },
         "servers": [{"url": base_url}],
+        // Only an emulator started with --admin-token asks for it.
+        "security": [{}, {"AdminToken": []}],
+        "components": {"securitySchemes": {"AdminToken": {
+            "type": "http", "scheme": "bearer",
+            "description": "the --admin-token the emulator was started with, if any \
+                            (X-Pushwire-Admin-Token works too)"}}},
         "paths": paths,
     })
 }
