@@ -9,6 +9,7 @@
 use serde_json::{json, Map, Value};
 
 use super::shapes::{answer, at, limited, Models};
+use crate::model::notification::LISTS;
 use crate::model::{Drip, Meta, NewDrip, Product, Segment, SummaryRow, TriggeredCampaign};
 use crate::validate::{
     ACTIONS_MAX, ANALYTICS_MAX_DAYS, BROADCAST_EXPIRY_MAX_MINUTES, BROADCAST_HASHES_MAX,
@@ -182,7 +183,7 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
             "4.13 Create a push broadcast (immediate, scheduled, draft, targeted)", vec![],
             success(json!({"notification_id": {"type": "integer"},
                            "message": {"type": "string"}}), &[]), false),
-        FORM, broadcast_form(), Some(BROADCAST_ARRAYS))}),
+        FORM, broadcast_form(), Some(&LISTS))}),
     );
     paths.insert("/api/v1/events".into(), json!({
         "servers": [{"url": events_url, "description": "the event-tracking interface"}],
@@ -227,20 +228,6 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
 }
 
 const FORM: &str = "application/x-www-form-urlencoded";
-
-/// The broadcast's array fields (spec 4.13).
-const BROADCAST_ARRAYS: &[&str] = &[
-    "profile_id",
-    "include_segments",
-    "exclude_segments",
-    "include_countries",
-    "exclude_countries",
-    "include_states",
-    "include_cities",
-    "include_device_types",
-    "include_browsers",
-    "subscriber_hash",
-];
 
 fn strings() -> Value {
     json!({"type": "array", "items": {"type": "string"}})
@@ -299,7 +286,7 @@ fn broadcast_form() -> Value {
             "VALID_FROM_FORMAT",
         ),
     );
-    for name in BROADCAST_ARRAYS {
+    for name in LISTS {
         properties.insert((*name).into(), strings());
     }
     let profile_ids = properties.get_mut("profile_id").expect("listed");
