@@ -5,7 +5,8 @@ For each size: a generated population (countries, devices, browsers, two attribu
 segment), the same number of subscribers again as rows of dicts (`add_subscribers`), one
 broadcast targeting a segment, a country and an attribute rule, a triggered campaign fired by
 up to 100,000 events (timed as the clock reaches their sends), a page of `deliveries()`,
-`analytics.summary` over a year, and a request afterwards.
+`analytics.summary` over a year, a request afterwards, and the whole state saved to a file
+(`emu.save`) and read back (`Emulator.load`).
 
     python benches/emulator_scale.py 1000 10000 100000 1000000
 """
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -120,6 +123,21 @@ def measure(n: int) -> dict[str, Any]:
         for _ in range(200):
             client.segments.list()
         out["request_us"] = (time.perf_counter() - t0) / 200 * 1e6
+
+        # The state kept across restarts: every subscriber, delivery and schedule.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "site.state")
+            t0 = time.perf_counter()
+            emu.save(path)
+            out["save_s"] = time.perf_counter() - t0
+            out["state_mb"] = os.path.getsize(path) / 2**20
+            sites = emu._call("sites")
+            t0 = time.perf_counter()
+            loaded = Emulator.load(path, record_requests=False)
+            out["load_s"] = time.perf_counter() - t0
+            with loaded:
+                assert loaded._call("sites") == sites
+            out["subscribers_saved"] = sum(s["subscribers"] for s in sites)
     return out
 
 
@@ -128,8 +146,9 @@ def table(results: list[dict[str, Any]]) -> list[str]:
         "| subscribers | generated, per subscriber | rows of dicts, per subscriber "
         "| memory per subscriber | one targeted broadcast | per delivery | memory per delivery "
         "| a trigger firing for N events | `deliveries()` page | `analytics.summary` (a year) "
-        "| a request after | process RSS with the generated site |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| a request after | process RSS with the generated site "
+        "| state saved (`emu.save`) | state read back (`Emulator.load`) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         n, d = r["n"], r["deliveries"]
@@ -139,7 +158,10 @@ def table(results: list[dict[str, Any]]) -> list[str]:
             f"({d:,} deliveries) | {r['broadcast_s'] / max(d, 1) * 1e9:,.0f} ns "
             f"| {r['bytes_per_delivery']:.0f} B | {r['trigger_fire_s'] * 1e3:,.1f} ms "
             f"({r['trigger_events']:,}) | {r['page_ms']:.1f} ms | {r['summary_ms']:.1f} ms "
-            f"| {r['request_us']:.0f} us | {r['rss_mb']:,.0f} MB |"
+            f"| {r['request_us']:.0f} us | {r['rss_mb']:,.0f} MB "
+            f"| {r['save_s'] * 1e3:,.0f} ms ({r['subscribers_saved']:,} subscribers, "
+            f"{d:,} + {r['trigger_events']:,} deliveries, {r['state_mb']:,.0f} MB) "
+            f"| {r['load_s'] * 1e3:,.0f} ms |"
         )
     return lines
 

@@ -10,6 +10,7 @@ model)."""
 
 import decimal
 import os
+import pathlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import (
     Any,
@@ -587,10 +588,18 @@ class EmulatorServer:
         events_port: int = 0,
         allowed_hosts: Sequence[str] = ...,
         admin_token: Optional[str] = None,
+        state: Optional[Union[str, os.PathLike[str]]] = None,
+        save_every: Optional[float] = None,
+        load_from: Optional[Union[str, os.PathLike[str]]] = None,
     ) -> Self: ...
+    api_key: Final[str]
     base_url: Final[str]
     events_url: Final[str]
     notice: Final[Optional[str]]
     running: Final[bool]
+    state_file: Final[Optional[pathlib.Path]]
     def admin(self, op: str, args_json: str) -> str: ...
+    def save(
+        self, path: Optional[Union[str, os.PathLike[str]]] = None
+    ) -> tuple[pathlib.Path, int, float]: ...
     def stop(self) -> None: ...

@@ -37,8 +37,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     )
     parser.add_argument(
         "--api-key",
-        default=os.environ.get("PUSHWIRE_API_KEY", "test-key"),
-        help="key of the default site (default: $PUSHWIRE_API_KEY or test-key)",
+        default=os.environ.get("PUSHWIRE_API_KEY") or None,
+        help="key of the default site (default: $PUSHWIRE_API_KEY, else the state file's, "
+        "else test-key)",
     )
     parser.add_argument(
         "--no-request-log",
@@ -75,6 +76,21 @@ def main(argv: Optional[list[str]] = None) -> int:
         metavar="TOKEN",
         help="ask every /_emulator/ route (admin API, inspector) for TOKEN "
         "(default: $PUSHWIRE_ADMIN_TOKEN)",
+    )
+    parser.add_argument(
+        "--state",
+        default=None,
+        metavar="FILE",
+        help="keep the whole state in FILE across restarts: read at start (a file that is not "
+        "a sound state file of this version is refused, and left as it is), written on a "
+        "clean stop, on POST /_emulator/save and every --save-every seconds",
+    )
+    parser.add_argument(
+        "--save-every",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="also save every SECONDS while anything changed (with --state)",
     )
     parser.add_argument(
         "--print-openapi",
@@ -129,28 +145,54 @@ def main(argv: Optional[list[str]] = None) -> int:
             retention=args.retention,
             allowed_hosts=args.allowed_host,
             admin_token=args.admin_token,
+            state=args.state,
+            save_every=args.save_every,
         )
-    except ValueError as e:
-        # A setting refused (a key no request could carry, a host that is not an address):
-        # EmulatorProcess reads this line and raises the same ValueError.
+    except (ValueError, OSError) as e:
+        # A setting refused (a key no request could carry, a host that is not an address, a
+        # state file that is not one or cannot be written): EmulatorProcess reads this line
+        # and raises it as a ValueError.
         return _refuse(str(e))
-    with emu:
-        # SIGINT and SIGTERM are handled from here on: a parent that signals as soon as it
-        # reads the URLs gets a clean stop.
-        try:
-            _say(
-                f"PUSHWIRE_BASE_URL={emu.base_url}\nPUSHWIRE_EVENTS_URL={emu.events_url}\n"
-                f"PUSHWIRE_API_KEY={emu.api_key}\nPUSHWIRE_UI_URL={emu.ui_url}"
-            )
-            if emu.notice is not None:
-                _say(emu.notice)
-            _say("serving; Ctrl-C to stop")
-            while not stop.wait(0.2):
-                pass
-        except KeyboardInterrupt:
-            pass
+    try:
+        _serve(emu, stop)
+        state_file = emu.state_file
+        emu.close()
+    except (ValueError, OSError) as e:
+        # The save at the stop failed: the state is not in its file.
+        print(f"pushwire-emulator: {e}", file=sys.stderr)
+        _say("stopped")
+        return 1
+    if state_file is not None:
+        _say(f"PUSHWIRE_SAVED={state_file}")
     _say("stopped")
     return 0
+
+
+def _serve(emu: Emulator, stop: threading.Event) -> None:
+    """Says where the emulator serves, then serves until ``stop`` is set or Ctrl-C."""
+    # SIGINT and SIGTERM are handled from here on: a parent that signals as soon as it reads
+    # the URLs gets a clean stop.
+    try:
+        _say(
+            f"PUSHWIRE_BASE_URL={emu.base_url}\nPUSHWIRE_EVENTS_URL={emu.events_url}\n"
+            f"PUSHWIRE_API_KEY={emu.api_key}\nPUSHWIRE_UI_URL={emu.ui_url}"
+        )
+        if emu.state_file is not None:
+            _say(f"PUSHWIRE_STATE={emu.state_file}")
+        if emu.notice is not None:
+            _say(emu.notice)
+        _say("serving; Ctrl-C to stop")
+        while not stop.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        pass
+
+
+def _seconds(raw: str) -> float:
+    seconds = float(raw)
+    if not (seconds > 0 and seconds != float("inf")):
+        raise argparse.ArgumentTypeError(f"{raw} is not a number of seconds above 0")
+    return seconds
 
 
 def _port(raw: str) -> int:

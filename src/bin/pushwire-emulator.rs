@@ -21,7 +21,8 @@ Options:
   --host HOST          address to listen on (default 127.0.0.1)
   --port PORT          main interface (default 8900; 0: any free)
   --events-port PORT   event-tracking interface (default: port + 1, or any free when port is 0)
-  --api-key KEY        key of the default site (default: $PUSHWIRE_API_KEY or test-key)
+  --api-key KEY        key of the default site (default: $PUSHWIRE_API_KEY, else the state
+                       file's, else test-key)
   --no-request-log     do not keep the request log
   --retention N        keep the most recent N requests and N events per site, the oldest
                        pruned first (default 10000; 0 keeps all). The service's own state
@@ -32,6 +33,11 @@ Options:
                        machine's name are always answered
   --admin-token TOKEN  ask every /_emulator/ route (admin API, inspector) for TOKEN
                        (default: $PUSHWIRE_ADMIN_TOKEN)
+  --state FILE         keep the whole state in FILE across restarts: read at start (a file
+                       that is not a sound state file of this version is refused, and left
+                       as it is), written on a clean stop, on POST /_emulator/save and
+                       every --save-every seconds
+  --save-every SECONDS also save every SECONDS while anything changed (with --state)
   --print-openapi      print the service's OpenAPI 3.1 document, its servers at the host
                        and ports given, and exit
   --print-admin-openapi
@@ -49,6 +55,8 @@ struct Args {
     exit_with_parent: bool,
     allowed_hosts: Vec<String>,
     admin_token: Option<String>,
+    state: Option<std::path::PathBuf>,
+    save_every: Option<std::time::Duration>,
     /// Print a document instead of serving: the service's, or the admin API's.
     print: Option<Document>,
 }
@@ -66,7 +74,8 @@ fn parse() -> Result<Args, (String, u8)> {
         host: "127.0.0.1".into(),
         port: 8900,
         events_port: None,
-        api_key: std::env::var("PUSHWIRE_API_KEY").unwrap_or_else(|_| "test-key".into()),
+        // Empty: the state file's default key, or test-key.
+        api_key: std::env::var("PUSHWIRE_API_KEY").unwrap_or_default(),
         request_log: true,
         retention: DEFAULT_RETENTION,
         exit_with_parent: false,
@@ -74,6 +83,8 @@ fn parse() -> Result<Args, (String, u8)> {
         admin_token: std::env::var("PUSHWIRE_ADMIN_TOKEN")
             .ok()
             .filter(|t| !t.is_empty()),
+        state: None,
+        save_every: None,
         print: None,
     };
     let bad = |e: lexopt::Error| (format!("pushwire-emulator: {e}\n\n{USAGE}"), 2);
@@ -97,6 +108,21 @@ fn parse() -> Result<Args, (String, u8)> {
             Long("allowed-host") => args
                 .allowed_hosts
                 .push(parser.value().map_err(bad)?.string().map_err(bad)?),
+            Long("state") => args.state = Some(parser.value().map_err(bad)?.into()),
+            Long("save-every") => {
+                let raw: String = parser.value().map_err(bad)?.string().map_err(bad)?;
+                let every = raw
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .ok_or_else(|| {
+                        (
+                            format!("pushwire-emulator: --save-every takes seconds above 0, got {raw:?}"),
+                            2,
+                        )
+                    })?;
+                args.save_every = Some(std::time::Duration::from_secs_f64(every));
+            }
             Long("print-openapi") => args.print = Some(Document::Service),
             Long("print-admin-openapi") => args.print = Some(Document::Admin),
             Short('h') | Long("help") => return Err((USAGE.to_string(), 0)),
@@ -249,6 +275,9 @@ fn main() -> ExitCode {
         worker_threads: 2,
         allowed_hosts: args.allowed_hosts.clone(),
         admin_token: args.admin_token.clone(),
+        state_file: args.state.clone(),
+        save_every: args.save_every,
+        load_from: None,
     };
     let mut server = match Server::start(config) {
         Ok(server) => server,
@@ -263,15 +292,27 @@ fn main() -> ExitCode {
          PUSHWIRE_UI_URL={}/_emulator/ui",
         server.base_url(),
         server.events_url(),
-        args.api_key,
+        emu.default_key,
         server.base_url()
     ));
+    if let Some(path) = &emu.state_file {
+        say(&format!("PUSHWIRE_STATE={}", path.display()));
+    }
     if let Some(notice) = exposure_notice(host, args.admin_token.is_some()) {
         say(&notice);
     }
     say("serving; Ctrl-C to stop");
     stop.wait();
-    server.stop();
+    let saved = server.stop();
+    match saved {
+        Some(Ok(saved)) => say(&format!("PUSHWIRE_SAVED={}", saved.path.display())),
+        Some(Err(e)) => {
+            eprintln!("pushwire-emulator: {e}");
+            say("stopped");
+            return ExitCode::FAILURE;
+        }
+        None => {}
+    }
     say("stopped");
     ExitCode::SUCCESS
 }

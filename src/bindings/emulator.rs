@@ -1,17 +1,22 @@
 //! `pushwire._core.EmulatorServer`: the Rust emulator on its own runtime, for
 //! `pushwire.testing.Emulator` and `python -m pushwire.emulator`.
 
+use std::io::ErrorKind;
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::emulator::{admin, Config, Server};
+use crate::emulator::{admin, persist, Config, Emu, Server};
 
 #[pyclass(module = "pushwire._core", frozen)]
 pub struct EmulatorServer {
     server: Mutex<Option<Server>>,
+    /// The default site's key (the state file's when none was given).
+    api_key: String,
     base_url: String,
     events_url: String,
     /// What to say at start when it listens beyond this machine (`server::exposure_notice`).
@@ -21,7 +26,8 @@ pub struct EmulatorServer {
 #[pymethods]
 impl EmulatorServer {
     #[new]
-    #[pyo3(signature = (api_key, host = "127.0.0.1", port = 0, events_port = 0, allowed_hosts = Vec::new(), admin_token = None))]
+    #[pyo3(signature = (api_key, host = "127.0.0.1", port = 0, events_port = 0, allowed_hosts = Vec::new(), admin_token = None, state = None, save_every = None, load_from = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         api_key: &str,
@@ -30,13 +36,32 @@ impl EmulatorServer {
         events_port: u16,
         allowed_hosts: Vec<String>,
         admin_token: Option<String>,
+        state: Option<PathBuf>,
+        save_every: Option<f64>,
+        load_from: Option<PathBuf>,
     ) -> PyResult<Self> {
         let host: IpAddr = host.parse().map_err(|_| {
             PyValueError::new_err(format!("host must be an IP address, got {host:?}"))
         })?;
-        if let Some(problem) = crate::emulator::state::key_problem(api_key) {
+        // Empty: the state file's default key, or test-key.
+        if let Some(problem) = Some(api_key)
+            .filter(|k| !k.is_empty())
+            .and_then(crate::emulator::state::key_problem)
+        {
             return Err(PyValueError::new_err(problem));
         }
+        let save_every = save_every
+            .map(|s| {
+                Duration::try_from_secs_f64(s)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "save_every must be seconds above 0, got {s}"
+                        ))
+                    })
+            })
+            .transpose()?;
         if let Some(problem) = admin_token
             .as_deref()
             .and_then(crate::emulator::guard::token_problem)
@@ -52,11 +77,22 @@ impl EmulatorServer {
             worker_threads: 2,
             allowed_hosts,
             admin_token,
+            state_file: state,
+            save_every,
+            load_from,
         };
         let server = py
             .detach(|| Server::start(config))
-            .map_err(|e| PyOSError::new_err(format!("the emulator could not start: {e}")))?;
+            .map_err(|e| match e.kind() {
+                // A state file refused, or a setting: the caller's to correct.
+                ErrorKind::InvalidData | ErrorKind::InvalidInput => {
+                    PyValueError::new_err(e.to_string())
+                }
+                ErrorKind::NotFound => PyFileNotFoundError::new_err(e.to_string()),
+                _ => PyOSError::new_err(format!("the emulator could not start: {e}")),
+            })?;
         Ok(EmulatorServer {
+            api_key: server.emu().default_key.clone(),
             notice: crate::emulator::server::exposure_notice(host, token_set),
             base_url: server.base_url(),
             events_url: server.events_url(),
@@ -67,6 +103,35 @@ impl EmulatorServer {
     #[getter]
     fn notice(&self) -> Option<&str> {
         self.notice.as_deref()
+    }
+
+    #[getter]
+    fn api_key(&self) -> &str {
+        &self.api_key
+    }
+
+    /// The emulator's state file, if it has one.
+    #[getter]
+    fn state_file(&self) -> Option<PathBuf> {
+        let guard = self.server.lock().unwrap_or_else(|e| e.into_inner());
+        guard.as_ref().and_then(|s| s.emu().state_file.clone())
+    }
+
+    /// Saves the whole state to `path` (default: the state file): the path, its size in
+    /// bytes and the seconds it took.
+    #[pyo3(signature = (path = None))]
+    fn save(&self, py: Python<'_>, path: Option<PathBuf>) -> PyResult<(PathBuf, u64, f64)> {
+        let emu = self.running_emu()?;
+        let path = path.or_else(|| emu.state_file.clone()).ok_or_else(|| {
+            PyValueError::new_err(
+                "this emulator has no state file: give save() a path, or start it with \
+                 Emulator(state=...)",
+            )
+        })?;
+        let saved = py
+            .detach(|| persist::save(&emu, &path))
+            .map_err(state_file_error)?;
+        Ok((saved.path, saved.bytes, saved.took.as_secs_f64()))
     }
 
     #[getter]
@@ -84,12 +149,7 @@ impl EmulatorServer {
         super::logs::refresh(py);
         let args: serde_json::Value = serde_json::from_str(args_json)
             .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
-        let guard = self.server.lock().unwrap_or_else(|e| e.into_inner());
-        let server = guard
-            .as_ref()
-            .ok_or_else(|| PyRuntimeError::new_err("the emulator is stopped"))?;
-        let emu = server.emu().clone();
-        drop(guard);
+        let emu = self.running_emu()?;
         let out = py.detach(|| admin::dispatch(&emu, op, args));
         match out {
             Ok(v) => Ok(v.to_string()),
@@ -97,16 +157,43 @@ impl EmulatorServer {
         }
     }
 
-    fn stop(&self, py: Python<'_>) {
+    /// Stops serving, then saves the state to its state file if it has one (an error if
+    /// that save failed).
+    fn stop(&self, py: Python<'_>) -> PyResult<()> {
         let taken = self.server.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(mut s) = taken {
-            py.detach(|| s.stop());
+            if let Some(Err(e)) = py.detach(|| s.stop()) {
+                return Err(state_file_error(e));
+            }
         }
+        Ok(())
     }
 
     #[getter]
     fn running(&self) -> bool {
         self.server.lock().map(|s| s.is_some()).unwrap_or(false)
+    }
+}
+
+impl EmulatorServer {
+    fn running_emu(&self) -> PyResult<Arc<Emu>> {
+        let guard = self.server.lock().unwrap_or_else(|e| e.into_inner());
+        let server = guard
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("the emulator is stopped"))?;
+        Ok(server.emu().clone())
+    }
+}
+
+/// A state file's error as Python's: the disk's as `OSError`, a file refused as
+/// `ValueError`.
+fn state_file_error(e: persist::StateFileError) -> PyErr {
+    match e {
+        persist::StateFileError::Io { ref source, .. } => match source.raw_os_error() {
+            Some(errno) => PyOSError::new_err((errno, e.to_string())),
+            None => PyOSError::new_err(e.to_string()),
+        },
+        other => PyValueError::new_err(other.to_string()),
     }
 }
 

@@ -45,17 +45,39 @@ pub struct Emu {
     pub retention: std::sync::atomic::AtomicUsize,
     /// Tells the inspector's open pages that something changed.
     pub changes: std::sync::Arc<Changes>,
+    /// Where the state is kept across restarts (`--state`): saved on a clean stop, on
+    /// demand, and every so often if asked (`persist`).
+    pub state_file: Option<std::path::PathBuf>,
+    /// `changes`' version at the last save to `state_file`.
+    pub(crate) saved_version: std::sync::atomic::AtomicU64,
+    /// Held by a save, so that saves run one at a time.
+    pub(crate) saving: Mutex<()>,
 }
 
 impl Emu {
     pub fn new(default_key: &str) -> Emu {
+        Emu::with_state(default_key, State::new(default_key), None)
+    }
+
+    /// An emulator holding `state` (one read from a state file), with a site for
+    /// `default_key` if it has none, and `state_file` where it is to be kept.
+    pub fn with_state(
+        default_key: &str,
+        mut state: State,
+        state_file: Option<std::path::PathBuf>,
+    ) -> Emu {
+        state.add_site(default_key);
         Emu {
-            state: Mutex::new(State::new(default_key)),
+            state: Mutex::new(state),
             epoch: std::sync::atomic::AtomicU64::new(0),
             default_key: default_key.to_string(),
             record_requests: std::sync::atomic::AtomicBool::new(true),
             changes: Default::default(),
             retention: std::sync::atomic::AtomicUsize::new(DEFAULT_RETENTION),
+            state_file,
+            // Nothing saved yet: the first periodic save writes.
+            saved_version: std::sync::atomic::AtomicU64::new(u64::MAX),
+            saving: Mutex::new(()),
         }
     }
 

@@ -26,6 +26,7 @@ pub mod guard;
 pub mod inspector;
 pub mod keys;
 pub mod openapi;
+pub mod persist;
 pub mod request;
 pub mod router;
 pub mod routes;

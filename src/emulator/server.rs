@@ -7,7 +7,9 @@
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::Request;
 use axum::Router;
@@ -20,12 +22,15 @@ use super::emu::Emu;
 use super::gate::{read_timeout, ConnKill};
 use super::guard::{self, AllowedHosts};
 use super::keys::key_problem;
+use super::persist;
 use super::router::{events_router, main_router, Documents};
+use super::state::State;
 
-/// Where and as whom the emulator serves.
+/// Where and as whom the emulator serves, and where its state is kept.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The key of the default site.
+    /// The key of the default site; empty: the default key of the state read at start
+    /// (`state_file`, `load_from`), or `test-key` when none is.
     pub api_key: String,
     pub host: IpAddr,
     /// 0 picks a free port.
@@ -37,6 +42,13 @@ pub struct Config {
     pub allowed_hosts: Vec<String>,
     /// When set, every `/_emulator/` route asks for it (see `guard::AdminToken`).
     pub admin_token: Option<String>,
+    /// Where the state is kept across restarts: read at start if it exists (else written
+    /// empty, so that a path that cannot be written fails the start), written on a clean
+    /// stop, on demand (`/_emulator/save`) and every `save_every` if given.
+    pub state_file: Option<PathBuf>,
+    pub save_every: Option<Duration>,
+    /// A state file to start from, never written to (`Emulator.load`).
+    pub load_from: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -49,8 +61,78 @@ impl Default for Config {
             worker_threads: 1,
             allowed_hosts: Vec::new(),
             admin_token: None,
+            state_file: None,
+            save_every: None,
+            load_from: None,
         }
     }
+}
+
+/// The key of the default site when neither the configuration nor a state file gives one.
+pub const DEFAULT_KEY: &str = "test-key";
+
+/// The emulator a configuration starts with: the state of its state file or the file it is
+/// loaded from, or an empty one. A file refused is an error of kind `InvalidData`, and is
+/// left as it was.
+fn initial(config: &Config) -> io::Result<Emu> {
+    let refused = |e: persist::StateFileError| {
+        let kind = match &e {
+            persist::StateFileError::Io { source, .. } => source.kind(),
+            _ => io::ErrorKind::InvalidData,
+        };
+        io::Error::new(kind, e.to_string())
+    };
+    if config.save_every.is_some() && config.state_file.is_none() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "save_every needs a state file to save to",
+        ));
+    }
+    if config.save_every.is_some_and(|d| d.is_zero()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "save_every must be more than 0 seconds",
+        ));
+    }
+    if let Some(path) = &config.state_file {
+        persist::clear_leftovers(path);
+    }
+    let source = match (&config.state_file, &config.load_from) {
+        (Some(_), Some(_)) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "give a state file or a file to load from, not both",
+            ))
+        }
+        (Some(path), None) => match std::fs::metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            _ => Some(path),
+        },
+        (None, from) => from.as_ref(),
+    };
+    let loaded = source
+        .map(|p| persist::load(p))
+        .transpose()
+        .map_err(refused)?;
+    let (state, saved_key) = match loaded {
+        Some(l) => (l.state, Some(l.default_key)),
+        None => (State::empty(), None),
+    };
+    let key = match (&*config.api_key, saved_key) {
+        ("", Some(saved)) => saved,
+        ("", None) => DEFAULT_KEY.to_string(),
+        (given, _) => given.to_string(),
+    };
+    if let Some(problem) = key_problem(&key) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, problem));
+    }
+    let emu = Emu::with_state(&key, state, config.state_file.clone());
+    if let (Some(path), None) = (&config.state_file, source) {
+        // A new state file, written now: a path that cannot be written fails here, not at
+        // the first save.
+        persist::save(&emu, path).map_err(refused)?;
+    }
+    Ok(emu)
 }
 
 /// What to say at start when the emulator listens beyond this machine (`--host 0.0.0.0`, or
@@ -125,9 +207,6 @@ pub struct Server {
 impl Server {
     /// Binds both ports (errors surface here, before anything is served) and starts serving.
     pub fn start(config: Config) -> io::Result<Server> {
-        if let Some(problem) = key_problem(&config.api_key) {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, problem));
-        }
         if let Some(problem) = config.admin_token.as_deref().and_then(guard::token_problem) {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, problem));
         }
@@ -142,7 +221,7 @@ impl Server {
             .thread_name("pushwire-emulator")
             .enable_all()
             .build()?;
-        let emu = Arc::new(Emu::new(&config.api_key));
+        let emu = Arc::new(initial(&config)?);
         let (shutdown, rx) = watch::channel(false);
         {
             let _guard = runtime.enter();
@@ -167,7 +246,14 @@ impl Server {
                 axum::middleware::from_fn_with_state(token, guard::check_token),
             ));
             runtime.spawn(serve(main, main_app, rx.clone()));
-            runtime.spawn(serve(events, checked(events_router(emu.clone())), rx));
+            runtime.spawn(serve(
+                events,
+                checked(events_router(emu.clone())),
+                rx.clone(),
+            ));
+            if let Some(every) = config.save_every {
+                runtime.spawn(save_every(emu.clone(), every, rx));
+            }
         }
         Ok(Server {
             emu,
@@ -200,16 +286,41 @@ impl Server {
         format!("http://{}", self.events_addr)
     }
 
-    pub fn stop(&mut self) {
+    /// Stops serving, then saves the state to its state file if it has one: what the
+    /// save did, `None` when it has no file or had stopped already.
+    pub fn stop(&mut self) -> Option<Result<persist::Saved, persist::StateFileError>> {
         let _ = self.shutdown.send(true);
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
+        let rt = self.runtime.take()?;
+        rt.shutdown_background();
+        let path = self.emu.state_file.clone()?;
+        Some(persist::save(&self.emu, &path))
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        self.stop();
+        if let Some(Err(e)) = self.stop() {
+            // Nobody is left to return it to.
+            eprintln!("pushwire emulator: the state was not saved: {e}");
+        }
+    }
+}
+
+/// Saves the state every `every` while anything changed, until `shutdown` turns true. A save
+/// that fails is said on standard error and tried again at the next tick.
+async fn save_every(emu: Arc<Emu>, every: Duration, mut shutdown: watch::Receiver<bool>) {
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks.tick().await;
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = shutdown.changed() => return,
+        }
+        let emu = emu.clone();
+        let saved = tokio::task::spawn_blocking(move || persist::save_if_changed(&emu)).await;
+        if let Ok(Some(Err(e))) = saved {
+            eprintln!("pushwire emulator: the periodic save failed: {e}");
+        }
     }
 }

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional, Union
 
 DateLike = Union[_dt.date, _dt.datetime, str]
+# A path as the standard library takes one.
+StrPath = Union[str, "os.PathLike[str]"]
 
 # How many requests the request log keeps, and events each site keeps, by default.
 DEFAULT_RETENTION = 10_000

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import pathlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional, Union
 
@@ -19,6 +20,7 @@ from pushwire._testing._data import (
     DateLike,
     Distribution,
     Records,
+    StrPath,
     _distribution,
     _frame_columns,
     _host_names,
@@ -38,7 +40,7 @@ class Emulator(_Clients):
 
     def __init__(
         self,
-        api_key: str = "test-key",
+        api_key: Optional[str] = None,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -47,8 +49,13 @@ class Emulator(_Clients):
         retention: int = DEFAULT_RETENTION,
         allowed_hosts: Iterable[str] = (),
         admin_token: Optional[str] = None,
+        state: Optional[StrPath] = None,
+        save_every: Optional[float] = None,
     ) -> None:
-        """``retention``: how many requests the request log keeps, and events each site
+        """``api_key``: the key of the default site; by default the one of the state read
+        at start (``state``, :meth:`load`), else ``"test-key"``.
+
+        ``retention``: how many requests the request log keeps, and events each site
         keeps, the oldest pruned first (0: all). The service's own state (subscribers,
         segments, campaigns, deliveries, analytics) is never pruned.
 
@@ -60,12 +67,92 @@ class Emulator(_Clients):
 
         ``admin_token``: when given, the admin routes and the inspector over HTTP ask for it
         (``Authorization: Bearer <token>``, or a sign-in in the browser); this object's own
-        methods need none."""
+        methods need none.
+
+        ``state``: a file the whole state is kept in across restarts: read at start if it
+        exists (a file that is not a sound state file of this version raises
+        ``ValueError`` and is left as it is), else created at once; written on
+        :meth:`close`, on :meth:`save` and every ``save_every`` seconds while anything
+        changed."""
+        self._start(
+            api_key,
+            host=host,
+            port=port,
+            events_port=events_port,
+            record_requests=record_requests,
+            retention=retention,
+            allowed_hosts=allowed_hosts,
+            admin_token=admin_token,
+            state=state,
+            save_every=save_every,
+            load_from=None,
+        )
+
+    @classmethod
+    def load(
+        cls,
+        path: StrPath,
+        api_key: Optional[str] = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        events_port: int = 0,
+        record_requests: bool = True,
+        retention: int = DEFAULT_RETENTION,
+        allowed_hosts: Iterable[str] = (),
+        admin_token: Optional[str] = None,
+    ) -> Emulator:
+        """An emulator started from the state saved in ``path`` (by :meth:`save`, or by an
+        emulator's ``state`` file), which it never writes to: a test can start from a
+        seeded snapshot and change what it likes. ``api_key`` defaults to the saved
+        emulator's; the other settings are :class:`Emulator`'s. A file that is not a sound
+        state file of this version raises ``ValueError``; a missing one
+        ``FileNotFoundError``."""
+        emu = cls.__new__(cls)
+        emu._start(
+            api_key,
+            host=host,
+            port=port,
+            events_port=events_port,
+            record_requests=record_requests,
+            retention=retention,
+            allowed_hosts=allowed_hosts,
+            admin_token=admin_token,
+            state=None,
+            save_every=None,
+            load_from=path,
+        )
+        return emu
+
+    def _start(
+        self,
+        api_key: Optional[str],
+        *,
+        host: str,
+        port: int,
+        events_port: int,
+        record_requests: bool,
+        retention: int,
+        allowed_hosts: Iterable[str],
+        admin_token: Optional[str],
+        state: Optional[StrPath],
+        save_every: Optional[float],
+        load_from: Optional[StrPath],
+    ) -> None:
         retention = _retention(retention)
         self._server = EmulatorServer(
-            api_key, host, port, events_port, _host_names(allowed_hosts), admin_token
+            # Empty: the saved state's default key, or test-key.
+            api_key if api_key is not None else "",
+            host,
+            port,
+            events_port,
+            _host_names(allowed_hosts),
+            admin_token,
+            state,
+            save_every,
+            load_from,
         )
-        self.api_key = api_key
+        self.api_key = self._server.api_key
         # The settings it was made with, which the pytest fixture restores for each test.
         self.record_requests = record_requests
         self.retention = retention
@@ -86,6 +173,20 @@ class Emulator(_Clients):
 
     def __repr__(self) -> str:
         return f"Emulator(base_url={self.base_url!r}, events_url={self.events_url!r})"
+
+    @property
+    def state_file(self) -> Optional[pathlib.Path]:
+        """The file the state is kept in (``state``), or None."""
+        return self._server.state_file
+
+    def save(self, path: Optional[StrPath] = None) -> pathlib.Path:
+        """Writes the whole state (every site's subscribers, segments, campaigns, broadcasts,
+        deliveries, schedule, products, events, the request log and the clock; not armed
+        faults) to ``path``, by default the ``state`` file, and returns where it went. The
+        write is atomic: ``path`` holds its old content or the whole new one, whatever
+        happens meanwhile. :meth:`load` reads it back."""
+        written, _, _ = self._server.save(path)
+        return written
 
     @property
     def notice(self) -> Optional[str]:

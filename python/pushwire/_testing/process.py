@@ -15,7 +15,13 @@ from collections.abc import Iterable
 from typing import Any, Optional
 
 from pushwire._testing._clients import _Clients
-from pushwire._testing._data import DEFAULT_RETENTION, _host_names, _jsonable, _retention
+from pushwire._testing._data import (
+    DEFAULT_RETENTION,
+    StrPath,
+    _host_names,
+    _jsonable,
+    _retention,
+)
 
 # The EmulatorProcesses this process started, so that a forked child can let go of them.
 _started: weakref.WeakSet[EmulatorProcess] = weakref.WeakSet()
@@ -71,19 +77,27 @@ class EmulatorProcess(_Clients):
 
     def __init__(
         self,
-        api_key: str = "test-key",
+        api_key: Optional[str] = None,
         *,
         record_requests: bool = True,
         retention: int = DEFAULT_RETENTION,
         startup_timeout: float = 20.0,
         allowed_hosts: Iterable[str] = (),
         admin_token: Optional[str] = None,
+        state: Optional[StrPath] = None,
+        save_every: Optional[float] = None,
     ) -> None:
-        """``allowed_hosts`` and ``admin_token`` as for :class:`Emulator`; :meth:`admin`
-        sends the token."""
-        self.api_key = api_key
+        """``api_key``, ``allowed_hosts``, ``admin_token``, ``state`` and ``save_every`` as
+        for :class:`Emulator`; :meth:`admin` sends the token, and :meth:`close` stops the
+        process cleanly, so that it saves its state."""
         self._admin_token = admin_token
-        cmd = [sys.executable, "-m", "pushwire.emulator", "--port", "0", "--api-key", api_key]
+        cmd = [sys.executable, "-m", "pushwire.emulator", "--port", "0"]
+        if api_key is not None:
+            cmd += ["--api-key", api_key]
+        if state is not None:
+            cmd += ["--state", os.fspath(state)]
+        if save_every is not None:
+            cmd += ["--save-every", repr(float(save_every))]
         cmd += ["--exit-with-parent", "--retention", str(_retention(retention))]
         if not record_requests:
             cmd.append("--no-request-log")
@@ -107,13 +121,16 @@ class EmulatorProcess(_Clients):
         def read_urls() -> None:
             # In a thread: a pipe's readline cannot be given a deadline.
             try:
-                while len(urls) < 2:
+                while len(urls) < 3:
                     line = stdout.readline()
                     if not line:
                         return
                     name, _, value = line.strip().partition("=")
-                    if name in ("PUSHWIRE_BASE_URL", "PUSHWIRE_EVENTS_URL", "PUSHWIRE_REFUSED"):
+                    if name in ("PUSHWIRE_BASE_URL", "PUSHWIRE_EVENTS_URL", "PUSHWIRE_API_KEY"):
                         urls[name] = value
+                    elif name == "PUSHWIRE_REFUSED":
+                        urls[name] = value
+                        return
             finally:
                 read.set()
 
@@ -127,11 +144,12 @@ class EmulatorProcess(_Clients):
             # The in-process emulator's refusal of the same setting, as it would raise it.
             self.process.wait(startup_timeout)
             raise ValueError(urls["PUSHWIRE_REFUSED"])
-        if len(urls) < 2:
+        if len(urls) < 3:
             self.process.wait(startup_timeout)
             raise RuntimeError(f"the emulator exited with {self.process.returncode}")
         self.base_url = urls["PUSHWIRE_BASE_URL"]
         self.events_url = urls["PUSHWIRE_EVENTS_URL"]
+        self.api_key = urls["PUSHWIRE_API_KEY"]
 
     @property
     def pid(self) -> int:
@@ -169,6 +187,12 @@ class EmulatorProcess(_Clients):
                 message = body.decode(errors="replace") or str(e)
             # The same error as the in-process Emulator's for the same mistake.
             raise ValueError(message) from None
+
+    def save(self) -> dict[str, Any]:
+        """Saves the whole state to the process's ``state`` file now (``POST
+        /_emulator/save``): its ``path``, size in ``bytes`` and the ``seconds`` it took."""
+        answer: dict[str, Any] = self.admin("save")
+        return answer
 
     def close(self) -> None:
         self._stop()

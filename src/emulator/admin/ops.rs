@@ -73,6 +73,7 @@ const OPERATIONS: &[Op] = &[
     write("travel_to", clock::travel_to),
     write("freeze_clock", clock::freeze_clock),
     write("reset", sites::reset),
+    write("save", sites::save),
     read("operations", |_, _, _| Ok(json!(names()))),
     read("sites", sites::sites),
     read("broadcasts", deliveries::broadcasts),

@@ -8,6 +8,7 @@ use crate::emulator::emu::{Emu, Pinned};
 use crate::emulator::engine::parse_offset;
 use crate::emulator::inspector;
 use crate::emulator::keys::key_problem;
+use crate::emulator::persist;
 
 pub(super) fn add_site(emu: &Emu, _site: Pinned, args: Args) -> Result<Value, String> {
     let key = str_arg(&args, "api_key")?.ok_or("api_key is required")?;
@@ -37,6 +38,28 @@ pub(super) fn set_timezone(emu: &Emu, site: Pinned, args: Args) -> Result<Value,
 
 pub(super) fn sites(emu: &Emu, _site: Pinned, _args: Args) -> Result<Value, String> {
     Ok(inspector::sites(emu))
+}
+
+/// Saves the whole state to the emulator's state file (`--state`), the only file the admin
+/// API writes: a path from a request would let any client write anywhere the emulator may.
+pub(super) fn save(emu: &Emu, _site: Pinned, args: Args) -> Result<Value, String> {
+    if args.contains_key("path") {
+        return Err(
+            "path is not taken here: the admin API saves only to the emulator's state \
+                    file (--state); Emulator.save(path) in Python writes elsewhere"
+                .into(),
+        );
+    }
+    let path = emu.state_file.as_deref().ok_or(
+        "this emulator has no state file to save to: start it with --state FILE \
+         (Emulator(state=...))",
+    )?;
+    let saved = persist::save(emu, path).map_err(|e| e.to_string())?;
+    Ok(json!({
+        "path": saved.path.display().to_string(),
+        "bytes": saved.bytes,
+        "seconds": saved.took.as_secs_f64(),
+    }))
 }
 
 pub(super) fn reset(emu: &Emu, _site: Pinned, _args: Args) -> Result<Value, String> {

@@ -6,23 +6,24 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::time::{ser_opt_time, ser_time};
+use super::time::{loose, ser_opt_time, ser_time};
 use crate::model::Action;
 
 /// What a notification shows.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct Content {
     pub title: String,
     pub message: String,
     pub url: String,
     pub image_url: Option<String>,
     pub big_image_url: Option<String>,
+    #[serde(with = "loose")]
     pub actions: Vec<Action>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Broadcast,

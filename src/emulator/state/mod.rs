@@ -14,4 +14,5 @@ pub use self::site::{
 };
 pub use self::store::{prune, Counters, LogEntry, State, DEFAULT_RETENTION};
 pub use self::time::iso;
+pub(crate) use self::time::{loose, opt_stamp, stamp};
 pub use crate::emulator::keys::key_problem;

@@ -5,11 +5,11 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::BuildHasher;
 
 use chrono::{DateTime, FixedOffset, Offset, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::deliveries::EngineState;
-use super::time::{ser_opt_time, ser_time};
+use super::time::{loose, opt_stamp, stamp};
 use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
 
 /// The site a request's key belongs to, put in the request by the gate.
@@ -18,7 +18,7 @@ pub struct SiteId(pub i64);
 
 /// The segments a subscriber is in: a sorted list (a subscriber is in a few; a tree's node
 /// would take a hundred bytes for each of a million subscribers).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SegmentSet(Vec<i64>);
 
 impl SegmentSet {
@@ -63,7 +63,7 @@ impl FromIterator<i64> for SegmentSet {
 }
 
 /// A subscriber (the spec does not show its record; these are the fields targeting uses).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Subscriber {
     pub subscriber_hash: String,
     pub profile_id: Option<String>,
@@ -74,10 +74,11 @@ pub struct Subscriber {
     pub device_type: Option<String>,
     pub browser: Option<String>,
     pub platform: Option<String>,
+    #[serde(with = "loose")]
     pub attributes: Map<String, Value>,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(with = "stamp")]
     pub subscribed_at: DateTime<Utc>,
-    #[serde(serialize_with = "ser_opt_time")]
+    #[serde(with = "opt_stamp")]
     pub unsubscribed_at: Option<DateTime<Utc>>,
     pub segments: SegmentSet,
     /// Whether the subscriber's device fetches notifications now (else they wait, until
@@ -85,48 +86,53 @@ pub struct Subscriber {
     pub online: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SegmentRec {
     pub segment_id: i64,
     pub segment_name: String,
     /// `custom` (made by the site), or `geo`, `device`, `browser` (the service's own,
     /// listed only with `segment_type=all`).
     pub segment_type: String,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(with = "stamp")]
     pub created_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DripRec {
+    #[serde(with = "loose")]
     pub drip: Drip,
+    #[serde(with = "loose")]
     pub send_to: SendTo,
 }
 
 /// A broadcast as the service holds it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NotificationRec {
     pub notification_id: i64,
     /// `sent`, `scheduled` or `draft`.
     pub status: String,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(with = "stamp")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "loose")]
     pub request: NewNotification,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProductRec {
+    #[serde(with = "loose")]
     pub product: Product,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(with = "stamp")]
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EventRec {
     pub event_name: String,
     pub profile_id: Option<String>,
     pub device_token_hash: Option<String>,
+    #[serde(with = "loose")]
     pub data: Map<String, Value>,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(with = "stamp")]
     pub received_at: DateTime<Utc>,
 }
 

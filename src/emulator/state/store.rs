@@ -35,7 +35,7 @@ pub struct LogEntry {
 
 /// Ids come from counters shared by all sites, so no two sites ever hold the same id and
 /// a key asking for another site's id finds nothing.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, Serialize, serde::Deserialize)]
 pub struct Counters {
     pub site: i64,
     pub segment: i64,
@@ -76,7 +76,14 @@ pub struct State {
 
 impl State {
     pub(crate) fn new(default_key: &str) -> State {
-        let mut st = State {
+        let mut st = State::empty();
+        st.add_site(default_key);
+        st
+    }
+
+    /// No site, no request, the clock at wall time: what a state file is read into.
+    pub(crate) fn empty() -> State {
+        State {
             sites: BTreeMap::new(),
             keys: HashMap::new(),
             ids: Counters::default(),
@@ -87,9 +94,18 @@ impl State {
             chaos: None,
             clock_offset: Duration::zero(),
             frozen_at: None,
-        };
-        st.add_site(default_key);
-        st
+        }
+    }
+
+    /// Adds a site read back from a state file, with its own id; false (and nothing added)
+    /// when its id or key is another site's.
+    pub(crate) fn restore_site(&mut self, site: Site) -> bool {
+        if self.sites.contains_key(&site.site_id) || self.keys.contains_key(&site.api_key) {
+            return false;
+        }
+        self.keys.insert(site.api_key.clone(), site.site_id);
+        self.sites.insert(site.site_id, site);
+        true
     }
 
     /// Adds a site for `api_key`, or returns the one it already has.

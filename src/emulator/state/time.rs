@@ -20,3 +20,79 @@ pub(crate) fn ser_opt_time<S: serde::Serializer>(
         None => s.serialize_none(),
     }
 }
+
+/// A timestamp both ways: as [`iso`] in a human-readable format (the admin API's JSON), and
+/// exact, as seconds and nanoseconds since 1970, in a binary one (the state file, which keeps
+/// what the clock said to the nanosecond).
+pub(crate) mod stamp {
+    use chrono::{DateTime, Utc};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            super::ser_time(t, s)
+        } else {
+            (t.timestamp(), t.timestamp_subsec_nanos()).serialize(s)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+        use serde::de::Error;
+        if d.is_human_readable() {
+            let text = String::deserialize(d)?;
+            DateTime::parse_from_rfc3339(&text)
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(D::Error::custom)
+        } else {
+            let (secs, nanos) = <(i64, u32)>::deserialize(d)?;
+            DateTime::from_timestamp(secs, nanos)
+                .ok_or_else(|| D::Error::custom("a timestamp out of range"))
+        }
+    }
+}
+
+/// [`stamp`] for an optional timestamp.
+pub(crate) mod opt_stamp {
+    use chrono::{DateTime, Utc};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(transparent)]
+    struct Stamp(#[serde(with = "super::stamp")] DateTime<Utc>);
+
+    pub fn serialize<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+        t.map(Stamp).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+        Ok(Option::<Stamp>::deserialize(d)?.map(|s| s.0))
+    }
+}
+
+/// A value the binary state file cannot hold field by field (a JSON value, whose reader
+/// needs a self-describing format, or a model type with its lenient readers), held there as
+/// its JSON text; written as itself in a human-readable format.
+pub(crate) mod loose {
+    use serde::de::DeserializeOwned;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<T: Serialize + ?Sized, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            v.serialize(s)
+        } else {
+            let text = serde_json::to_string(v).map_err(serde::ser::Error::custom)?;
+            s.serialize_str(&text)
+        }
+    }
+
+    pub fn deserialize<'de, T: DeserializeOwned, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<T, D::Error> {
+        if d.is_human_readable() {
+            T::deserialize(d)
+        } else {
+            let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+            serde_json::from_str(&text).map_err(serde::de::Error::custom)
+        }
+    }
+}

@@ -1,0 +1,448 @@
+//! The state as the file holds it ([`Image`]): every site with all it holds, the id counters,
+//! the clock and the request log, taken from a [`State`] without copying its bulk (the
+//! fields borrow, as `Cow::Borrowed`) and read back into one ([`Image::into_state`]), the
+//! indexes rebuilt.
+//!
+//! What is not kept: armed faults (they belong to the test that armed them), and the
+//! settings the emulator is started with (request log on or off, retention, the default key).
+//! A notification's content, shared by all its deliveries in memory, is written once and
+//! shared again when read.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, FixedOffset, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::emulator::state::{loose, opt_stamp, stamp};
+use crate::emulator::state::{
+    Alert, Content, Counters, Delivery, DripRec, EngineState, EventRec, LogEntry, NotificationRec,
+    ProductRec, Scheduled, SegmentRec, Site, Source, State, Subscriber,
+};
+use crate::model::TriggeredCampaign;
+
+/// The whole state. Its fields are in the file's order: adding, removing or reordering one is
+/// a new format version (`file::FORMAT`).
+#[derive(Serialize, Deserialize)]
+pub struct Image<'a> {
+    /// The key of the default site of the emulator that saved it.
+    pub default_key: Cow<'a, str>,
+    ids: Cow<'a, Counters>,
+    /// What `advance` added to wall time: seconds, and nanoseconds of the same sign.
+    clock_offset: (i64, i32),
+    #[serde(with = "opt_stamp")]
+    frozen_at: Option<DateTime<Utc>>,
+    log_dropped: u64,
+    log_pruned: u64,
+    log: Vec<LogImage<'a>>,
+    sites: Vec<SiteImage<'a>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct LogImage<'a> {
+    request_id: Cow<'a, str>,
+    interface: Cow<'a, str>,
+    method: Cow<'a, str>,
+    path: Cow<'a, str>,
+    query: Cow<'a, str>,
+    #[serde(with = "loose")]
+    headers: Cow<'a, Map<String, Value>>,
+    body: Cow<'a, str>,
+    status: Option<u16>,
+    #[serde(with = "stamp")]
+    received_at: DateTime<Utc>,
+    duration_ms: Option<f64>,
+    fault: Option<Cow<'a, str>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SiteImage<'a> {
+    site_id: i64,
+    api_key: Cow<'a, str>,
+    /// East of UTC, in seconds.
+    timezone: i32,
+    subscribers: Cow<'a, [Subscriber]>,
+    segments: Cow<'a, [SegmentRec]>,
+    #[serde(with = "loose")]
+    triggers: Cow<'a, [TriggeredCampaign]>,
+    drips: Cow<'a, [DripRec]>,
+    notifications: Cow<'a, [NotificationRec]>,
+    products: Cow<'a, BTreeMap<(String, Option<String>), ProductRec>>,
+    events: Cow<'a, VecDeque<EventRec>>,
+    events_pruned: u64,
+    engine: EngineImage<'a>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EngineImage<'a> {
+    /// Every distinct content of the schedule and the deliveries, each once.
+    contents: Vec<Cow<'a, Content>>,
+    scheduled: Vec<ScheduledImage<'a>>,
+    deliveries: Vec<DeliveryImage<'a>>,
+    drip_starts: Cow<'a, HashSet<(i64, String)>>,
+    alerts: Vec<AlertImage<'a>>,
+    runs: Cow<'a, BTreeMap<(i64, String), Vec<u64>>>,
+    run_left: Cow<'a, HashMap<u64, usize>>,
+    next_run: u64,
+    sends: Cow<'a, HashMap<(i64, usize), Vec<usize>>>,
+    waiting: Cow<'a, HashMap<usize, Vec<usize>>>,
+    pending: usize,
+    #[serde(with = "opt_stamp")]
+    next_expiry: Option<DateTime<Utc>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ScheduledImage<'a> {
+    #[serde(with = "stamp")]
+    due_at: DateTime<Utc>,
+    subscriber_hash: Option<Cow<'a, str>>,
+    source: Source,
+    source_id: i64,
+    notification_id: i64,
+    /// Its place in `EngineImage::contents`.
+    content: u32,
+    expiry_seconds: i64,
+    run: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct DeliveryImage<'a> {
+    delivery_id: i64,
+    subscriber_hash: Cow<'a, str>,
+    content: u32,
+    source: Source,
+    source_id: i64,
+    notification_id: i64,
+    status: Cow<'a, str>,
+    #[serde(with = "stamp")]
+    queued_at: DateTime<Utc>,
+    #[serde(with = "opt_stamp")]
+    sent_at: Option<DateTime<Utc>>,
+    #[serde(with = "stamp")]
+    expires_at: DateTime<Utc>,
+    #[serde(with = "opt_stamp")]
+    viewed_at: Option<DateTime<Utc>>,
+    #[serde(with = "opt_stamp")]
+    clicked_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct AlertImage<'a> {
+    subscriber_hash: Cow<'a, str>,
+    product_id: Cow<'a, str>,
+    variant_id: Option<Cow<'a, str>>,
+    #[serde(with = "stamp")]
+    created_at: DateTime<Utc>,
+    fired_by: Cow<'a, [i64]>,
+    baselines: Cow<'a, [(Option<String>, f64)]>,
+}
+
+/// What a file that passed its checksum may still hold wrong (one written by hand, or by a
+/// faulty writer): said rather than acted on, since the engine indexes by these.
+pub type Inconsistent = String;
+
+impl<'a> Image<'a> {
+    /// The state as it stands, borrowed.
+    pub fn of(state: &'a State, default_key: &'a str) -> Image<'a> {
+        Image {
+            default_key: Cow::Borrowed(default_key),
+            ids: Cow::Borrowed(&state.ids),
+            clock_offset: (
+                state.clock_offset.num_seconds(),
+                state.clock_offset.subsec_nanos(),
+            ),
+            frozen_at: state.frozen_at,
+            log_dropped: state.log_dropped as u64,
+            log_pruned: state.log_pruned,
+            log: state.log.iter().map(LogImage::of).collect(),
+            sites: state.sites.values().map(SiteImage::of).collect(),
+        }
+    }
+
+    /// The state it holds, its indexes rebuilt.
+    pub fn into_state(self) -> Result<State, Inconsistent> {
+        let mut state = State::empty();
+        state.ids = self.ids.into_owned();
+        let (secs, nanos) = self.clock_offset;
+        state.clock_offset = Duration::try_seconds(secs)
+            .map(|d| d + Duration::nanoseconds(nanos.into()))
+            .ok_or_else(|| format!("a clock {secs} s ahead"))?;
+        state.frozen_at = self.frozen_at;
+        state.log_dropped = usize::try_from(self.log_dropped).map_err(|e| e.to_string())?;
+        state.log_pruned = self.log_pruned;
+        state.log = self
+            .log
+            .into_iter()
+            .map(LogImage::into_entry)
+            .collect::<Result<_, _>>()?;
+        for site in self.sites {
+            let site = site.into_site()?;
+            let (id, key) = (site.site_id, site.api_key.clone());
+            if !state.restore_site(site) {
+                return Err(format!(
+                    "two sites share the id {id} or a key ({key:.4}...)"
+                ));
+            }
+        }
+        Ok(state)
+    }
+}
+
+impl<'a> LogImage<'a> {
+    fn of(e: &'a LogEntry) -> Self {
+        LogImage {
+            request_id: Cow::Borrowed(&e.request_id),
+            interface: Cow::Borrowed(e.interface),
+            method: Cow::Borrowed(&e.method),
+            path: Cow::Borrowed(&e.path),
+            query: Cow::Borrowed(&e.query),
+            headers: Cow::Borrowed(&e.headers),
+            body: Cow::Borrowed(&e.body),
+            status: e.status,
+            received_at: e.received_at,
+            duration_ms: e.duration_ms,
+            fault: e.fault.as_deref().map(Cow::Borrowed),
+        }
+    }
+
+    fn into_entry(self) -> Result<LogEntry, Inconsistent> {
+        let interface = match &*self.interface {
+            "main" => "main",
+            "events" => "events",
+            other => return Err(format!("a logged request names no interface: {other:?}")),
+        };
+        Ok(LogEntry {
+            request_id: self.request_id.into_owned(),
+            interface,
+            method: self.method.into_owned(),
+            path: self.path.into_owned(),
+            query: self.query.into_owned(),
+            headers: self.headers.into_owned(),
+            body: self.body.into_owned(),
+            status: self.status,
+            received_at: self.received_at,
+            duration_ms: self.duration_ms,
+            // Only a request still in flight reads it, and none is after a restart.
+            started: std::time::Instant::now(),
+            fault: self.fault.map(Cow::into_owned),
+        })
+    }
+}
+
+impl<'a> SiteImage<'a> {
+    fn of(site: &'a Site) -> Self {
+        SiteImage {
+            site_id: site.site_id,
+            api_key: Cow::Borrowed(&site.api_key),
+            timezone: site.timezone.local_minus_utc(),
+            subscribers: Cow::Borrowed(&site.subscribers),
+            segments: Cow::Borrowed(&site.segments),
+            triggers: Cow::Borrowed(&site.triggers),
+            drips: Cow::Borrowed(&site.drips),
+            notifications: Cow::Borrowed(&site.notifications),
+            products: Cow::Borrowed(&site.products),
+            events: Cow::Borrowed(&site.events),
+            events_pruned: site.events_pruned,
+            engine: EngineImage::of(&site.engine),
+        }
+    }
+
+    fn into_site(self) -> Result<Site, Inconsistent> {
+        let mut site = Site::new(self.site_id, self.api_key.into_owned());
+        site.timezone = FixedOffset::east_opt(self.timezone)
+            .ok_or_else(|| format!("a time zone {} s east of UTC", self.timezone))?;
+        let subscribers = self.subscribers.into_owned();
+        site.reserve_subscribers(subscribers.len());
+        for sub in subscribers {
+            if !site.add_subscriber(sub) {
+                return Err(format!("site {} holds a subscriber twice", site.site_id));
+            }
+        }
+        site.segments = self.segments.into_owned();
+        site.triggers = self.triggers.into_owned();
+        site.drips = self.drips.into_owned();
+        site.notifications = self.notifications.into_owned();
+        site.products = self.products.into_owned();
+        site.events = self.events.into_owned();
+        site.events_pruned = self.events_pruned;
+        site.engine = self.engine.into_engine(site.subscribers.len())?;
+        Ok(site)
+    }
+}
+
+impl<'a> EngineImage<'a> {
+    fn of(engine: &'a EngineState) -> Self {
+        // Contents by address: every delivery of a send shares its send's one.
+        let mut place: HashMap<*const Content, u32> = HashMap::new();
+        let mut contents: Vec<Cow<'a, Content>> = Vec::new();
+        let mut content_of = |c: &'a Arc<Content>| -> u32 {
+            *place.entry(Arc::as_ptr(c)).or_insert_with(|| {
+                contents.push(Cow::Borrowed(&**c));
+                // A u32 holds every content: each one is at least one send.
+                (contents.len() - 1) as u32
+            })
+        };
+        let scheduled = engine
+            .scheduled
+            .iter()
+            .map(|s| ScheduledImage {
+                due_at: s.due_at,
+                subscriber_hash: s.subscriber_hash.as_deref().map(Cow::Borrowed),
+                source: s.source,
+                source_id: s.source_id,
+                notification_id: s.notification_id,
+                content: content_of(&s.content),
+                expiry_seconds: s.expiry_seconds,
+                run: s.run,
+            })
+            .collect();
+        let deliveries = engine
+            .deliveries
+            .iter()
+            .map(|d| DeliveryImage {
+                delivery_id: d.delivery_id,
+                subscriber_hash: Cow::Borrowed(&d.subscriber_hash),
+                content: content_of(&d.content),
+                source: d.source,
+                source_id: d.source_id,
+                notification_id: d.notification_id,
+                status: Cow::Borrowed(d.status),
+                queued_at: d.queued_at,
+                sent_at: d.sent_at,
+                expires_at: d.expires_at,
+                viewed_at: d.viewed_at,
+                clicked_at: d.clicked_at,
+            })
+            .collect();
+        EngineImage {
+            contents,
+            scheduled,
+            deliveries,
+            drip_starts: Cow::Borrowed(&engine.drip_starts),
+            alerts: engine.alerts.iter().map(AlertImage::of).collect(),
+            runs: Cow::Borrowed(&engine.runs),
+            run_left: Cow::Borrowed(&engine.run_left),
+            next_run: engine.next_run,
+            sends: Cow::Borrowed(&engine.sends),
+            waiting: Cow::Borrowed(&engine.waiting),
+            pending: engine.pending,
+            next_expiry: engine.next_expiry,
+        }
+    }
+
+    /// The engine's state, for a site of `subscribers` subscribers.
+    fn into_engine(self, subscribers: usize) -> Result<EngineState, Inconsistent> {
+        let contents: Vec<Arc<Content>> = self
+            .contents
+            .into_iter()
+            .map(|c| Arc::new(c.into_owned()))
+            .collect();
+        let content = |at: u32| {
+            contents
+                .get(at as usize)
+                .cloned()
+                .ok_or_else(|| format!("a send names content {at} of {}", contents.len()))
+        };
+        let scheduled = self
+            .scheduled
+            .into_iter()
+            .map(|s| {
+                Ok(Scheduled {
+                    due_at: s.due_at,
+                    subscriber_hash: s.subscriber_hash.map(Cow::into_owned),
+                    source: s.source,
+                    source_id: s.source_id,
+                    notification_id: s.notification_id,
+                    content: content(s.content)?,
+                    expiry_seconds: s.expiry_seconds,
+                    run: s.run,
+                })
+            })
+            .collect::<Result<VecDeque<_>, Inconsistent>>()?;
+        let deliveries = self
+            .deliveries
+            .into_iter()
+            .map(|d| {
+                Ok(Delivery {
+                    delivery_id: d.delivery_id,
+                    subscriber_hash: d.subscriber_hash.into_owned(),
+                    content: content(d.content)?,
+                    source: d.source,
+                    source_id: d.source_id,
+                    notification_id: d.notification_id,
+                    status: delivery_status(&d.status)?,
+                    queued_at: d.queued_at,
+                    sent_at: d.sent_at,
+                    expires_at: d.expires_at,
+                    viewed_at: d.viewed_at,
+                    clicked_at: d.clicked_at,
+                })
+            })
+            .collect::<Result<Vec<_>, Inconsistent>>()?;
+        let sends = self.sends.into_owned();
+        let waiting = self.waiting.into_owned();
+        // The engine indexes `deliveries` and the subscribers by these positions.
+        let out_of_range = sends
+            .iter()
+            .map(|((_, sub), at)| (*sub, at))
+            .chain(waiting.iter().map(|(sub, at)| (*sub, at)))
+            .any(|(sub, at)| sub >= subscribers || at.iter().any(|&i| i >= deliveries.len()));
+        if out_of_range {
+            return Err("an index names a delivery or a subscriber the site does not hold".into());
+        }
+        Ok(EngineState {
+            scheduled,
+            deliveries,
+            drip_starts: self.drip_starts.into_owned(),
+            alerts: self
+                .alerts
+                .into_iter()
+                .map(AlertImage::into_alert)
+                .collect(),
+            runs: self.runs.into_owned(),
+            run_left: self.run_left.into_owned(),
+            next_run: self.next_run,
+            sends,
+            waiting,
+            pending: self.pending,
+            next_expiry: self.next_expiry,
+        })
+    }
+}
+
+/// A delivery's status as the engine spells it.
+fn delivery_status(s: &str) -> Result<&'static str, Inconsistent> {
+    Ok(match s {
+        "delivered" => "delivered",
+        "pending" => "pending",
+        "expired" => "expired",
+        "capped" => "capped",
+        other => return Err(format!("a delivery's status is {other:?}")),
+    })
+}
+
+impl<'a> AlertImage<'a> {
+    fn of(a: &'a Alert) -> Self {
+        AlertImage {
+            subscriber_hash: Cow::Borrowed(&a.subscriber_hash),
+            product_id: Cow::Borrowed(&a.product_id),
+            variant_id: a.variant_id.as_deref().map(Cow::Borrowed),
+            created_at: a.created_at,
+            fired_by: Cow::Borrowed(&a.fired_by),
+            baselines: Cow::Borrowed(&a.baselines),
+        }
+    }
+
+    fn into_alert(self) -> Alert {
+        Alert {
+            subscriber_hash: self.subscriber_hash.into_owned(),
+            product_id: self.product_id.into_owned(),
+            variant_id: self.variant_id.map(Cow::into_owned),
+            created_at: self.created_at,
+            fired_by: self.fired_by.into_owned(),
+            baselines: self.baselines.into_owned(),
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! The emulator's state kept across restarts: [`save`] writes the whole state to a file,
+//! [`load`] reads one back. A file is written atomically, and one that is not a sound state
+//! file of this format (someone else's, another version's, cut short, damaged) is refused,
+//! never misread and never written over.
+//!
+//! - `image`: the state as the file holds it (every site and all it holds, the counters, the
+//!   clock, the request log);
+//! - `file`: the framing on disk, the refusals, the atomic write.
+//!
+//! The state is encoded under the emulator's lock (requests wait meanwhile: a few hundred
+//! milliseconds for a million subscribers), and written to disk after it is released.
+
+mod file;
+mod image;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use self::file::{clear_leftovers, StateFileError, FORMAT, MAGIC};
+use self::image::Image;
+use super::emu::Emu;
+use super::state::State;
+
+/// A save done: where, how big, how long it took.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    pub path: PathBuf,
+    pub bytes: u64,
+    pub took: Duration,
+}
+
+/// A state read from a file, and the default key of the emulator that saved it.
+#[derive(Debug)]
+pub struct Loaded {
+    pub state: State,
+    pub default_key: String,
+}
+
+/// Writes the emulator's whole state to `path` (see `file::write_atomically`). Saves run one
+/// at a time, so that an older state never lands over a newer one.
+pub fn save(emu: &Emu, path: &Path) -> Result<Saved, StateFileError> {
+    let _one_at_a_time = emu.saving.lock().unwrap_or_else(|e| e.into_inner());
+    let started = Instant::now();
+    let encoded = {
+        let st = emu.lock();
+        postcard::to_stdvec(&Image::of(&st, &emu.default_key))
+    };
+    let payload = encoded.map_err(|e| StateFileError::Corrupt {
+        path: path.to_owned(),
+        why: format!("the state could not be encoded: {e}"),
+    })?;
+    let bytes = file::write_atomically(path, &payload)?;
+    Ok(Saved {
+        path: path.to_owned(),
+        bytes,
+        took: started.elapsed(),
+    })
+}
+
+/// Reads the state saved in `path`.
+pub fn load(path: &Path) -> Result<Loaded, StateFileError> {
+    let bytes = file::read(path)?;
+    let body = file::payload(path, &bytes)?;
+    let image: Image<'_> = file::decode(path, body)?;
+    let default_key = image.default_key.clone().into_owned();
+    let state = image
+        .into_state()
+        .map_err(|why| file::inconsistent(path, why))?;
+    Ok(Loaded { state, default_key })
+}
+
+/// Saves to the emulator's own state file, if it has one and anything changed since its last
+/// save (the periodic save); `None` when there was nothing to do.
+pub fn save_if_changed(emu: &Emu) -> Option<Result<Saved, StateFileError>> {
+    let path = emu.state_file.as_deref()?;
+    let version = emu.changes.version();
+    let last = emu
+        .saved_version
+        .swap(version, std::sync::atomic::Ordering::SeqCst);
+    if last == version {
+        return None;
+    }
+    let out = save(emu, path);
+    if out.is_err() {
+        // Try again at the next tick.
+        emu.saved_version
+            .store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests;
