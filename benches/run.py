@@ -33,6 +33,7 @@ import httpx
 import msgspec
 import psutil
 import requests
+import state_file
 
 import pushwire
 from pushwire.testing import EmulatorProcess
@@ -603,6 +604,19 @@ def main() -> int:
         "",
     ]
     lines += emulator_scale.run(sizes)
+    # Issue 30: the state file, saved and read back, up to a million subscribers (under 2 s
+    # each is the target).
+    print("state file", flush=True)
+    lines += [
+        "",
+        "## The state file (benches/state_file.py)",
+        "",
+        "`emu.save(path)` and `Emulator.load(path)` of a generated site (the population above), "
+        "then of the same site after a broadcast to half of it; median of 3, each size in its "
+        "own process. Target: a million-subscriber site saved and read back in under 2 s each.",
+        "",
+    ]
+    lines += state_file.run([10_000] if q else [100_000, 1_000_000])
     # Issue 22: events/s through 1, 2 and 3 Celery worker processes (skipped with a note
     # where celery or redis-server is missing; a failure there keeps the rest).
     print("celery workers", flush=True)

@@ -83,7 +83,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         metavar="FILE",
         help="keep the whole state in FILE across restarts: read at start (a file that is not "
         "a sound state file of this version is refused, and left as it is), written on a "
-        "clean stop, on POST /_emulator/save and every --save-every seconds",
+        "clean stop, on POST /_emulator/save, and periodically if asked",
     )
     parser.add_argument(
         "--save-every",

@@ -35,8 +35,8 @@ Options:
                        (default: $PUSHWIRE_ADMIN_TOKEN)
   --state FILE         keep the whole state in FILE across restarts: read at start (a file
                        that is not a sound state file of this version is refused, and left
-                       as it is), written on a clean stop, on POST /_emulator/save and
-                       every --save-every seconds
+                       as it is), written on a clean stop, on POST /_emulator/save, and
+                       periodically if asked
   --save-every SECONDS also save every SECONDS while anything changed (with --state)
   --print-openapi      print the service's OpenAPI 3.1 document, its servers at the host
                        and ports given, and exit

@@ -26,6 +26,7 @@ pub mod guard;
 pub mod inspector;
 pub mod keys;
 pub mod openapi;
+pub mod parallel;
 pub mod persist;
 pub mod request;
 pub mod router;

@@ -16,6 +16,7 @@ use chrono::{DateTime, Duration, FixedOffset, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::chunked::Chunked;
 use crate::emulator::state::{loose, opt_stamp, stamp};
 use crate::emulator::state::{
     Alert, Content, Counters, Delivery, DripRec, EngineState, EventRec, LogEntry, NotificationRec,
@@ -37,6 +38,7 @@ pub struct Image<'a> {
     log_dropped: u64,
     log_pruned: u64,
     log: Vec<LogImage<'a>>,
+    #[serde(borrow)]
     sites: Vec<SiteImage<'a>>,
 }
 
@@ -63,7 +65,8 @@ struct SiteImage<'a> {
     api_key: Cow<'a, str>,
     /// East of UTC, in seconds.
     timezone: i32,
-    subscribers: Cow<'a, [Subscriber]>,
+    #[serde(borrow)]
+    subscribers: Chunked<'a, Subscriber>,
     segments: Cow<'a, [SegmentRec]>,
     #[serde(with = "loose")]
     triggers: Cow<'a, [TriggeredCampaign]>,
@@ -72,6 +75,7 @@ struct SiteImage<'a> {
     products: Cow<'a, BTreeMap<(String, Option<String>), ProductRec>>,
     events: Cow<'a, VecDeque<EventRec>>,
     events_pruned: u64,
+    #[serde(borrow)]
     engine: EngineImage<'a>,
 }
 
@@ -79,8 +83,10 @@ struct SiteImage<'a> {
 struct EngineImage<'a> {
     /// Every distinct content of the schedule and the deliveries, each once.
     contents: Vec<Cow<'a, Content>>,
-    scheduled: Vec<ScheduledImage<'a>>,
-    deliveries: Vec<DeliveryImage<'a>>,
+    #[serde(borrow)]
+    scheduled: Chunked<'a, ScheduledImage<'a>>,
+    #[serde(borrow)]
+    deliveries: Chunked<'a, DeliveryImage<'a>>,
     drip_starts: Cow<'a, HashSet<(i64, String)>>,
     alerts: Vec<AlertImage<'a>>,
     runs: Cow<'a, BTreeMap<(i64, String), Vec<u64>>>,
@@ -237,7 +243,7 @@ impl<'a> SiteImage<'a> {
             site_id: site.site_id,
             api_key: Cow::Borrowed(&site.api_key),
             timezone: site.timezone.local_minus_utc(),
-            subscribers: Cow::Borrowed(&site.subscribers),
+            subscribers: Chunked::Items(&site.subscribers),
             segments: Cow::Borrowed(&site.segments),
             triggers: Cow::Borrowed(&site.triggers),
             drips: Cow::Borrowed(&site.drips),
@@ -253,13 +259,7 @@ impl<'a> SiteImage<'a> {
         let mut site = Site::new(self.site_id, self.api_key.into_owned());
         site.timezone = FixedOffset::east_opt(self.timezone)
             .ok_or_else(|| format!("a time zone {} s east of UTC", self.timezone))?;
-        let subscribers = self.subscribers.into_owned();
-        site.reserve_subscribers(subscribers.len());
-        for sub in subscribers {
-            if !site.add_subscriber(sub) {
-                return Err(format!("site {} holds a subscriber twice", site.site_id));
-            }
-        }
+        site.adopt_subscribers(self.subscribers.decode(Ok)?);
         site.segments = self.segments.into_owned();
         site.triggers = self.triggers.into_owned();
         site.drips = self.drips.into_owned();
@@ -277,12 +277,22 @@ impl<'a> EngineImage<'a> {
         // Contents by address: every delivery of a send shares its send's one.
         let mut place: HashMap<*const Content, u32> = HashMap::new();
         let mut contents: Vec<Cow<'a, Content>> = Vec::new();
+        // The deliveries of one send lie together: most look-ups are the last one's.
+        let mut last: Option<(*const Content, u32)> = None;
         let mut content_of = |c: &'a Arc<Content>| -> u32 {
-            *place.entry(Arc::as_ptr(c)).or_insert_with(|| {
+            let ptr = Arc::as_ptr(c);
+            if let Some((p, at)) = last {
+                if p == ptr {
+                    return at;
+                }
+            }
+            let at = *place.entry(ptr).or_insert_with(|| {
                 contents.push(Cow::Borrowed(&**c));
                 // A u32 holds every content: each one is at least one send.
                 (contents.len() - 1) as u32
-            })
+            });
+            last = Some((ptr, at));
+            at
         };
         let scheduled = engine
             .scheduled
@@ -318,8 +328,8 @@ impl<'a> EngineImage<'a> {
             .collect();
         EngineImage {
             contents,
-            scheduled,
-            deliveries,
+            scheduled: Chunked::Made(scheduled),
+            deliveries: Chunked::Made(deliveries),
             drip_starts: Cow::Borrowed(&engine.drip_starts),
             alerts: engine.alerts.iter().map(AlertImage::of).collect(),
             runs: Cow::Borrowed(&engine.runs),
@@ -345,42 +355,34 @@ impl<'a> EngineImage<'a> {
                 .cloned()
                 .ok_or_else(|| format!("a send names content {at} of {}", contents.len()))
         };
-        let scheduled = self
-            .scheduled
-            .into_iter()
-            .map(|s| {
-                Ok(Scheduled {
-                    due_at: s.due_at,
-                    subscriber_hash: s.subscriber_hash.map(Cow::into_owned),
-                    source: s.source,
-                    source_id: s.source_id,
-                    notification_id: s.notification_id,
-                    content: content(s.content)?,
-                    expiry_seconds: s.expiry_seconds,
-                    run: s.run,
-                })
+        let scheduled = self.scheduled.decode(|s| {
+            Ok(Scheduled {
+                due_at: s.due_at,
+                subscriber_hash: s.subscriber_hash.map(Cow::into_owned),
+                source: s.source,
+                source_id: s.source_id,
+                notification_id: s.notification_id,
+                content: content(s.content)?,
+                expiry_seconds: s.expiry_seconds,
+                run: s.run,
             })
-            .collect::<Result<VecDeque<_>, Inconsistent>>()?;
-        let deliveries = self
-            .deliveries
-            .into_iter()
-            .map(|d| {
-                Ok(Delivery {
-                    delivery_id: d.delivery_id,
-                    subscriber_hash: d.subscriber_hash.into_owned(),
-                    content: content(d.content)?,
-                    source: d.source,
-                    source_id: d.source_id,
-                    notification_id: d.notification_id,
-                    status: delivery_status(&d.status)?,
-                    queued_at: d.queued_at,
-                    sent_at: d.sent_at,
-                    expires_at: d.expires_at,
-                    viewed_at: d.viewed_at,
-                    clicked_at: d.clicked_at,
-                })
+        })?;
+        let deliveries = self.deliveries.decode(|d| {
+            Ok(Delivery {
+                delivery_id: d.delivery_id,
+                subscriber_hash: d.subscriber_hash.into_owned(),
+                content: content(d.content)?,
+                source: d.source,
+                source_id: d.source_id,
+                notification_id: d.notification_id,
+                status: delivery_status(&d.status)?,
+                queued_at: d.queued_at,
+                sent_at: d.sent_at,
+                expires_at: d.expires_at,
+                viewed_at: d.viewed_at,
+                clicked_at: d.clicked_at,
             })
-            .collect::<Result<Vec<_>, Inconsistent>>()?;
+        })?;
         let sends = self.sends.into_owned();
         let waiting = self.waiting.into_owned();
         // The engine indexes `deliveries` and the subscribers by these positions.
@@ -393,7 +395,7 @@ impl<'a> EngineImage<'a> {
             return Err("an index names a delivery or a subscriber the site does not hold".into());
         }
         Ok(EngineState {
-            scheduled,
+            scheduled: scheduled.into(),
             deliveries,
             drip_starts: self.drip_starts.into_owned(),
             alerts: self

@@ -5,11 +5,13 @@
 //!
 //! - `image`: the state as the file holds it (every site and all it holds, the counters, the
 //!   clock, the request log);
+//!   with `chunked` the lists of millions, encoded and decoded on every core;
 //! - `file`: the framing on disk, the refusals, the atomic write.
 //!
 //! The state is encoded under the emulator's lock (requests wait meanwhile: a few hundred
 //! milliseconds for a million subscribers), and written to disk after it is released.
 
+mod chunked;
 mod file;
 mod image;
 

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::deliveries::EngineState;
 use super::time::{loose, opt_stamp, stamp};
+use crate::emulator::parallel::on_all_cores;
 use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
 
 /// The site a request's key belongs to, put in the request by the gate.
@@ -228,6 +229,52 @@ impl Site {
             ..
         } = self;
         by_hash.reserve(n, |&i| hasher.hash_one(&subscribers[i].subscriber_hash));
+    }
+
+    /// Takes `subscribers`, all of distinct hashes, as the site's (it has none yet: one read
+    /// back from a state file), indexing them where they lie.
+    pub fn adopt_subscribers(&mut self, subscribers: Vec<Subscriber>) {
+        debug_assert!(self.subscribers.is_empty());
+        self.subscribers = subscribers;
+        let Site {
+            by_hash,
+            hasher,
+            subscribers,
+            by_profile,
+            ..
+        } = self;
+        by_hash.reserve(subscribers.len(), |&i| {
+            hasher.hash_one(&subscribers[i].subscriber_hash)
+        });
+        // Each subscriber's hash, on every core; then inserted in the order of the slots
+        // they land in, so that the table is filled front to back instead of at random (a
+        // cache and TLB miss each, which on a million made most of a load's indexing). The
+        // slot is the hash's low bits, the table's size a power of two: an assumption of
+        // speed only, every order gives the same index.
+        let positions: Vec<usize> = (0..subscribers.len()).collect();
+        let parts: Vec<&[usize]> = positions.chunks(65_536).collect();
+        let mut hashes: Vec<(u64, usize)> = on_all_cores(&parts, |part| {
+            part.iter()
+                .map(|&i| (hasher.hash_one(&subscribers[i].subscriber_hash), i))
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        let slots = (by_hash.capacity().saturating_mul(8) / 7)
+            .max(1)
+            .next_power_of_two() as u64;
+        hashes.sort_unstable_by_key(|&(h, _)| h & (slots - 1));
+        for (h, at) in hashes {
+            // Unique when saved, and the file's checksum vouches it is as saved: inserted
+            // without comparing to those already in.
+            by_hash.insert_unique(h, at, |&i| hasher.hash_one(&subscribers[i].subscriber_hash));
+        }
+        for (at, sub) in subscribers.iter().enumerate() {
+            if let Some(p) = &sub.profile_id {
+                by_profile.entry(p.clone()).or_default().push(at);
+            }
+        }
     }
 
     /// Adds a subscriber; false (and nothing added) when its hash is taken.

@@ -74,7 +74,7 @@ pub(crate) mod opt_stamp {
 /// its JSON text; written as itself in a human-readable format.
 pub(crate) mod loose {
     use serde::de::DeserializeOwned;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde::{Deserializer, Serialize, Serializer};
 
     pub fn serialize<T: Serialize + ?Sized, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
         if s.is_human_readable() {
@@ -91,8 +91,22 @@ pub(crate) mod loose {
         if d.is_human_readable() {
             T::deserialize(d)
         } else {
-            let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-            serde_json::from_str(&text).map_err(serde::de::Error::custom)
+            // Parsed where it lies (in the file's bytes), not copied out first.
+            d.deserialize_str(JsonText(std::marker::PhantomData))
+        }
+    }
+
+    struct JsonText<T>(std::marker::PhantomData<T>);
+
+    impl<T: DeserializeOwned> serde::de::Visitor<'_> for JsonText<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON text")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<T, E> {
+            serde_json::from_str(text).map_err(E::custom)
         }
     }
 }

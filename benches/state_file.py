@@ -1,0 +1,109 @@
+"""The emulator's state file at real audience sizes: a generated population (as in
+`emulator_scale.py`: 3 countries, 2 device types, 3 browsers, 2 attributes, a segment of
+half), then the same site after one broadcast to the segment (a delivery for each of half the
+subscribers); each saved with `emu.save` and read back with `Emulator.load`, in a fresh
+process per size (the median of 3).
+
+    python benches/state_file.py 100000 1000000
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from pushwire.testing import Emulator
+
+START = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+REPEATS = 3
+
+
+def timed(emu: Emulator, path: str) -> dict[str, Any]:
+    sites = emu._call("sites")
+    saves, loads = [], []
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        emu.save(path)
+        saves.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        loaded = Emulator.load(path, record_requests=False)
+        loads.append(time.perf_counter() - t0)
+        with loaded:
+            assert loaded._call("sites") == sites, "the state read back is not the one saved"
+    return {
+        "save_s": statistics.median(saves),
+        "load_s": statistics.median(loads),
+        "mb": os.path.getsize(path) / 2**20,
+    }
+
+
+def measure(n: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": n}
+    with Emulator(record_requests=False) as emu, tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "site.state")
+        emu.travel_to(START + dt.timedelta(days=365))
+        vip = emu.create_segment("vip")
+        emu.generate_subscribers(
+            n,
+            country={"US": 0.5, "DE": 0.3, "FR": 0.2},
+            device_type={"desktop": 0.6, "mobile": 0.4},
+            browser=["chrome", "firefox", "safari"],
+            attributes={"plan": {"free": 0.8, "pro": 0.2}, "age": range(18, 80)},
+            subscribed_between=(START, START + dt.timedelta(days=364)),
+            segments={vip: 0.5},
+            seed=1,
+        )
+        out["subscribers"] = timed(emu, path)
+        with emu.client(timeout=600) as client:
+            sent = client.notifications.create(
+                title="Spring sale",
+                message="20% off for members",
+                url="https://shop.example/sale",
+                include_segments=[vip],
+            )
+        out["deliveries"] = emu._call("deliveries", notification_id=sent, limit=0, meta=True)[
+            "total"
+        ]
+        out["with_deliveries"] = timed(emu, path)
+    return out
+
+
+def table(results: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| subscribers | save | load | file | + deliveries | save | load | file |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        a, b = r["subscribers"], r["with_deliveries"]
+        lines.append(
+            f"| {r['n']:,} | {a['save_s'] * 1e3:,.0f} ms | {a['load_s'] * 1e3:,.0f} ms "
+            f"| {a['mb']:,.0f} MB | {r['deliveries']:,} | {b['save_s'] * 1e3:,.0f} ms "
+            f"| {b['load_s'] * 1e3:,.0f} ms | {b['mb']:,.0f} MB |"
+        )
+    return lines
+
+
+def run(sizes: list[int]) -> list[str]:
+    """Each size in its own process; the table's lines."""
+    results = []
+    for n in sizes:
+        done = subprocess.run(
+            [sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True
+        )
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(table(results[-1:])[-1], flush=True)
+    return table(results)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--one"]:
+        print(json.dumps(measure(int(sys.argv[2]))))
+    else:
+        print("\n".join(run([int(a) for a in sys.argv[1:]] or [100_000, 1_000_000])))
