@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import Any, Callable
 
 from pushwire.testing import Emulator
 
@@ -166,19 +166,24 @@ def table(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def run(sizes: list[int]) -> list[str]:
-    """Each size in its own process; the table's lines."""
+def each_in_own_process(
+    script: str, sizes: list[int], table: Callable[[list[dict[str, Any]]], list[str]]
+) -> list[str]:
+    """`script --one N` for each size, each in a fresh process (its memory its own); the
+    table of their results, each row printed as it comes."""
     results = []
     for n in sizes:
         done = subprocess.run(
-            [sys.executable, __file__, "--one", str(n)],
-            capture_output=True,
-            text=True,
-            check=True,
+            [sys.executable, script, "--one", str(n)], capture_output=True, text=True, check=True
         )
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(table(results[-1:])[-1], flush=True)
     return table(results)
+
+
+def run(sizes: list[int]) -> list[str]:
+    """Each size in its own process; the table's lines."""
+    return each_in_own_process(__file__, sizes, table)
 
 
 if __name__ == "__main__":

@@ -13,11 +13,12 @@ import datetime as dt
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from typing import Any
+
+from emulator_scale import each_in_own_process
 
 from pushwire.testing import Emulator
 
@@ -92,14 +93,7 @@ def table(results: list[dict[str, Any]]) -> list[str]:
 
 def run(sizes: list[int]) -> list[str]:
     """Each size in its own process; the table's lines."""
-    results = []
-    for n in sizes:
-        done = subprocess.run(
-            [sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True
-        )
-        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        print(table(results[-1:])[-1], flush=True)
-    return table(results)
+    return each_in_own_process(__file__, sizes, table)
 
 
 if __name__ == "__main__":

@@ -6,15 +6,17 @@ Each method names one admin operation (``/_emulator/{op}``) with its arguments.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
-import math
 import pathlib
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Optional, Union
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Optional, TypedDict, Union
 
 from pushwire._core import EmulatorServer
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 from pushwire._testing._clients import _Clients
+from pushwire._testing._controls import _Controls
 from pushwire._testing._data import (
     DEFAULT_RETENTION,
     DateLike,
@@ -30,7 +32,19 @@ from pushwire._testing._data import (
 )
 
 
-class Emulator(_Clients):
+class _Settings(TypedDict, total=False):
+    """The settings :meth:`Emulator.load` takes, as :class:`Emulator` takes them."""
+
+    host: str
+    port: int
+    events_port: int
+    record_requests: bool
+    retention: int
+    allowed_hosts: Iterable[str]
+    admin_token: Optional[str]
+
+
+class Emulator(_Controls, _Clients):
     """The whole API of the service, served from memory on 127.0.0.1 (free ports by default).
 
     Runs in-process on a background runtime; use it as a context manager or call
@@ -74,71 +88,6 @@ class Emulator(_Clients):
         ``ValueError`` and is left as it is), else created at once; written on
         :meth:`close`, on :meth:`save` and every ``save_every`` seconds while anything
         changed."""
-        self._start(
-            api_key,
-            host=host,
-            port=port,
-            events_port=events_port,
-            record_requests=record_requests,
-            retention=retention,
-            allowed_hosts=allowed_hosts,
-            admin_token=admin_token,
-            state=state,
-            save_every=save_every,
-            load_from=None,
-        )
-
-    @classmethod
-    def load(
-        cls,
-        path: StrPath,
-        api_key: Optional[str] = None,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        events_port: int = 0,
-        record_requests: bool = True,
-        retention: int = DEFAULT_RETENTION,
-        allowed_hosts: Iterable[str] = (),
-        admin_token: Optional[str] = None,
-    ) -> Emulator:
-        """An emulator started from the state saved in ``path`` (by :meth:`save`, or by an
-        emulator's ``state`` file), which it never writes to: a test can start from a
-        seeded snapshot and change what it likes. ``api_key`` defaults to the saved
-        emulator's; the other settings are :class:`Emulator`'s. A file that is not a sound
-        state file of this version raises ``ValueError``; a missing one
-        ``FileNotFoundError``."""
-        emu = cls.__new__(cls)
-        emu._start(
-            api_key,
-            host=host,
-            port=port,
-            events_port=events_port,
-            record_requests=record_requests,
-            retention=retention,
-            allowed_hosts=allowed_hosts,
-            admin_token=admin_token,
-            state=None,
-            save_every=None,
-            load_from=path,
-        )
-        return emu
-
-    def _start(
-        self,
-        api_key: Optional[str],
-        *,
-        host: str,
-        port: int,
-        events_port: int,
-        record_requests: bool,
-        retention: int,
-        allowed_hosts: Iterable[str],
-        admin_token: Optional[str],
-        state: Optional[StrPath],
-        save_every: Optional[float],
-        load_from: Optional[StrPath],
-    ) -> None:
         retention = _retention(retention)
         self._server = EmulatorServer(
             # Empty: the saved state's default key, or test-key.
@@ -150,7 +99,7 @@ class Emulator(_Clients):
             admin_token,
             state,
             save_every,
-            load_from,
+            self._load_from,
         )
         self.api_key = self._server.api_key
         # The settings it was made with, which the pytest fixture restores for each test.
@@ -162,6 +111,24 @@ class Emulator(_Clients):
             self.set_request_log(False)
         if retention != DEFAULT_RETENTION:
             self.set_retention(retention)
+
+    # The state file an emulator starts from without writing to it (set by `load`).
+    _load_from: Optional[StrPath] = None
+
+    @classmethod
+    def load(
+        cls, path: StrPath, api_key: Optional[str] = None, **settings: Unpack[_Settings]
+    ) -> Emulator:
+        """An emulator started from the state saved in ``path`` (by :meth:`save`, or by an
+        emulator's ``state`` file), which it never writes to: a test can start from a
+        seeded snapshot and change what it likes. ``api_key`` defaults to the saved
+        emulator's; the other settings are :class:`Emulator`'s (``state`` and
+        ``save_every`` aside). A file that is not a sound state file of this version raises
+        ``ValueError``; a missing one ``FileNotFoundError``."""
+        emu = cls.__new__(cls)
+        emu._load_from = path
+        Emulator.__init__(emu, api_key, **settings)
+        return emu
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -542,111 +509,3 @@ class Emulator(_Clients):
         """The latest state of every product updated."""
         out: list[dict[str, Any]] = self._call("products", api_key=api_key)
         return out
-
-    # -- faults and the clock ----------------------------------------------------------------
-    def inject_fault(
-        self,
-        path: str,
-        *,
-        status: Optional[int] = None,
-        times: int = 1,
-        retry_after: Optional[int] = None,
-        delay: Optional[float] = None,
-        drop: Union[bool, str] = False,
-        method: Optional[str] = None,
-        body: Any = None,
-        processed: bool = False,
-        headers: Optional[Mapping[str, Union[str, int, Sequence[Union[str, int]]]]] = None,
-    ) -> None:
-        """Makes the next ``times`` requests to ``path`` (a prefix when it ends with ``*``) fail:
-        answer ``status`` (with ``Retry-After: retry_after``), wait ``delay`` seconds first, or
-        drop the connection without an answer, ``"before"`` (or ``True``) the request is
-        processed or ``"after"``. ``body`` replaces the error body of a ``status`` fault.
-
-        ``headers`` are added to the answer: the ``status`` fault's, or without a status the
-        route's own answer (a gateway's ``X-Request-Id``, a ``Set-Cookie``); a list sends the
-        header once per value. Framing headers (``Content-Length``, ...) are refused.
-
-        Without ``processed`` a ``status`` or ``delay`` fault comes before the request is
-        processed: the service did nothing. With ``processed=True`` the request is processed
-        first, then the delay waited and the status answered: a broadcast was sent though the
-        client hears a 500 (or times out), the case ``outcome_unknown`` stands for. The
-        request log's ``fault`` key names the fault each request met."""
-        self._call(
-            "inject_fault",
-            path=path,
-            status=status,
-            times=times,
-            retry_after=retry_after,
-            delay=delay,
-            drop=drop,
-            method=method,
-            body=body,
-            processed=processed,
-            headers=None
-            if headers is None
-            else {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in headers.items()},
-        )
-
-    def inject_random_faults(
-        self,
-        rate: float,
-        *,
-        kinds: Optional[list[str]] = None,
-        delay: float = 2.0,
-        seed: Optional[int] = None,
-        path: str = "/",
-    ) -> int:
-        """Makes a share ``rate`` (0 to 1) of the requests under ``path`` fail, each with one of
-        ``kinds`` chosen at random: ``"500"``, ``"503"`` (with ``Retry-After: 0``), ``"429"``
-        (the same), ``"delay"`` (``delay`` seconds), ``"drop_before"``, ``"drop_after"`` (all
-        by default). Returns the seed, to replay a run. :meth:`clear_faults` stops it."""
-        out = self._call(
-            "inject_random_faults", rate=rate, kinds=kinds, delay=delay, seed=seed, path=path
-        )
-        return int(out["seed"])
-
-    def fault_stats(self) -> dict[str, int]:
-        """How many random faults of each kind were injected since :meth:`inject_random_faults`."""
-        out: dict[str, int] = self._call("fault_stats")
-        return out
-
-    def clear_faults(self) -> None:
-        self._call("clear_faults")
-
-    @property
-    def now(self) -> _dt.datetime:
-        """The emulator's clock (aware, UTC): wall time plus what :meth:`advance` added."""
-        return _parse_time(self._call("now")["now"])
-
-    def advance(self, seconds: Union[float, _dt.timedelta]) -> _dt.datetime:
-        """Moves the emulator's clock forward (seconds, or a ``timedelta``); returns the new
-        time."""
-        if isinstance(seconds, _dt.timedelta):
-            seconds = seconds.total_seconds()
-        if isinstance(seconds, float) and not math.isfinite(seconds):
-            raise ValueError("seconds must be a finite number")
-        return _parse_time(self._call("advance", seconds=seconds)["now"])
-
-    def travel_to(self, when: _dt.datetime) -> _dt.datetime:
-        """Moves the emulator's clock forward to ``when`` (an aware datetime); returns the new
-        time. A test of what happens at a time of day, in the site's zone, then runs the same
-        whenever it runs. The clock never goes back."""
-        if when.utcoffset() is None:
-            raise ValueError(
-                "when must be an aware datetime (a naive one has no instant: give its tzinfo)"
-            )
-        iso_time = when.astimezone(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
-        return _parse_time(self._call("travel_to", time=iso_time)["now"])
-
-    def freeze_clock(self, frozen: bool = True) -> _dt.datetime:
-        """Stops the emulator's clock (``frozen=False`` lets it run on from where it stands);
-        returns its time. Frozen, it moves only with :meth:`advance` and :meth:`travel_to`, so
-        "not delivered yet, one second before it is due" holds however slowly a test runs.
-        :meth:`reset` lets it run again."""
-        return _parse_time(self._call("freeze_clock", frozen=frozen)["now"])
-
-    def reset(self) -> None:
-        """Back to a fresh state: only the default site, no data, no faults, clock at wall time
-        (running)."""
-        self._call("reset")
