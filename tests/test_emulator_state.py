@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -410,3 +411,86 @@ def test_an_emulator_process_keeps_its_state(tmp_path: Path) -> None:
         assert again.api_key == "process-key-1234"
         subs = again.admin("subscribers")
         assert [s["subscriber_hash"] for s in subs] == ["in-a-process", "saved-by-close"]
+
+
+def test_numbers_come_back_to_the_last_bit(tmp_path: Path) -> None:
+    awkward = [0.1 + 0.2, 1 / 3, 2.2250738585072014e-308, 5e-324, 1.7976931348623157e308, -0.0]
+    path = tmp_path / "floats.state"
+    with Emulator() as emu:
+        emu.add_subscriber("h", attributes={f"x{i}": x for i, x in enumerate(awkward)})
+        with emu.client() as c:
+            c.products.update([{"product_id": "P", "price": 0.1 + 0.7}])
+        emu.save(path)
+        before = (emu.subscribers(), emu.products())
+    with Emulator.load(path) as loaded:
+        assert (loaded.subscribers(), loaded.products()) == before
+        back = loaded.subscribers()[0]["attributes"]
+        assert [back[f"x{i}"] for i in range(len(awkward))] == awkward
+
+
+def test_a_save_never_replaces_a_file_that_is_not_a_state_file(tmp_path: Path) -> None:
+    precious = tmp_path / "app.db"
+    precious.write_bytes(b"SQLite format 3\x00" + bytes(100))
+    with Emulator() as emu:
+        with pytest.raises(ValueError, match="not a pushwire emulator state file"):
+            emu.save(precious)
+        assert precious.read_bytes().startswith(b"SQLite format 3")
+        # An older state file, or an empty one, is replaced.
+        older = tmp_path / "older.state"
+        emu.save(older)
+        emu.add_subscriber("newer")
+        assert emu.save(older) == older
+        empty = tmp_path / "empty.state"
+        empty.touch()
+        emu.save(empty)
+    with Emulator.load(older) as back, Emulator.load(empty) as back_too:
+        assert len(back.subscribers()) == len(back_too.subscribers()) == 1
+
+
+def test_the_start_clears_only_its_own_files_leftovers(tmp_path: Path) -> None:
+    ours = tmp_path / ".team.state.Ab12Cd.pushwire-tmp"
+    others = [
+        tmp_path / ".team.state.bak.Ab12Cd.pushwire-tmp",  # team.state.bak's
+        tmp_path / ".team.state.notes",
+        tmp_path / "team.state.Ab12Cd.pushwire-tmp",
+    ]
+    for p in [ours, *others]:
+        p.write_bytes(b"x")
+    with Emulator(state=tmp_path / "team.state"):
+        pass
+    assert not ours.exists()
+    assert all(p.exists() for p in others)
+
+
+def test_a_failed_save_at_close_is_raised_and_the_state_can_still_be_saved(
+    tmp_path: Path,
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    emu = Emulator(state=gone / "s.state")
+    emu.add_subscriber("kept")
+    shutil.rmtree(gone)
+    with pytest.raises(OSError, match="s.state"):
+        emu.close()
+    # The state is still held: written elsewhere.
+    elsewhere = tmp_path / "elsewhere.state"
+    emu.save(elsewhere)
+    with Emulator.load(elsewhere) as back:
+        assert [s["subscriber_hash"] for s in back.subscribers()] == ["kept"]
+
+
+def test_an_emulator_process_that_could_not_save_says_so_at_close(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    emu = EmulatorProcess(state=gone / "s.state")
+    emu.admin("add_subscriber", subscriber_hash="lost")
+    shutil.rmtree(gone)
+    with pytest.raises(OSError, match="did not save its state"):
+        emu.close()
+
+
+def test_an_empty_key_is_no_key(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="must not be empty"):
+        Emulator("")
+    with pytest.raises(ValueError, match="must not be empty"):
+        Emulator.load(tmp_path / "whatever.state", "")

@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::process::ExitCode;
 
 use pushwire::emulator::server::exposure_notice;
-use pushwire::emulator::state::DEFAULT_RETENTION;
+use pushwire::emulator::state::{key_problem, DEFAULT_RETENTION};
 use pushwire::emulator::{openapi, Config, Server};
 
 const USAGE: &str = "\
@@ -49,7 +49,8 @@ struct Args {
     host: String,
     port: u16,
     events_port: Option<u16>,
-    api_key: String,
+    /// None: the state file's default key, or test-key.
+    api_key: Option<String>,
     request_log: bool,
     retention: usize,
     exit_with_parent: bool,
@@ -74,8 +75,9 @@ fn parse() -> Result<Args, (String, u8)> {
         host: "127.0.0.1".into(),
         port: 8900,
         events_port: None,
-        // Empty: the state file's default key, or test-key.
-        api_key: std::env::var("PUSHWIRE_API_KEY").unwrap_or_default(),
+        api_key: std::env::var("PUSHWIRE_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty()),
         request_log: true,
         retention: DEFAULT_RETENTION,
         exit_with_parent: false,
@@ -96,7 +98,9 @@ fn parse() -> Result<Args, (String, u8)> {
             Long("events-port") => {
                 args.events_port = Some(parser.value().map_err(bad)?.parse().map_err(bad)?)
             }
-            Long("api-key") => args.api_key = parser.value().map_err(bad)?.string().map_err(bad)?,
+            Long("api-key") => {
+                args.api_key = Some(parser.value().map_err(bad)?.string().map_err(bad)?)
+            }
             Long("no-request-log") => args.request_log = false,
             Long("retention") => {
                 args.retention = parser.value().map_err(bad)?.parse().map_err(bad)?
@@ -114,14 +118,15 @@ fn parse() -> Result<Args, (String, u8)> {
                 let every = raw
                     .parse::<f64>()
                     .ok()
-                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+                    .filter(|d| !d.is_zero())
                     .ok_or_else(|| {
                         (
                             format!("pushwire-emulator: --save-every takes seconds above 0, got {raw:?}"),
                             2,
                         )
                     })?;
-                args.save_every = Some(std::time::Duration::from_secs_f64(every));
+                args.save_every = Some(every);
             }
             Long("print-openapi") => args.print = Some(Document::Service),
             Long("print-admin-openapi") => args.print = Some(Document::Admin),
@@ -241,6 +246,10 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Given, it must be a key (empty is the configuration's "the state file's").
+    if let Some(problem) = args.api_key.as_deref().and_then(key_problem) {
+        return refuse(problem);
+    }
     let Ok(host) = args.host.parse::<IpAddr>() else {
         return refuse(&format!("host must be an IP address, got {:?}", args.host));
     };
@@ -268,7 +277,7 @@ fn main() -> ExitCode {
         Err(e) => return refuse(&format!("signals could not be watched: {e}")),
     };
     let config = Config {
-        api_key: args.api_key.clone(),
+        api_key: args.api_key.clone().unwrap_or_default(),
         host,
         port: args.port,
         events_port,

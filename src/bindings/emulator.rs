@@ -17,6 +17,9 @@ pub struct EmulatorServer {
     server: Mutex<Option<Server>>,
     /// The default site's key (the state file's when none was given).
     api_key: String,
+    /// An emulator whose save at its stop failed: its state is still held, for `save(path)`
+    /// to write elsewhere.
+    unsaved: Mutex<Option<Arc<Emu>>>,
     base_url: String,
     events_url: String,
     /// What to say at start when it listens beyond this machine (`server::exposure_notice`).
@@ -93,6 +96,7 @@ impl EmulatorServer {
             })?;
         Ok(EmulatorServer {
             api_key: server.emu().default_key.clone(),
+            unsaved: Mutex::new(None),
             notice: crate::emulator::server::exposure_notice(host, token_set),
             base_url: server.base_url(),
             events_url: server.events_url(),
@@ -121,7 +125,15 @@ impl EmulatorServer {
     /// bytes and the seconds it took.
     #[pyo3(signature = (path = None))]
     fn save(&self, py: Python<'_>, path: Option<PathBuf>) -> PyResult<(PathBuf, u64, f64)> {
-        let emu = self.running_emu()?;
+        let unsaved = self
+            .unsaved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let emu = match unsaved {
+            Some(emu) => emu,
+            None => self.running_emu()?,
+        };
         let path = path.or_else(|| emu.state_file.clone()).ok_or_else(|| {
             PyValueError::new_err(
                 "this emulator has no state file: give save() a path, or start it with \
@@ -163,6 +175,7 @@ impl EmulatorServer {
         let taken = self.server.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(mut s) = taken {
             if let Some(Err(e)) = py.detach(|| s.stop()) {
+                *self.unsaved.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.emu().clone());
                 return Err(state_file_error(e));
             }
         }

@@ -52,6 +52,8 @@ pub struct Emu {
     pub(crate) saved_version: std::sync::atomic::AtomicU64,
     /// Held by a save, so that saves run one at a time.
     pub(crate) saving: Mutex<()>,
+    /// Set by the save at a stop: no periodic save comes after it.
+    pub(crate) stopped: std::sync::atomic::AtomicBool,
 }
 
 impl Emu {
@@ -78,6 +80,7 @@ impl Emu {
             // Nothing saved yet: the first periodic save writes.
             saved_version: std::sync::atomic::AtomicU64::new(u64::MAX),
             saving: Mutex::new(()),
+            stopped: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

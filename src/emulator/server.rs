@@ -54,7 +54,8 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            api_key: "test-key".into(),
+            // The state file's default key, or test-key.
+            api_key: String::new(),
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 0,
             events_port: 0,
@@ -88,10 +89,14 @@ fn initial(config: &Config) -> io::Result<Emu> {
             "save_every needs a state file to save to",
         ));
     }
-    if config.save_every.is_some_and(|d| d.is_zero()) {
+    // A year at most: a longer period would overflow the timer's deadline.
+    if config
+        .save_every
+        .is_some_and(|d| d.is_zero() || d > Duration::from_secs(366 * 86_400))
+    {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            "save_every must be more than 0 seconds",
+            "save_every must be more than 0 seconds and at most a year",
         ));
     }
     if let Some(path) = &config.state_file {
@@ -293,7 +298,7 @@ impl Server {
         let rt = self.runtime.take()?;
         rt.shutdown_background();
         let path = self.emu.state_file.clone()?;
-        Some(persist::save(&self.emu, &path))
+        Some(persist::save_last(&self.emu, &path))
     }
 }
 

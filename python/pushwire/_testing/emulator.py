@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional, TypedDict, Union
 from pushwire._core import EmulatorServer
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from typing_extensions import Self, Unpack
 from pushwire._testing._clients import _Clients
 from pushwire._testing._controls import _Controls
 from pushwire._testing._data import (
@@ -88,6 +88,9 @@ class Emulator(_Controls, _Clients):
         ``ValueError`` and is left as it is), else created at once; written on
         :meth:`close`, on :meth:`save` and every ``save_every`` seconds while anything
         changed."""
+        if api_key == "":
+            # None is "the saved one, or test-key"; an empty key is no key.
+            raise ValueError("api_key must not be empty")
         retention = _retention(retention)
         self._server = EmulatorServer(
             # Empty: the saved state's default key, or test-key.
@@ -109,7 +112,8 @@ class Emulator(_Controls, _Clients):
         self._shared = False
         if not record_requests:
             self.set_request_log(False)
-        if retention != DEFAULT_RETENTION:
+        # A state read from a file holds what its emulator's retention kept.
+        if retention != DEFAULT_RETENTION or state is not None or self._load_from is not None:
             self.set_retention(retention)
 
     # The state file an emulator starts from without writing to it (set by `load`).
@@ -118,7 +122,7 @@ class Emulator(_Controls, _Clients):
     @classmethod
     def load(
         cls, path: StrPath, api_key: Optional[str] = None, **settings: Unpack[_Settings]
-    ) -> Emulator:
+    ) -> Self:
         """An emulator started from the state saved in ``path`` (by :meth:`save`, or by an
         emulator's ``state`` file), which it never writes to: a test can start from a
         seeded snapshot and change what it likes. ``api_key`` defaults to the saved
@@ -127,14 +131,16 @@ class Emulator(_Controls, _Clients):
         ``ValueError``; a missing one ``FileNotFoundError``."""
         emu = cls.__new__(cls)
         emu._load_from = path
-        Emulator.__init__(emu, api_key, **settings)
+        cls.__init__(emu, api_key, **settings)
         return emu
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
-        """Stops the emulator. The ``pushwire_emulator`` fixture's emulator serves the whole
-        session: closing it (or leaving ``with pushwire_emulator as emu:``) does nothing, so
-        that one test cannot stop it for every test after it."""
+        """Stops the emulator, then saves its state to its ``state`` file if it has one
+        (``OSError`` or ``ValueError`` if that save fails; the state is still held then, and
+        :meth:`save` with another path writes it). The ``pushwire_emulator`` fixture's
+        emulator serves the whole session: closing it (or leaving ``with pushwire_emulator as
+        emu:``) does nothing, so that one test cannot stop it for every test after it."""
         if not self._shared:
             self._server.stop()
 
@@ -143,7 +149,7 @@ class Emulator(_Controls, _Clients):
 
     @property
     def state_file(self) -> Optional[pathlib.Path]:
-        """The file the state is kept in (``state``), or None."""
+        """The file the state is kept in (``state``); None without one, and once closed."""
         return self._server.state_file
 
     def save(self, path: Optional[StrPath] = None) -> pathlib.Path:

@@ -56,11 +56,11 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _admin_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
 
-def _stop_process(process: subprocess.Popen[str]) -> None:
+def _stop_process(process: subprocess.Popen[str], grace: float = 10) -> None:
     if process.poll() is None:
         process.terminate()
         try:
-            process.wait(10)
+            process.wait(grace)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
@@ -111,7 +111,11 @@ class EmulatorProcess(_Clients):
         self.process = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
-        self._stop = weakref.finalize(self, _stop_process, self.process)
+        # With a state file, the stop saves it: a million subscribers take seconds.
+        self._state = state
+        self._stop = weakref.finalize(
+            self, _stop_process, self.process, 10 if state is None else 120
+        )
         _started.add(self)
         urls: dict[str, str] = {}
         stdout = self.process.stdout
@@ -195,7 +199,14 @@ class EmulatorProcess(_Clients):
         return answer
 
     def close(self) -> None:
+        """Stops the process (SIGTERM), which saves its state to its ``state`` file if it
+        has one: an ``OSError`` if it could not (it says why on its standard error)."""
         self._stop()
+        if self._state is not None and self.process.returncode != 0:
+            raise OSError(
+                f"the emulator exited with {self.process.returncode} and did not save its state "
+                f"to {os.fspath(self._state)!r}"
+            )
 
     def __repr__(self) -> str:
         return f"EmulatorProcess(base_url={self.base_url!r}, pid={self.pid})"

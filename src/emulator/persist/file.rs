@@ -44,6 +44,13 @@ pub enum StateFileError {
     )]
     Foreign { path: PathBuf },
     #[error(
+        "{path} is not a pushwire emulator state file: the state is not written over it; \
+         give another path"
+    )]
+    NotOurs { path: PathBuf },
+    #[error("the state could not be encoded for {path}: {why}")]
+    Encoding { path: PathBuf, why: String },
+    #[error(
         "state file {path} was written by {writer} in state format {found}; this emulator \
          ({reader}) reads format {FORMAT} only; it was not read, and is not written over: \
          start the version that wrote it, or give another path"
@@ -176,6 +183,27 @@ pub fn inconsistent(path: &Path, why: String) -> StateFileError {
     StateFileError::corrupt(path, why)
 }
 
+/// A save never replaces a file that is not a state file (`emu.save("app.db")` by mistake):
+/// an existing file must begin with the signature, or be empty.
+fn refuse_foreign(path: &Path) -> Result<(), StateFileError> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(MAGIC.len());
+    match std::fs::File::open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(StateFileError::io(path, e)),
+        Ok(f) => f
+            .take(MAGIC.len() as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| StateFileError::io(path, e))?,
+    };
+    if head.is_empty() || MAGIC.starts_with(&head) {
+        return Ok(());
+    }
+    Err(StateFileError::NotOurs {
+        path: path.to_owned(),
+    })
+}
+
 /// The temporary files of `path`'s saves: `.NAME.` and random letters, then `.pushwire-tmp`.
 fn temporary_name(path: &Path) -> (String, &'static str) {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -196,10 +224,12 @@ pub fn clear_leftovers(path: &Path) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(&prefix)
-            && name.ends_with(suffix)
-            && name.len() > prefix.len() + suffix.len()
-        {
+        // tempfile's six random letters between them: not the temporaries of another file
+        // whose name begins with this one's (`team.state.bak`).
+        let middle = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(suffix));
+        if middle.is_some_and(|m| m.len() == 6 && m.bytes().all(|b| b.is_ascii_alphanumeric())) {
             // Another's removal or a file already gone is no matter: it was litter.
             let _ = std::fs::remove_file(entry.path());
         }
@@ -213,6 +243,7 @@ pub fn clear_leftovers(path: &Path) {
 /// bytes written.
 pub fn write_atomically(path: &Path, payload: &[u8]) -> Result<u64, StateFileError> {
     let fail = |e| StateFileError::io(path, e);
+    refuse_foreign(path)?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -229,10 +260,20 @@ pub fn write_atomically(path: &Path, payload: &[u8]) -> Result<u64, StateFileErr
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
     // The rename is durable once the directory is: Unix only (Windows cannot open one, and
-    // flushes the rename with the file).
+    // flushes the rename with the file). Some file systems (network and FUSE mounts, a
+    // container's bind mount) cannot flush a directory, and say so: the rename is done all
+    // the same, as durable as they make it.
     #[cfg(unix)]
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(fail)?;
+    match std::fs::File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e)
+            if !matches!(
+                e.kind(),
+                std::io::ErrorKind::InvalidInput | std::io::ErrorKind::Unsupported
+            ) =>
+        {
+            return Err(fail(e))
+        }
+        _ => {}
+    }
     Ok((head.len() + payload.len()) as u64)
 }

@@ -4,7 +4,8 @@
 //! indexes rebuilt.
 //!
 //! What is not kept: armed faults (they belong to the test that armed them), and the
-//! settings the emulator is started with (request log on or off, retention, the default key).
+//! settings the emulator is started with (request log on or off, retention). The default key
+//! is kept, for an emulator started without one.
 //! A notification's content, shared by all its deliveries in memory, is written once and
 //! shared again when read.
 
@@ -24,8 +25,9 @@ use crate::emulator::state::{
 };
 use crate::model::TriggeredCampaign;
 
-/// The whole state. Its fields are in the file's order: adding, removing or reordering one is
-/// a new format version (`file::FORMAT`).
+/// The whole state. Its fields, and those of the state's types it holds, are in the file's
+/// order, without names: adding, removing or reordering one is a new format version
+/// (`file::FORMAT`; the layout test in `tests.rs` says when).
 #[derive(Serialize, Deserialize)]
 pub struct Image<'a> {
     /// The key of the default site of the emulator that saved it.
@@ -173,8 +175,9 @@ impl<'a> Image<'a> {
         state.ids = self.ids.into_owned();
         let (secs, nanos) = self.clock_offset;
         state.clock_offset = Duration::try_seconds(secs)
-            .map(|d| d + Duration::nanoseconds(nanos.into()))
-            .ok_or_else(|| format!("a clock {secs} s ahead"))?;
+            .and_then(|d| d.checked_add(&Duration::nanoseconds(nanos.into())))
+            .filter(|d| Utc::now().checked_add_signed(*d).is_some())
+            .ok_or_else(|| format!("a clock {secs} s ahead of the wall, beyond any date"))?;
         state.frozen_at = self.frozen_at;
         state.log_dropped = usize::try_from(self.log_dropped).map_err(|e| e.to_string())?;
         state.log_pruned = self.log_pruned;
@@ -185,13 +188,13 @@ impl<'a> Image<'a> {
             .collect::<Result<_, _>>()?;
         for site in self.sites {
             let site = site.into_site()?;
-            let (id, key) = (site.site_id, site.api_key.clone());
+            let id = site.site_id;
+            // The message names the site, never its key.
             if !state.restore_site(site) {
-                return Err(format!(
-                    "two sites share the id {id} or a key ({key:.4}...)"
-                ));
+                return Err(format!("site {id} shares its id or its key with another"));
             }
         }
+        check_counters(&state)?;
         Ok(state)
     }
 }
@@ -259,7 +262,9 @@ impl<'a> SiteImage<'a> {
         let mut site = Site::new(self.site_id, self.api_key.into_owned());
         site.timezone = FixedOffset::east_opt(self.timezone)
             .ok_or_else(|| format!("a time zone {} s east of UTC", self.timezone))?;
-        site.adopt_subscribers(self.subscribers.decode(Ok)?);
+        if !site.adopt_subscribers(self.subscribers.decode(Ok)?) {
+            return Err(format!("site {} holds a subscriber twice", site.site_id));
+        }
         site.segments = self.segments.into_owned();
         site.triggers = self.triggers.into_owned();
         site.drips = self.drips.into_owned();
@@ -394,6 +399,14 @@ impl<'a> EngineImage<'a> {
         if out_of_range {
             return Err("an index names a delivery or a subscriber the site does not hold".into());
         }
+        // The count the engine takes one from as deliveries stop waiting.
+        let waiting_total: usize = waiting.values().map(Vec::len).sum();
+        if self.pending != waiting_total {
+            return Err(format!(
+                "{} deliveries counted as waiting, {waiting_total} listed",
+                self.pending
+            ));
+        }
         Ok(EngineState {
             scheduled: scheduled.into(),
             deliveries,
@@ -411,6 +424,40 @@ impl<'a> EngineImage<'a> {
             pending: self.pending,
             next_expiry: self.next_expiry,
         })
+    }
+}
+
+/// Ids come from the counters: each must be at least the largest id it gave, or the next one
+/// would be given twice (a site added after the load would replace one read).
+fn check_counters(state: &State) -> Result<(), Inconsistent> {
+    let ids = &state.ids;
+    let mut over: Vec<(&str, i64, i64)> = Vec::new();
+    let mut check = |what: &'static str, counter: i64, id: i64| {
+        if id > counter {
+            over.push((what, id, counter));
+        }
+    };
+    for site in state.sites.values() {
+        check("site", ids.site, site.site_id);
+        site.segments
+            .iter()
+            .for_each(|s| check("segment", ids.segment, s.segment_id));
+        site.triggers
+            .iter()
+            .for_each(|t| check("trigger", ids.trigger, t.trigger_id));
+        site.drips
+            .iter()
+            .for_each(|d| check("drip", ids.drip, d.drip.drip_id));
+        let notifications = site.notifications.iter().map(|n| n.notification_id);
+        notifications.for_each(|id| check("notification", ids.notification, id));
+        let deliveries = site.engine.deliveries.iter().map(|d| d.delivery_id);
+        deliveries.for_each(|id| check("delivery", ids.delivery, id));
+    }
+    match over.first() {
+        Some((what, id, counter)) => Err(format!(
+            "a {what} id {id} above the {what} counter, {counter}"
+        )),
+        None => Ok(()),
     }
 }
 

@@ -31,8 +31,8 @@ pub struct Saved {
     pub took: Duration,
 }
 
-/// A state read from a file, and the default key of the emulator that saved it.
-#[derive(Debug)]
+/// A state read from a file, and the default key of the emulator that saved it. No `Debug`:
+/// it holds every site's key.
 pub struct Loaded {
     pub state: State,
     pub default_key: String,
@@ -42,14 +42,27 @@ pub struct Loaded {
 /// at a time, so that an older state never lands over a newer one.
 pub fn save(emu: &Emu, path: &Path) -> Result<Saved, StateFileError> {
     let _one_at_a_time = emu.saving.lock().unwrap_or_else(|e| e.into_inner());
+    write(emu, path)
+}
+
+/// The save at a stop: the last one. A periodic save still under way on another thread
+/// finds it done and writes nothing after it.
+pub fn save_last(emu: &Emu, path: &Path) -> Result<Saved, StateFileError> {
+    let _one_at_a_time = emu.saving.lock().unwrap_or_else(|e| e.into_inner());
+    emu.stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+    write(emu, path)
+}
+
+/// The save itself, the `saving` lock held.
+fn write(emu: &Emu, path: &Path) -> Result<Saved, StateFileError> {
     let started = Instant::now();
     let encoded = {
         let st = emu.lock();
         postcard::to_stdvec(&Image::of(&st, &emu.default_key))
     };
-    let payload = encoded.map_err(|e| StateFileError::Corrupt {
+    let payload = encoded.map_err(|e| StateFileError::Encoding {
         path: path.to_owned(),
-        why: format!("the state could not be encoded: {e}"),
+        why: e.to_string(),
     })?;
     let bytes = file::write_atomically(path, &payload)?;
     Ok(Saved {
@@ -75,6 +88,10 @@ pub fn load(path: &Path) -> Result<Loaded, StateFileError> {
 /// save (the periodic save); `None` when there was nothing to do.
 pub fn save_if_changed(emu: &Emu) -> Option<Result<Saved, StateFileError>> {
     let path = emu.state_file.as_deref()?;
+    let _one_at_a_time = emu.saving.lock().unwrap_or_else(|e| e.into_inner());
+    if emu.stopped.load(std::sync::atomic::Ordering::SeqCst) {
+        return None;
+    }
     let version = emu.changes.version();
     let last = emu
         .saved_version
@@ -82,7 +99,7 @@ pub fn save_if_changed(emu: &Emu) -> Option<Result<Saved, StateFileError>> {
     if last == version {
         return None;
     }
-    let out = save(emu, path);
+    let out = write(emu, path);
     if out.is_err() {
         // Try again at the next tick.
         emu.saved_version

@@ -231,9 +231,9 @@ impl Site {
         by_hash.reserve(n, |&i| hasher.hash_one(&subscribers[i].subscriber_hash));
     }
 
-    /// Takes `subscribers`, all of distinct hashes, as the site's (it has none yet: one read
-    /// back from a state file), indexing them where they lie.
-    pub fn adopt_subscribers(&mut self, subscribers: Vec<Subscriber>) {
+    /// Takes `subscribers` as the site's (it has none yet: one read back from a state file),
+    /// indexing them where they lie; false when two share a hash.
+    pub fn adopt_subscribers(&mut self, subscribers: Vec<Subscriber>) -> bool {
         debug_assert!(self.subscribers.is_empty());
         self.subscribers = subscribers;
         let Site {
@@ -264,10 +264,17 @@ impl Site {
         let slots = (by_hash.capacity().saturating_mul(8) / 7)
             .max(1)
             .next_power_of_two() as u64;
-        hashes.sort_unstable_by_key(|&(h, _)| h & (slots - 1));
+        // Equal hashes side by side: two subscribers of one hash are told by comparing
+        // neighbours, not by a look-up each.
+        hashes.sort_unstable_by_key(|&(h, _)| (h & (slots - 1), h));
+        let twice = hashes.windows(2).any(|w| {
+            w[0].0 == w[1].0
+                && subscribers[w[0].1].subscriber_hash == subscribers[w[1].1].subscriber_hash
+        });
+        if twice {
+            return false;
+        }
         for (h, at) in hashes {
-            // Unique when saved, and the file's checksum vouches it is as saved: inserted
-            // without comparing to those already in.
             by_hash.insert_unique(h, at, |&i| hasher.hash_one(&subscribers[i].subscriber_hash));
         }
         for (at, sub) in subscribers.iter().enumerate() {
@@ -275,6 +282,7 @@ impl Site {
                 by_profile.entry(p.clone()).or_default().push(at);
             }
         }
+        true
     }
 
     /// Adds a subscriber; false (and nothing added) when its hash is taken.
