@@ -165,6 +165,13 @@ def parse_utc(s: str) -> dt.datetime:
     return t
 
 
+def aware_utc(t: Any) -> dt.datetime:
+    """An instant of the emulator's records: an aware datetime in UTC; fails unless it is one."""
+    assert isinstance(t, dt.datetime), t
+    assert t.utcoffset() == dt.timedelta(0), t
+    return t
+
+
 def assert_main_error(r: requests.Response, status: int, message: Optional[str] = None) -> dict:
     """The `{success: false, message}` body of the main interface."""
     assert r.status_code == status, r.text

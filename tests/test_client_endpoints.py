@@ -314,6 +314,26 @@ def test_segment_membership_and_delete(drv: Driver, emu):
 # -- analytics (4.10, 4.11) -----------------------------------------------------------------
 
 
+def test_summary_rows_load_into_pandas_and_polars_as_dates_a_rolling_window_takes(emu):
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    today = emu.now.date()
+    for days_ago in (9, 5, 5, 0):
+        emu.add_subscriber(subscribed_at=emu.now - dt.timedelta(days=days_ago))
+    rows = emu.client().analytics.summary(today - dt.timedelta(days=9), today)
+    frame = pd.DataFrame(rows).set_index("date")
+    assert str(frame.index.dtype).startswith("datetime64")
+    week = frame["subscriber_count"].rolling("7D").sum()
+    # Joined 9, 5, 5 and 0 days ago: each day's sum over the week up to it.
+    assert week.tolist() == [1, 1, 1, 1, 3, 3, 3, 2, 2, 3]
+    polars_frame = pl.DataFrame(rows)
+    assert polars_frame.schema["date"] == pl.Datetime("us")
+    rolled = polars_frame.rolling(index_column="date", period="7d").agg(
+        pl.col("subscriber_count").sum()
+    )
+    assert rolled["subscriber_count"].to_list() == week.astype(int).to_list()
+
+
 def test_analytics_summary_rows_are_dicts_with_dates(drv: Driver, emu):
     today = emu.now.date()
     emu.add_subscriber(device_type="desktop")
@@ -321,8 +341,10 @@ def test_analytics_summary_rows_are_dicts_with_dates(drv: Driver, emu):
     rows = drv(drv.client.analytics.summary, today - dt.timedelta(days=2), today)
     assert [type(r) for r in rows] == [dict] * 3
     assert all(set(r) == SUMMARY_KEYS for r in rows)
-    assert [r["date"] for r in rows] == [today - dt.timedelta(days=i) for i in (2, 1, 0)]
-    assert all(type(r["date"]) is dt.date for r in rows)
+    # Each day as a naive datetime at its midnight, which pandas and polars read as dates.
+    midnight = dt.datetime.combine(today, dt.time())
+    assert [r["date"] for r in rows] == [midnight - dt.timedelta(days=i) for i in (2, 1, 0)]
+    assert all(type(r["date"]) is dt.datetime and r["date"].tzinfo is None for r in rows)
     assert all(is_int(r[k]) for r in rows for k in SUMMARY_KEYS - {"date", "ctr"})
     assert rows[-1]["subscriber_count"] == 2
     # strings work as well as dates; the request carries the spec's parameter names

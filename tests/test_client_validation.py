@@ -147,6 +147,20 @@ INVALID = [
     ("101 profile_id", broadcast(profile_id=[f"p{i}" for i in range(101)]), "profile_id"),
     ("subscriber_hash as str", broadcast(subscriber_hash="abc"), "subscriber_hash"),
     ("include_segments as str", broadcast(include_segments="12"), "include_segments"),
+    # A segment's name where its id goes would match no one: sent to nobody, reported sent.
+    ("segment name", broadcast(include_segments=["vip"]), "include_segments[0]"),
+    ("excluded segment name", broadcast(exclude_segments=["3", "vip"]), "exclude_segments[1]"),
+    ("segment id 0", broadcast(include_segments=[0]), "include_segments[0]"),
+    (
+        "drip audience segment name",
+        drip(send_to={"include_segments": ["vip"]}),
+        "send_to.include_segments[0]",
+    ),
+    (
+        "drip audience excluded segment name",
+        drip(send_to={"exclude_segments": ["news"]}),
+        "send_to.exclude_segments[0]",
+    ),
     ("from_date", broadcast(from_date="yesterday"), "from_date"),
     ("from_date blank", broadcast(from_date=" "), "from_date"),
     ("to_date blank", broadcast(to_date=""), "to_date"),

@@ -14,10 +14,68 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 import requests
-from conftest import TIMEOUT, Api, assert_event_error, assert_main_error, parse_utc
+from conftest import (
+    TIMEOUT,
+    Api,
+    assert_event_error,
+    assert_main_error,
+    aware_utc,
+    parse_utc,
+)
 
 import pushwire
 from pushwire.testing import Emulator
+
+# ---- the records' times --------------------------------------------------------------------
+
+
+def test_every_time_in_the_emulators_records_is_an_aware_datetime(emu):
+    vip = emu.create_segment("vip")
+    hashes = [emu.add_subscriber(profile_id="p1", segments=[vip]), emu.add_subscriber()]
+    emu.add_alert(hashes[0], "sku-1")
+    client = emu.client()
+    client.notifications.create(
+        title="Sale", message="m", url="https://shop.example", include_segments=[vip]
+    )
+    client.events.track("viewed", profile_id="p1")
+    client.products.update([{"product_id": "sku-1", "price": 9}])
+    emu.unsubscribe(hashes[1])
+    records = {
+        "subscribers": emu.subscribers(),
+        "segments": emu.segments(),
+        "notifications": emu.notifications(),
+        "events": emu.events(),
+        "products": emu.products(),
+        "alerts": emu.alerts(),
+        "requests": emu.requests(),
+        "deliveries": emu.deliveries(status="all"),
+    }
+    seen = set()
+    for name, rows in records.items():
+        assert rows, name
+        for row in rows:
+            for key, value in row.items():
+                if key.endswith("_at") and value is not None:
+                    aware_utc(value)
+                    seen.add(f"{name}.{key}")
+    # Each kind of record's own times were among them.
+    assert {
+        "subscribers.subscribed_at",
+        "subscribers.unsubscribed_at",
+        "segments.created_at",
+        "notifications.created_at",
+        "events.received_at",
+        "products.updated_at",
+        "alerts.created_at",
+        "requests.received_at",
+        "deliveries.sent_at",
+    } <= seen
+    # Segment ids are one type wherever they are read back: the str segments.list() gives.
+    assert isinstance(vip, str)
+    assert [s.segment_id for s in client.segments.list()] == [vip]
+    assert [s["segment_id"] for s in records["segments"]] == [vip]
+    assert records["subscribers"][0]["segments"] == [vip]
+
 
 # ---- the request log --------------------------------------------------------------------------
 
@@ -37,7 +95,7 @@ def test_requests_are_logged_in_order_with_their_status(emu, api):
     assert log[0]["query"] == "limit=5"
     assert "notification_title=Sale" in log[1]["body"]
     assert json.loads(log[2]["body"]) == {"event_name": "x", "profile_id": "p"}
-    parse_utc(log[0]["received_at"])
+    aware_utc(log[0]["received_at"])
 
 
 def test_admin_calls_are_not_in_the_request_log(emu, api):
@@ -63,7 +121,7 @@ def test_the_key_appears_nowhere_in_the_request_log(key):
         api.get("/apiv1/triggers/" + quote(key, safe=""))
         log = emu.requests()
         assert len(log) == 17
-        text = json.dumps(log, ensure_ascii=False)
+        text = json.dumps(log, ensure_ascii=False, default=str)
         for secret in [key, wrong]:
             assert secret not in text
             assert quote(secret, safe="") not in text
@@ -492,9 +550,9 @@ def test_advanced_clock_dates_what_the_service_records(emu, api):
     created = parse_utc(api.get(f"/apiv1/drips/{drip_id}").json()["data"]["created_at_utc"])
     assert abs((created - expected).total_seconds()) < 60
     api.track({"event_name": "x", "profile_id": "p"})
-    assert abs((parse_utc(emu.events()[0]["received_at"]) - expected).total_seconds()) < 60
+    assert abs((aware_utc(emu.events()[0]["received_at"]) - expected).total_seconds()) < 60
     api.broadcast()
-    assert abs((parse_utc(emu.notifications()[0]["created_at"]) - expected).total_seconds()) < 60
+    assert abs((aware_utc(emu.notifications()[0]["created_at"]) - expected).total_seconds()) < 60
 
 
 def test_advance_refuses_a_negative_time(emu):

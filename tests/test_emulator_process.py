@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -12,6 +13,7 @@ import time
 
 import pytest
 
+import pushwire
 from pushwire.testing import Emulator, EmulatorProcess
 
 
@@ -35,6 +37,56 @@ def test_an_emulator_process_serves_both_clients_and_stops() -> None:
         assert str(over_http.value).startswith("unknown operation no_such_op")
         process = emu.process
     assert process.poll() == 0  # closed with the block, and cleanly
+
+
+def test_connect_drives_a_running_emulator_with_the_typed_methods_and_leaves_it_running(
+    tmp_path,
+) -> None:
+    state = tmp_path / "emulator.state"
+    token = "connect-admin-t0ken"
+    with EmulatorProcess(api_key="running-key-1", admin_token=token, state=state) as proc:
+        # Its admin token is asked for; the default key (test-key) is no site of it.
+        with pytest.raises(ValueError, match="Bearer"):
+            Emulator.connect(proc.base_url, api_key="running-key-1")
+        with pytest.raises(ValueError, match="api_key") as no_site:
+            Emulator.connect(proc.base_url, token)
+        assert token not in str(no_site.value)
+        with Emulator.connect(proc.base_url + "/", token, api_key="running-key-1") as emu:
+            assert (emu.base_url, emu.events_url) == (proc.base_url, proc.events_url)
+            assert token not in repr(emu) and "running-key-1" not in repr(emu)
+            # Seeding and records.
+            vip = emu.create_segment("vip")
+            member = emu.add_subscriber(country="US", segments=[vip])
+            emu.generate_subscribers(3, country=["FR"], seed=1)
+            client = emu.client(max_retries=0, backoff_base=0)
+            client.notifications.create(
+                title="Sale", message="m", url="https://shop.example", include_segments=[vip]
+            )
+            (delivery,) = emu.deliveries()
+            assert delivery["subscriber_hash"] == member
+            assert delivery["sent_at"].tzinfo is not None
+            assert [r["path"] for r in emu.requests(path="/apiv1/*")] == ["/apiv1/notifications"]
+            # Faults.
+            emu.inject_fault("/apiv1/segments", status=503)
+            with pytest.raises(pushwire.ServerError):
+                client.segments.list()
+            assert [s.segment_name for s in client.segments.list()] == ["vip"]
+            # The clock.
+            emu.freeze_clock()
+            before = emu.now
+            assert emu.advance(3600) - before == dt.timedelta(hours=1)
+            # A save to its own state file, and only there.
+            assert emu.save() == state and state.stat().st_size > 0
+            with pytest.raises(ValueError, match="own state file"):
+                emu.save(tmp_path / "elsewhere.state")
+            emu.freeze_clock(False)
+        # Closed: the emulator still runs, with what the handle seeded.
+        assert proc.process.poll() is None
+        assert len(proc.admin("subscribers")) == 4
+    # Stopped by its owner, it saved; an emulator started from that file holds it all.
+    with Emulator.load(state) as again:
+        assert [s["segment_name"] for s in again.segments()] == ["vip"]
+        assert len(again.subscribers()) == 4
 
 
 ORPHAN_SCRIPT = """

@@ -177,6 +177,27 @@ def test_unknown_segment_id_message(api, path):
     assert_main_error(r, 400, "Your enter segment id does not exist")
 
 
+@pytest.mark.parametrize("field", ["include_segments[0]", "exclude_segments[0]"])
+def test_a_segment_name_in_a_broadcast_is_refused_and_nothing_is_sent(emu, api, field):
+    vip = emu.create_segment("vip")
+    emu.add_subscriber(segments=[vip])
+    body = assert_main_error(api.broadcast(**{field: "vip"}), 400)
+    assert field in body["message"] and "segment_id" in body["message"]
+    assert emu.notifications() == [] and emu.deliveries(status="all") == []
+    # The id, as the emulator and GET /apiv1/segments give it, reaches the member.
+    (listed,) = api.get("/apiv1/segments").json()["segments"]
+    assert listed["segment_id"] == vip
+    assert api.broadcast(**{"include_segments[0]": vip}).status_code == 200
+    assert len(emu.deliveries()) == 1
+
+
+def test_a_segment_name_in_a_drip_audience_is_refused(emu, api):
+    emu.create_segment("vip")
+    message = assert_campaign_error(api.create_drip(send_to={"include_segments": ["vip"]}))
+    assert "send_to.include_segments[0]" in message
+    assert api.get("/apiv1/drips").json()["data"] == []
+
+
 def test_view_segments_with_an_invalid_segment_id(api):
     assert_main_error(api.get("/apiv1/segments", params={"segment_id": "abc"}), 400)
 

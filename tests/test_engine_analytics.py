@@ -4,10 +4,11 @@ Every number the service reports is compared with one this test derives on its o
 ``emu.deliveries()`` and its own bookkeeping of what it did (views, clicks, unsubscribes,
 subscribers). Semantics where the spec is silent (src/emulator/routes/analytics.rs,
 src/emulator/engine/analytics.rs): UTC dates; weeks start on Monday; a row is dated by its
-period's first day within the range; mobile means device_type mobile or tablet;
+period's first day within the range; mobile means device_type mobile or tablet, desktop any
+other device type or none (the distribution counts none as ``desktop`` too);
 notification_sent counts distinct notifications sent in the period, net_subscriber_sent the
 deliveries; campaign ``unsubscribed`` counts subscribers who left after receiving one of the
-campaign's notifications.
+campaign's notifications. docs/analytics.md writes each field out.
 """
 
 from __future__ import annotations
@@ -224,7 +225,7 @@ def test_summary_rows_by_day_week_and_month(emu: Emulator) -> None:
                 got = client.analytics.summary(start, end, group_by=group_by)
                 want = expected_summary(emu, book, start, end, group_by)
                 for r in got:
-                    r["date"] = dt.date.fromisoformat(str(r["date"]))
+                    r["date"] = dt.date.fromisoformat(str(r["date"])[:10])  # date or datetime
                     assert r["ctr"] == pytest.approx(
                         next(w["ctr"] for w in want if w["date"] == r["date"]), abs=0.005
                     )
@@ -345,3 +346,70 @@ def test_subscriber_distribution(emu: Emulator) -> None:
     for dim, counts in everything.items():
         assert counts == counter(dim), dim
     assert counter("country") == {"US": 2, "DE": 1, "FR": 1}
+
+
+# hash: (device_type, device, days before D0 it subscribed, unsubscribes on D0)
+MIXED: dict[str, tuple[Optional[str], Optional[str], int, bool]] = {
+    "a": ("desktop", "pc", 2, False),
+    "b": (None, None, 2, False),
+    "c": ("mobile", "iphone", 1, False),
+    "d": ("tablet", "ipad", 1, True),
+    "f": (None, None, 1, True),
+    "e": (None, None, 0, False),
+}
+
+
+def test_subscribers_without_a_device_type_count_as_desktop_everywhere(emu: Emulator) -> None:
+    """Issue 37: a subscriber with no device type is desktop in the summary and in the
+    distribution's ``device_type`` buckets, so that desktop and mobile add up to the
+    subscribers counted, and the buckets to the active subscribers (docs/analytics.md)."""
+    t0 = advance_to(emu, next_utc_time(emu, 10))
+    d0 = t0.date()
+    for h, (dtype, device, days, _) in MIXED.items():
+        at = dt.datetime.combine(d0 - dt.timedelta(days=days), dt.time(8), tzinfo=UTC)
+        emu.add_subscriber(h, device_type=dtype, device=device, subscribed_at=at)
+    for h, (*_, leaves) in MIXED.items():
+        if leaves:
+            emu.unsubscribe(h)
+    active = [h for h, (*_, leaves) in MIXED.items() if not leaves]
+    start = d0 - dt.timedelta(days=2)
+    with emu.client() as client:
+        rows = client.analytics.summary(start, d0, group_by="day")
+        grouped = [
+            r for g in ("week", "month") for r in client.analytics.summary(start, d0, group_by=g)
+        ]
+        dist = client.analytics.subscribers(types=["device_type", "device"])
+        everything = client.analytics.subscribers()
+    keys = (
+        "subscriber_count", "desktop_subscriber_count", "mobile_subscriber_count",
+        "unsubscribed_count", "desktop_unsubscribed_count", "mobile_unsubscribed_count",
+    )  # fmt: skip
+    # Day by day: D0-2 a and b (no type); D0-1 c (mobile), d (tablet), f (none); D0 e (none),
+    # and d and f leave.
+    assert [tuple(r[k] for k in keys) for r in rows] == [
+        (2, 2, 0, 0, 0, 0),
+        (3, 1, 2, 0, 0, 0),
+        (1, 1, 0, 2, 1, 1),
+    ]
+    for r in rows + grouped:
+        assert r["desktop_subscriber_count"] + r["mobile_subscriber_count"] == r["subscriber_count"]
+        assert (
+            r["desktop_unsubscribed_count"] + r["mobile_unsubscribed_count"]
+            == r["unsubscribed_count"]
+        )
+    total = {k: sum(r[k] for r in rows) for k in keys}
+    # The distribution: every active subscriber in one device_type bucket, those without a
+    # type under desktop, as the summary counts them.
+    assert dist["device_type"] == {"desktop": 3, "mobile": 1}
+    assert everything["device_type"] == dist["device_type"]
+    assert sum(dist["device_type"].values()) == len(active)
+    assert (
+        dist["device_type"]["desktop"]
+        == total["desktop_subscriber_count"] - total["desktop_unsubscribed_count"]
+    )
+    assert (
+        dist["device_type"].get("mobile", 0) + dist["device_type"].get("tablet", 0)
+        == total["mobile_subscriber_count"] - total["mobile_unsubscribed_count"]
+    )
+    # The other dimensions have no default: a subscriber without a device is in no bucket.
+    assert dist["device"] == {"pc": 1, "iphone": 1}

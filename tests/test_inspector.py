@@ -130,6 +130,20 @@ def test_page_is_served_whole_with_no_external_asset() -> None:
     assert urls <= {"http://www.w3.org/2000/svg"}, urls
 
 
+def test_the_base_url_and_the_admin_root_lead_to_the_page() -> None:
+    with Emulator() as emu:
+        for path in ("", "/", "/_emulator", "/_emulator/", "/_emulator/ui/"):
+            answer = requests.get(emu.base_url + path, timeout=TIMEOUT, allow_redirects=False)
+            assert answer.status_code == 303, path
+            assert answer.headers["Location"] == "/_emulator/ui", path
+        # The API around them is unchanged: no key is still 401, an unknown path 404.
+        assert requests.get(emu.base_url + "/apiv1/segments", timeout=TIMEOUT).status_code == 401
+        unknown = requests.get(
+            emu.base_url + "/apiv1/nothing", headers={"Api-Key": emu.api_key}, timeout=TIMEOUT
+        )
+        assert unknown.status_code == 404
+
+
 def test_page_url_is_the_emulators_and_the_console_script_prints_it() -> None:
     with Emulator() as emu:
         assert emu.ui_url == f"{emu.base_url}/_emulator/ui"
@@ -524,6 +538,21 @@ def test_page_loads_with_no_console_error(page: Page) -> None:
     shot = page.screenshot("loaded")
     assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     not_reloaded(page)
+
+
+def test_a_browser_at_the_base_url_or_the_admin_root_reaches_the_inspector(browser: Any) -> None:
+    with Emulator() as emu:
+        for path in ("", "/_emulator/", "/_emulator/ui/"):
+            browser.get("about:blank")
+            browser.get(emu.base_url + path)
+            p = Page(browser, emu)
+            live = p.find  # bound now: the wait reads this page's element
+            p.wait(
+                lambda d, find=live: find("#live").get_attribute("data-state") == "live",
+                f"the live stream, from {path!r}",
+            )
+            assert browser.current_url == emu.ui_url, path
+        browser.get("about:blank")
 
 
 def test_broadcast_sent_by_a_test_appears_with_its_preview(

@@ -66,7 +66,7 @@ def test_the_key_never_appears_in_reprs_errors_logs_or_the_request_log(tmp_path:
                     client.notifications.create(title="t", message="m", url="https://x.example")
                 except pushwire.APIConnectionError as e:
                     artefacts += [str(e), repr(e)]
-                artefacts.append(json.dumps(emu.requests()))
+                artefacts.append(json.dumps(emu.requests(), default=str))
             print(json.dumps(artefacts))
             """
         )

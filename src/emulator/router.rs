@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Redirect};
 use axum::routing::{any, get, post};
 use axum::Router;
 
@@ -83,7 +83,15 @@ pub fn main_router(emu: Arc<Emu>, documents: Documents) -> Router {
         .route("/apiv1/products", post(products::update))
         .route("/apiv1/notifications", post(notifications::create));
     let api = behind_gate(api, emu.clone(), Interface::Main);
+    // A browser pointed at the emulator (its base URL, the admin root, the page with a
+    // trailing slash) is sent to the inspector: the service has no route at any of them,
+    // and a person who opens one wants the page, not `401 API KEY Invalid`.
+    let to_inspector = || get(|| std::future::ready(Redirect::to("/_emulator/ui")));
     let admin = Router::new()
+        .route("/", to_inspector())
+        .route("/_emulator", to_inspector())
+        .route("/_emulator/", to_inspector())
+        .route("/_emulator/ui/", to_inspector())
         .route("/_emulator/ui", get(inspector::page))
         .route("/_emulator/ui/stream", get(inspector::stream))
         .route("/_emulator/openapi.json", {

@@ -10,6 +10,7 @@ use crate::model::{Audience, NewDrip, SendTo};
 use super::campaigns::{actions, campaign_expiry, schedule};
 use super::formats::is_web_url;
 use super::limits::CAMPAIGN_EXPIRY_MAX_SECONDS;
+use super::segments::segment_ids;
 use super::violation::{required, Check, Violation};
 
 /// The keys of a drip's `send_to` (2.9).
@@ -168,6 +169,10 @@ pub fn drip(d: &NewDrip) -> Check {
         }
         schedule(&prefix, i, &n.schedule_options, true)?;
         actions(&prefix, &n.actions)?;
+    }
+    if let Some(to) = &d.send_to {
+        segment_ids("send_to.include_segments", &to.include_segments)?;
+        segment_ids("send_to.exclude_segments", &to.exclude_segments)?;
     }
     if let Some(u) = &d.utm_params {
         required(

@@ -8,6 +8,7 @@ use super::limits::{
     ACTIONS_MAX, BROADCAST_EXPIRY_MAX_MINUTES, BROADCAST_HASHES_MAX, BROADCAST_PROFILE_IDS_MAX,
     MESSAGE_MAX, MESSAGE_MAX_SCHEDULED, TITLE_MAX, TITLE_MAX_SCHEDULED,
 };
+use super::segments::segment_ids;
 use super::violation::{Check, Violation};
 
 pub const TITLE_REQUIRED: &str = "The Title field is required.";
@@ -97,6 +98,8 @@ pub fn broadcast(n: &NewNotification) -> Check {
             ));
         }
     }
+    segment_ids("include_segments", &n.include_segments)?;
+    segment_ids("exclude_segments", &n.exclude_segments)?;
     if n.profile_id.len() > BROADCAST_PROFILE_IDS_MAX {
         return Err(Violation::new(
             "profile_id",

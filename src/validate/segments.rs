@@ -14,6 +14,27 @@ pub fn segment_id(raw: &str) -> Check<i64> {
     }
 }
 
+/// A list of segment ids (`include_segments`, `exclude_segments`, a drip's `send_to`): each
+/// entry a segment's id, named `{field}[i]` when it is not one. A segment's name is the easy
+/// guess (`segments.add_profiles` takes names), and as a filter it would match no one: the
+/// broadcast would go out to nobody and report success.
+pub fn segment_ids(field: &str, ids: &[String]) -> Check {
+    match ids
+        .iter()
+        .enumerate()
+        .find(|(_, raw)| segment_id(raw).is_err())
+    {
+        Some((i, raw)) => Err(Violation::new(
+            format!("{field}[{i}]"),
+            format!(
+                "The {field}[{i}] must be a segment_id (a positive whole number), not {raw:?}: \
+                 a segment's name is not its id (GET /apiv1/segments lists both)"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `subscriber_hash` of 4.6: one to 500 non-empty entries.
 pub fn segment_hashes(hashes: &[String]) -> Check {
     if hashes.is_empty() {

@@ -102,6 +102,31 @@ def _parse_time(s: str) -> _dt.datetime:
     return _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
 
 
+def _with_times(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The emulator's records with every instant (a key ending in ``_at``) an aware
+    ``datetime`` in UTC, as one type wherever a test meets a time."""
+    for row in rows:
+        for key, value in row.items():
+            if key.endswith("_at") and isinstance(value, str):
+                row[key] = _parse_time(value)
+    return rows
+
+
+def _segment_ids(field: str, ids: Iterable[Any]) -> list[int]:
+    """Segment ids as the admin operations take them (numbers), from ids given as ``int`` or
+    as the ``str`` the emulator and ``segments.list()`` return; a name is refused naming
+    ``field[i]``, as the client refuses it in ``include_segments``."""
+    out = []
+    for i, raw in enumerate(ids):
+        text = str(raw).strip()
+        if isinstance(raw, bool) or not text.isdigit() or int(text) <= 0:
+            raise ValueError(
+                f"{field}[{i}] must be a segment id (as create_segment returns it), not {raw!r}"
+            )
+        out.append(int(text))
+    return out
+
+
 def _host_names(names: Iterable[str]) -> list[str]:
     """``allowed_hosts`` as a list of names (a lone string is one name, not its letters)."""
     if isinstance(names, str):

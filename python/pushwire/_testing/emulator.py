@@ -7,6 +7,7 @@ Each method names one admin operation (``/_emulator/{op}``) with its arguments.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Optional, TypedDict, Union
@@ -27,9 +28,11 @@ from pushwire._testing._data import (
     _frame_columns,
     _host_names,
     _jsonable,
-    _parse_time,
     _retention,
+    _segment_ids,
+    _with_times,
 )
+from pushwire._testing._http import RemoteServer, events_url_of
 
 
 class _Settings(TypedDict, total=False):
@@ -92,7 +95,7 @@ class Emulator(_Controls, _Clients):
             # None is "the saved one, or test-key"; an empty key is no key.
             raise ValueError("api_key must not be empty")
         retention = _retention(retention)
-        self._server = EmulatorServer(
+        self._server: Union[EmulatorServer, RemoteServer] = EmulatorServer(
             # Empty: the saved state's default key, or test-key.
             api_key if api_key is not None else "",
             host,
@@ -132,6 +135,49 @@ class Emulator(_Controls, _Clients):
         emu = cls.__new__(cls)
         emu._load_from = path
         cls.__init__(emu, api_key, **settings)
+        return emu
+
+    @classmethod
+    def connect(
+        cls,
+        base_url: str,
+        admin_token: Optional[str] = None,
+        *,
+        api_key: Optional[str] = None,
+        events_url: Optional[str] = None,
+    ) -> Self:
+        """A handle on an emulator that is already running (``python -m pushwire.emulator``,
+        a compose service, an :class:`EmulatorProcess`), with every method of an in-process
+        one (seeding, records, faults, the clock, :meth:`save` to its own state file), each
+        sent to its admin routes. :meth:`close` (or leaving ``with``) lets go of it and
+        leaves it running.
+
+        ``admin_token``: the emulator's ``--admin-token``, if it has one. ``api_key``: the
+        key of the site :meth:`client` and the ``api_key`` arguments default to (default:
+        ``PUSHWIRE_API_KEY``, else ``"test-key"``, the command's own default); refused with
+        ``ValueError`` when no site of that emulator has it. ``events_url``: its
+        event-tracking interface, by default read from the emulator (its port, at the host of
+        ``base_url``)."""
+        base = base_url.rstrip("/")
+        if not base.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be an http:// or https:// URL, not {base_url!r}")
+        if api_key is None:
+            api_key = os.environ.get("PUSHWIRE_API_KEY") or "test-key"
+        if events_url is None:
+            events_url = events_url_of(base, admin_token)
+        emu = cls.__new__(cls)
+        emu._server = RemoteServer(base, events_url.rstrip("/"), api_key, admin_token)
+        emu.api_key = api_key
+        try:
+            settings = emu.retention_stats(api_key=api_key)
+        except ValueError:
+            raise ValueError(
+                f"the emulator at {base} has no site with the api_key given "
+                "(api_key=, else PUSHWIRE_API_KEY, else test-key): pass its key as api_key"
+            ) from None
+        emu.record_requests = True
+        emu.retention = int(settings["retention"])
+        emu._shared = False
         return emu
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -210,7 +256,7 @@ class Emulator(_Controls, _Clients):
         attributes: Optional[dict[str, Any]] = None,
         subscribed_at: Optional[DateLike] = None,
         *,
-        segments: Optional[list[int]] = None,
+        segments: Optional[Iterable[Union[int, str]]] = None,
         online: bool = True,
         api_key: Optional[str] = None,
     ) -> str:
@@ -228,7 +274,7 @@ class Emulator(_Controls, _Clients):
             platform=platform,
             attributes=attributes,
             subscribed_at=subscribed_at,
-            segments=segments,
+            segments=None if segments is None else _segment_ids("segments", segments),
             online=online,
             api_key=api_key,
         )
@@ -281,7 +327,7 @@ class Emulator(_Controls, _Clients):
         attributes: Optional[Mapping[str, Distribution]] = None,
         subscribed_between: Optional[tuple[DateLike, DateLike]] = None,
         online: float = 1.0,
-        segments: Optional[Mapping[int, float]] = None,
+        segments: Optional[Mapping[Union[int, str], float]] = None,
         seed: Optional[int] = None,
         api_key: Optional[str] = None,
     ) -> int:
@@ -332,7 +378,11 @@ class Emulator(_Controls, _Clients):
             "generate_subscribers",
             count=count,
             online=online,
-            segments={str(k): v for k, v in segments.items()} if segments else None,
+            segments=(
+                {str(k): v for k, v in zip(_segment_ids("segments", segments), segments.values())}
+                if segments
+                else None
+            ),
             seed=seed,
             api_key=api_key,
             **fields,
@@ -341,12 +391,14 @@ class Emulator(_Controls, _Clients):
 
     def create_segment(
         self, name: str, *, segment_type: str = "custom", api_key: Optional[str] = None
-    ) -> int:
-        """Creates a segment; returns its id. ``segment_type`` other than ``custom`` (``geo``,
-        ``device``, ``browser``) makes one of the service's own, listed with
-        ``segment_type=all``."""
+    ) -> str:
+        """Creates a segment; returns its id, a ``str`` as ``segments.list()`` gives it (the
+        service sends segment ids as strings), which ``include_segments``, ``segments.
+        add_subscribers`` and :meth:`add_subscriber` take as it is. ``segment_type`` other
+        than ``custom`` (``geo``, ``device``, ``browser``) makes one of the service's own,
+        listed with ``segment_type=all``."""
         out = self._call("create_segment", name=name, segment_type=segment_type, api_key=api_key)
-        return int(out["segment_id"])
+        return str(out["segment_id"])
 
     def create_trigger(self, **fields: Any) -> int:
         """Creates a triggered campaign from the fields of spec 2.1; returns its
@@ -384,8 +436,8 @@ class Emulator(_Controls, _Clients):
         )
 
     def alerts(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = self._call("alerts", api_key=api_key)
-        return out
+        """The subscribers' product alerts, with their ``created_at``."""
+        return _with_times(self._call("alerts", api_key=api_key))
 
     # -- what the service did ----------------------------------------------------------------
     def deliveries(
@@ -429,11 +481,7 @@ class Emulator(_Controls, _Clients):
             offset=offset or None,
             api_key=api_key,
         )
-        for row in rows:
-            for key in ("sent_at", "queued_at", "expires_at", "viewed_at", "clicked_at"):
-                if row.get(key):
-                    row[key] = _parse_time(row[key])
-        return rows
+        return _with_times(rows)
 
     def record_view(self, delivery_id: int, *, api_key: Optional[str] = None) -> None:
         """The subscriber saw the notification (counts as a view in analytics)."""
@@ -460,19 +508,19 @@ class Emulator(_Controls, _Clients):
         in the emulator: ``path`` (a prefix when it ends with ``*``), ``method``, ``status``,
         received ``since`` (inclusive) and ``until`` (exclusive), then ``offset`` and
         ``limit`` (``.total`` counts every match)."""
-        return Records(
-            self._call(
-                "requests",
-                meta=True,
-                path=path,
-                method=method,
-                status=status,
-                since=since,
-                until=until,
-                limit=limit,
-                offset=offset or None,
-            )
+        answer = self._call(
+            "requests",
+            meta=True,
+            path=path,
+            method=method,
+            status=status,
+            since=since,
+            until=until,
+            limit=limit,
+            offset=offset or None,
         )
+        _with_times(answer["entries"])
+        return Records(answer)
 
     def set_retention(self, retention: int) -> None:
         """Keeps the most recent ``retention`` requests and events per site from now on (0:
@@ -493,25 +541,34 @@ class Emulator(_Controls, _Clients):
         self._call("clear_requests")
 
     def subscribers(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = self._call("subscribers", api_key=api_key)
-        return out
+        """Every subscriber of the site with its fields, ``segments`` (ids, as ``str``),
+        ``subscribed_at`` and ``unsubscribed_at`` (aware datetimes, UTC)."""
+        rows = _with_times(self._call("subscribers", api_key=api_key))
+        for row in rows:
+            row["segments"] = [str(s) for s in row.get("segments") or []]
+        return rows
 
     def segments(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
-        """Every segment of the site with its ``members`` (subscriber hashes)."""
-        out: list[dict[str, Any]] = self._call("segments", api_key=api_key)
-        return out
+        """Every segment of the site: ``segment_id`` (a ``str``, as :meth:`create_segment`
+        and ``segments.list()`` give it), ``segment_name``, ``segment_type``, ``created_at``
+        and its ``members`` (subscriber hashes)."""
+        rows = _with_times(self._call("segments", api_key=api_key))
+        for row in rows:
+            row["segment_id"] = str(row["segment_id"])
+        return rows
 
     def notifications(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
-        """Every broadcast created, oldest first, with its ``status`` and ``request``."""
-        out: list[dict[str, Any]] = self._call("notifications", api_key=api_key)
-        return out
+        """Every broadcast created, oldest first, with its ``status``, ``created_at`` and
+        ``request``."""
+        return _with_times(self._call("notifications", api_key=api_key))
 
     def events(self, *, api_key: Optional[str] = None) -> Records:
         """The events tracked, oldest first: the most recent ``retention`` of them
         (``.pruned`` counts those dropped before)."""
-        return Records(self._call("events", api_key=api_key, meta=True))
+        answer = self._call("events", api_key=api_key, meta=True)
+        _with_times(answer["entries"])
+        return Records(answer)
 
     def products(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
-        """The latest state of every product updated."""
-        out: list[dict[str, Any]] = self._call("products", api_key=api_key)
-        return out
+        """The latest state of every product updated, with its ``updated_at``."""
+        return _with_times(self._call("products", api_key=api_key))

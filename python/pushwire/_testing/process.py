@@ -8,8 +8,6 @@ import os
 import subprocess
 import sys
 import threading
-import urllib.error
-import urllib.request
 import weakref
 from collections.abc import Iterable
 from typing import Any, Optional
@@ -22,6 +20,7 @@ from pushwire._testing._data import (
     _jsonable,
     _retention,
 )
+from pushwire._testing._http import admin_request
 
 # The EmulatorProcesses this process started, so that a forked child can let go of them.
 _started: weakref.WeakSet[EmulatorProcess] = weakref.WeakSet()
@@ -42,18 +41,6 @@ def _let_go_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_let_go_in_child)
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Follows no redirect: the emulator never sends one, and a redirect's target is not it."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-# The admin client talks only to the emulator it started, on loopback: no redirect is followed
-# and no proxy of the environment (HTTP_PROXY) is used, which would send it elsewhere.
-_admin_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
 
 def _stop_process(process: subprocess.Popen[str], grace: float = 10) -> None:
@@ -161,36 +148,8 @@ class EmulatorProcess(_Clients):
 
     def admin(self, op: str, **args: Any) -> Any:
         """Runs an admin operation over HTTP; its JSON answer."""
-        headers = {"Content-Type": "application/json"}
-        if self._admin_token is not None:
-            headers["Authorization"] = f"Bearer {self._admin_token}"
-        req = urllib.request.Request(
-            f"{self.base_url}/_emulator/{op}",
-            data=json.dumps(
-                {k: v for k, v in args.items() if v is not None}, default=_jsonable
-            ).encode(),
-            headers=headers,
-            method="POST",
-        )
-        try:
-            with _admin_opener.open(req, timeout=60) as resp:
-                return json.loads(resp.read())
-        except urllib.error.HTTPError as e:
-            # The emulator says what was wrong in `{"error": ...}`; HTTPError alone says 400.
-            with e:
-                body = e.read()
-            if 300 <= e.code < 400:
-                raise RuntimeError(
-                    f"{self.base_url}/_emulator/{op} answered {e.code} with a redirect to "
-                    f"{e.headers.get('Location')!r}, which was not followed: is this the "
-                    "emulator?"
-                ) from None
-            try:
-                message = json.loads(body)["error"]
-            except (ValueError, KeyError, TypeError):
-                message = body.decode(errors="replace") or str(e)
-            # The same error as the in-process Emulator's for the same mistake.
-            raise ValueError(message) from None
+        body = json.dumps({k: v for k, v in args.items() if v is not None}, default=_jsonable)
+        return json.loads(admin_request(self.base_url, self._admin_token, op, body.encode()))
 
     def save(self) -> dict[str, Any]:
         """Saves the whole state to the process's ``state`` file now (``POST

@@ -35,9 +35,11 @@ class Analytics(_Sync):
         group_by: str = "day",
         **options: Unpack[RequestOptions],
     ) -> list[dict[str, Any]]:
-        """Rows of spec 2.12 as plain dicts (``date`` a ``datetime.date``), ready for
-        ``pandas.DataFrame(rows)`` or ``polars.DataFrame(rows)`` (pandas keeps dates as
-        objects: ``df["date"] = pandas.to_datetime(df["date"])`` for ``.dt`` and resampling).
+        """Rows of spec 2.12 as plain dicts, ready for ``pandas.DataFrame(rows)`` or
+        ``polars.DataFrame(rows)`` as they are: ``date`` is the period's first day as a
+        naive ``datetime`` at midnight (the site's calendar day, not an instant), which
+        pandas reads as ``datetime64`` (``.set_index("date").rolling("7D")`` works) and
+        polars as ``Datetime``. Every field is defined in the docs' analytics page.
 
         ``start`` and ``end`` (the spec's ``from`` and ``to``; dates or ``YYYY-MM-DD``
         strings, an aware datetime taken as its UTC day) span at most 3,660 days;

@@ -76,13 +76,17 @@ impl Output {
                 let list = PyList::empty(py);
                 for analytics::Row { row, extra } in rows {
                     let dict = pythonize(py, &row)?;
-                    // A day, also when the service writes it with a midnight time.
+                    // A day, also when the service writes it with a midnight time, given as
+                    // a naive `datetime` at its midnight: pandas reads `datetime.date`
+                    // values as an `object` column, which `rolling("7D")` and date indexing
+                    // refuse, and a `datetime` (a `date` subclass) as `datetime64`. Naive,
+                    // because the day is the site's calendar day, not an instant.
                     let day = match row.date.as_bytes().get(10) {
                         Some(b' ' | b'T') => &row.date[..10],
                         _ => row.date.as_str(),
                     };
                     if let Ok(d) = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d") {
-                        dict.set_item("date", d)?;
+                        dict.set_item("date", d.and_time(chrono::NaiveTime::MIN))?;
                     }
                     for (key, value) in &extra {
                         dict.set_item(key, pythonize(py, value)?)?;

@@ -1,13 +1,27 @@
 //! Analytics computed from what the engine delivered and what subscribers did with it
-//! (2.3, 2.12): views and clicks are recorded through the admin routes.
+//! (2.3, 2.12): views and clicks are recorded through the admin routes. What each field
+//! counts is written out in docs/analytics.md.
 
 use std::collections::HashSet;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::emulator::state::{Delivery, Site, Source};
+use crate::emulator::state::{Delivery, Site, Source, Subscriber};
 use crate::model::common::ctr;
 use crate::model::{Analytics, Drip, TriggeredCampaign};
+
+/// The device type analytics count a subscriber under: the recorded one, or `desktop` when
+/// there is none (every subscriber of the service has one, the emulator's may not), the same
+/// in the summary (2.12) and in the distribution (2.13), so that each adds up to its total.
+pub fn device_type(sub: &Subscriber) -> &str {
+    sub.device_type.as_deref().unwrap_or("desktop")
+}
+
+/// Whether the summary counts a subscriber as mobile: a phone or a tablet. Any other device
+/// type, or none, is desktop.
+pub fn is_mobile(sub: &Subscriber) -> bool {
+    matches!(device_type(sub), "mobile" | "tablet")
+}
 
 /// An inclusive range of UTC dates; an open end is unbounded.
 #[derive(Debug, Clone, Copy, Default)]

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::extract::{Call, QueryForm};
 use crate::emulator::api_error::{ok, ApiError, ApiResult};
-use crate::emulator::state::Source;
-use crate::emulator::state::{Site, Subscriber};
+use crate::emulator::engine::analytics::{device_type, is_mobile};
+use crate::emulator::state::{Site, Source};
 use crate::model::common::ctr;
 use crate::model::SummaryRow;
 use crate::validate::{self, GroupBy};
@@ -37,10 +37,6 @@ fn next_period(start: NaiveDate, g: GroupBy) -> NaiveDate {
         GroupBy::Month => start.checked_add_months(Months::new(1)),
     };
     next.unwrap_or(NaiveDate::MAX)
-}
-
-fn is_mobile(sub: &Subscriber) -> bool {
-    matches!(sub.device_type.as_deref(), Some("mobile") | Some("tablet"))
 }
 
 /// One row per day, week or month of `[from, to]` (UTC dates), dated by the period's first
@@ -156,22 +152,23 @@ pub async fn subscribers(call: Call, QueryForm(q): QueryForm) -> ApiResult {
     ok(json!({"success": true, "data": data}))
 }
 
-/// Active subscribers counted by each dimension's values (2.13).
+/// Active subscribers counted by each dimension's values (2.13); a subscriber without a value
+/// is in no bucket of that dimension, except `device_type`, where it counts as `desktop`.
 pub fn distribution(s: &Site, dims: &[String]) -> Map<String, Value> {
     let mut out = Map::new();
     for dim in dims {
         let mut counts: BTreeMap<String, i64> = BTreeMap::new();
         for sub in s.subscribers.iter().filter(|s| s.unsubscribed_at.is_none()) {
             let v = match dim.as_str() {
-                "country" => &sub.country,
-                "state" => &sub.state,
-                "city" => &sub.city,
-                "device" => &sub.device,
-                "device_type" => &sub.device_type,
-                _ => &sub.platform,
+                "country" => sub.country.as_deref(),
+                "state" => sub.state.as_deref(),
+                "city" => sub.city.as_deref(),
+                "device" => sub.device.as_deref(),
+                "device_type" => Some(device_type(sub)),
+                _ => sub.platform.as_deref(),
             };
             if let Some(v) = v {
-                *counts.entry(v.clone()).or_default() += 1;
+                *counts.entry(v.to_string()).or_default() += 1;
             }
         }
         out.insert(dim.clone(), json!(counts));
