@@ -1,9 +1,13 @@
-"""Analytics into dataframes: summary rows load into pandas and polars as they are.
+"""Analytics into dataframes: summary rows load into pandas (and polars) as they are.
 
-Each row of ``client.analytics.summary`` is a plain dict with ``date`` as ``datetime.date``,
-so ``pandas.DataFrame(rows)`` and ``polars.DataFrame(rows)`` need no conversion.
-
+    pip install pushwire pandas           # polars too, for its part: pip install polars
     python examples/analytics_to_dataframe.py
+
+Each row of ``client.analytics.summary`` is a plain dict whose ``date`` is a naive
+``datetime.datetime`` at midnight of the period's first day (a calendar day of the site, not
+an instant). pandas reads it as ``datetime64`` (a ``datetime.date`` would be an ``object``
+column), so ``pandas.DataFrame(rows).set_index("date")`` takes time-based windows with no
+conversion, and polars reads it as ``Datetime``. The polars part is skipped without polars.
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 
 import pandas as pd
-import polars as pl
 
 from pushwire.testing import Emulator
 
@@ -19,8 +22,8 @@ from pushwire.testing import Emulator
 def main() -> None:
     start = dt.date(2026, 3, 1)
     with Emulator() as emu:
-        # Some subscribers joined over the first week of March.
-        for day in range(7):
+        # Some subscribers joined over the first two weeks of March, one more each day.
+        for day in range(14):
             for n in range(day + 1):
                 emu.add_subscriber(
                     country="US" if n % 2 else "DE",
@@ -28,19 +31,25 @@ def main() -> None:
                     subscribed_at=dt.datetime(2026, 3, 1 + day, 12, tzinfo=dt.timezone.utc),
                 )
         client = emu.client()
-        rows = client.analytics.summary(start, start + dt.timedelta(days=6), group_by="day")
+        rows = client.analytics.summary(start, start + dt.timedelta(days=13), group_by="day")
 
-        frame = pd.DataFrame(rows).set_index("date")
-        print(frame[["subscriber_count", "desktop_subscriber_count", "mobile_subscriber_count"]])
-        print("total new subscribers (pandas):", int(frame["subscriber_count"].sum()))
-
-        weekly = pl.DataFrame(
-            client.analytics.summary(start, start + dt.timedelta(days=13), group_by="week")
-        )
-        print(weekly.select("date", "subscriber_count", "ctr"))
+        daily = pd.DataFrame(rows).set_index("date")  # a DatetimeIndex, as it comes
+        daily["new_last_7_days"] = daily["subscriber_count"].rolling("7D").sum().astype(int)
+        print(daily[["subscriber_count", "new_last_7_days", "mobile_subscriber_count"]])
+        print("total new subscribers (pandas):", int(daily["subscriber_count"].sum()))
 
         by_country = client.analytics.subscribers(types=["country", "device_type"])
         print(pd.DataFrame(by_country).fillna(0).astype(int))
+
+        try:
+            import polars as pl
+        except ImportError:
+            print("polars is not installed: pip install polars for the weekly frame")
+            return
+        weekly = pl.DataFrame(
+            client.analytics.summary(start, start + dt.timedelta(days=13), group_by="week")
+        )
+        print(weekly.select("date", "subscriber_count", "ctr"))  # date: Datetime
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from pushwire import Action, NewDripNotification, ScheduleOptions
 from pushwire.testing import Emulator
 
 
-def seed(emu: Emulator) -> int:
+def seed(emu: Emulator) -> str:
     vip = emu.create_segment("vip")
     emu.add_subscriber(
         subscriber_hash="hash-alice",
@@ -45,7 +45,7 @@ def seed(emu: Emulator) -> int:
     return vip
 
 
-def walk(client: pushwire.Client, vip: int) -> None:
+def walk(client: pushwire.Client, vip: str) -> None:
     # Segments (4.6-4.9)
     print("segments.list        ->", client.segments.list())
     print("add_subscribers      ->", client.segments.add_subscribers(vip, ["hash-alice"]))

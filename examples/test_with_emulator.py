@@ -14,7 +14,7 @@ from pushwire.testing import Emulator
 
 
 # -- the code under test: your application's own function -----------------------------------
-def announce_restock(client: pushwire.Client, product_id: str, segment_id: int) -> int:
+def announce_restock(client: pushwire.Client, product_id: str, segment_id: str) -> int:
     """Marks a product back in stock and tells the segment that wanted it."""
     client.products.update([{"product_id": product_id, "price": 25.0, "availability": "inStock"}])
     return client.notifications.create(

@@ -6,12 +6,15 @@ bounds the whole call, retries and waits included."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import socket
 import time
 
 import pytest
-from client_support import BROADCAST, Driver, api_requests, drip_notification, make_driver
+from client_support import BROADCAST, FAST, Driver, api_requests, drip_notification, make_driver
 
-from pushwire import APIConnectionError, APITimeoutError, ServerError
+from pushwire import APIConnectionError, APITimeoutError, AsyncClient, Client, ServerError
 
 
 def with_driver(kind, emu, **kwargs):
@@ -37,10 +40,46 @@ def test_a_read_gives_up_after_max_retries(kind, emu):
         drv.close()
 
 
-def test_a_read_is_retried_after_a_dropped_connection(drv: Driver, emu):
-    emu.inject_fault("/apiv1/segments", drop="after")
+@pytest.mark.parametrize("drop", ["after", "before"])
+def test_a_read_is_retried_after_a_dropped_connection(drv: Driver, emu, drop):
+    # Either drop closes the connection after the request was written: a read is repeated.
+    emu.inject_fault("/apiv1/segments", drop=drop)
     assert drv(drv.client.segments.list) == []
-    assert len(api_requests(emu, "/apiv1/segments")) == 2
+    assert [r["fault"] for r in api_requests(emu, "/apiv1/segments")] == [
+        f"drop {drop} processing",
+        None,
+    ]
+
+
+def test_a_refused_connection_is_known_unsent_and_retried_even_for_a_broadcast(
+    kind, caplog: pytest.LogCaptureFixture
+):
+    # The one failure a client knows to be unsent (nothing listens: no fault of the emulator
+    # can make it, see docs/testing.md): every call is retried, and none has an unknown
+    # outcome.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    cls = Client if kind == "sync" else AsyncClient
+    client = cls(api_key="k", base_url=closed, max_retries=2, **FAST)
+    caplog.set_level(logging.INFO, logger="pushwire")
+    try:
+        for method, path, call in [
+            ("GET", "/apiv1/segments", lambda: client.segments.list()),
+            ("POST", "/apiv1/notifications", lambda: client.notifications.create(**BROADCAST)),
+        ]:
+            with pytest.raises(APIConnectionError) as info:
+                out = call()
+                if kind == "async":
+                    asyncio.run(out)
+            assert info.value.outcome_unknown is False
+            retries = [r for r in caplog.messages if r.startswith(f"retrying {method} {path} ")]
+            assert len(retries) == 2, caplog.messages
+    finally:
+        if kind == "sync":
+            client.close()
+        else:
+            asyncio.run(client.aclose())
 
 
 def test_a_read_is_retried_after_429_honouring_retry_after(drv: Driver, emu):

@@ -35,7 +35,15 @@ class _Controls:
         """Makes the next ``times`` requests to ``path`` (a prefix when it ends with ``*``) fail:
         answer ``status`` (with ``Retry-After: retry_after``), wait ``delay`` seconds first, or
         drop the connection without an answer, ``"before"`` (or ``True``) the request is
-        processed or ``"after"``. ``body`` replaces the error body of a ``status`` fault.
+        processed or ``"after"``. Both close the connection after the client has written the
+        request, so the client cannot tell them apart: a write that would repeat an effect (a
+        broadcast) raises ``APIConnectionError`` with ``outcome_unknown=True`` and is not
+        retried, while a read or an idempotent write is retried; only the emulator's state
+        shows whether the request was acted on. No fault makes a request the client knows was
+        never sent: the fault is keyed on the path, read from the request's bytes, and a
+        connection closed at accept has already been written into. To test that path, point a
+        client at a port nothing listens on: the connect is refused, ``outcome_unknown`` is
+        False, and the call is retried. ``body`` replaces the error body of a ``status`` fault.
 
         ``headers`` are added to the answer: the ``status`` fault's, or without a status the
         route's own answer (a gateway's ``X-Request-Id``, a ``Set-Cookie``); a list sends the

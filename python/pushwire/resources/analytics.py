@@ -37,7 +37,7 @@ class Analytics(_Sync):
     ) -> list[dict[str, Any]]:
         """Rows of spec 2.12 as plain dicts, ready for ``pandas.DataFrame(rows)`` or
         ``polars.DataFrame(rows)`` as they are: ``date`` is the period's first day as a
-        naive ``datetime`` at midnight (the site's calendar day, not an instant), which
+        naive ``datetime`` at midnight (a UTC calendar day, not an instant), which
         pandas reads as ``datetime64`` (``.set_index("date").rolling("7D")`` works) and
         polars as ``Datetime``. Every field is defined in the docs' analytics page.
 

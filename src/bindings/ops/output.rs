@@ -80,7 +80,7 @@ impl Output {
                     // a naive `datetime` at its midnight: pandas reads `datetime.date`
                     // values as an `object` column, which `rolling("7D")` and date indexing
                     // refuse, and a `datetime` (a `date` subclass) as `datetime64`. Naive,
-                    // because the day is the site's calendar day, not an instant.
+                    // because the day is a calendar day (a UTC one), not an instant.
                     let day = match row.date.as_bytes().get(10) {
                         Some(b' ' | b'T') => &row.date[..10],
                         _ => row.date.as_str(),
