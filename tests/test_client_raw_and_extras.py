@@ -105,6 +105,43 @@ def test_a_failed_raw_call_raises_as_the_plain_call_does(drv: Driver, emu: Emula
     assert info.value.request_id == api_requests(emu)[0]["request_id"]
 
 
+def test_an_answer_the_typed_read_cannot_take_is_returned_raw_and_parse_raises(
+    drv: Driver, emu: Emulator
+) -> None:
+    # The service renamed a field: the answer is a success the typed read cannot take.
+    trigger_id = emu.create_trigger(campaign_name="Cart", rules={"start_event_name": "cart"})
+    changed = {"success": True, "campaign": {"campaign_name": "Cart"}}
+    path = f"/apiv1/triggers/{trigger_id}"
+    emu.inject_fault(path, status=200, body=changed, headers={"X-Api-Version": "2"})
+    r = drv(drv.client.with_raw_response.triggers.get, trigger_id)
+    assert r.status_code == 200 and r.json() == changed
+    assert r.headers["x-api-version"] == "2" and r.method == "GET"
+    with pytest.raises(pushwire.APIError, match="unexpected shape") as read:
+        r.parse()
+    assert read.value.status_code == 200
+    # The same for a list whose field was renamed.
+    renamed = {"success": True, "rows": [{"date": "2026-01-01"}]}
+    emu.inject_fault("/apiv1/analytics/summary", status=200, body=renamed)
+    rows = drv(drv.client.with_raw_response.analytics.summary, "2026-01-01", "2026-01-02")
+    assert rows.json() == renamed
+    with pytest.raises(pushwire.APIError, match="unexpected shape"):
+        rows.parse()
+    # The plain call raises it, as it did.
+    emu.inject_fault(path, status=200, body=changed)
+    with pytest.raises(pushwire.APIError, match="unexpected shape"):
+        drv(drv.client.triggers.get, trigger_id)
+    # Errors by what the service said still raise from the raw call: a refusal, a 4xx.
+    emu.inject_fault(path, status=200, body={"success": False, "message": "no such campaign"})
+    with pytest.raises(pushwire.APIError, match="no such campaign"):
+        drv(drv.client.with_raw_response.triggers.get, trigger_id)
+    with pytest.raises(BadRequestError):
+        drv(drv.client.with_raw_response.drips.get, 424242)
+    # And the real answer reads as before.
+    assert drv(drv.client.with_raw_response.triggers.get, trigger_id).parse().campaign_name == (
+        "Cart"
+    )
+
+
 def test_calls_of_many_requests_have_no_raw_answer_and_say_so(drv: Driver) -> None:
     raw = drv.client.with_raw_response
     with pytest.raises(AttributeError, match="sends many requests"):

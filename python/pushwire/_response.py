@@ -11,6 +11,7 @@ from typing import Any, Callable, Generic, Optional, TypedDict, TypeVar, Union
 from pushwire._args import Seconds, _seconds
 from pushwire._env import LONGEST_TIMEOUT
 from pushwire._headers import Headers
+from pushwire.errors import PushwireError
 
 T = TypeVar("T", covariant=True)
 
@@ -110,7 +111,12 @@ class APIResponse(Generic[T]):
         self._parsed: Union[T, _Unparsed] = _UNPARSED
 
     def parse(self) -> T:
-        """What the plain call returns, read from this answer (the same object each time)."""
+        """What the plain call returns, read from this answer (the same object each time).
+        An answer the typed read cannot take (a successful status whose body lacks a field
+        the result needs, or is not JSON) raises :class:`~pushwire.APIError` here, as the
+        plain call raises it; the answer itself is still here to read."""
+        if isinstance(self._result, PushwireError):
+            raise self._result
         if isinstance(self._parsed, _Unparsed):
             result = self._result if self._after is None else self._after(self._result)
             self._parsed = result

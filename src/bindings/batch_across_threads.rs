@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 
 use super::runtime::io_threads;
 use super::thread_state::{self, limited};
+use crate::client::transport::CallOptions;
 use crate::client::{bulk, Config, Error, Limits, Result, Transport};
 
 /// Below this many events per request slot, spreading costs more (a wake-up of each thread,
@@ -69,6 +70,7 @@ impl Batch {
         mine: &Transport,
         client: &Arc<Config>,
         limits: Option<Limits>,
+        options: Option<Arc<CallOptions>>,
         total: usize,
         concurrency: usize,
     ) -> Batch {
@@ -83,6 +85,7 @@ impl Batch {
             .map(|_| {
                 let state = Arc::new(AtomicU8::new(WAITING));
                 let (feed, client, st) = (feed.clone(), client.clone(), state.clone());
+                let options = options.clone();
                 let task = io_threads().spawn(async move {
                     // Claimed by the caller first: it finished the batch without this worker.
                     if st
@@ -91,10 +94,16 @@ impl Batch {
                     {
                         return Vec::new();
                     }
-                    match thread_state::transport(&client) {
-                        Ok(t) => bulk::track_share(&limited(t, limits), feed, share).await,
+                    let t = match thread_state::transport(&client) {
+                        Ok(t) => limited(t, limits),
                         // No pool there: this worker takes nothing and the others take all.
-                        Err(_) => Vec::new(),
+                        Err(_) => return Vec::new(),
+                    };
+                    // The call's headers (its trace context) on this thread's requests too.
+                    let work = bulk::track_share(&t, feed, share);
+                    match options {
+                        Some(options) => options.scope(work).await,
+                        None => work.await,
                     }
                 });
                 (state, AbortOnDrop(task))

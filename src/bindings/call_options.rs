@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyMapping, PyString};
 
 use super::convert::to_json;
+use super::observe::PyObserver;
 use super::ops::{Op, Output};
 use crate::client::transport::{extra_header, CallOptions};
 use crate::client::Error;
@@ -20,13 +21,28 @@ pub struct PerCall {
     pub raw: bool,
 }
 
-/// The names the options dict may hold (the keys of `pushwire.RequestOptions`, and `raw`).
-const NAMES: [&str; 5] = [
+impl PerCall {
+    /// Whether the options only add headers: what a batch spread over threads can apply on
+    /// each of them.
+    pub fn headers_only(&self) -> bool {
+        let o = &self.options;
+        self.timeout.is_none()
+            && !self.raw
+            && o.query.is_empty()
+            && o.body.is_empty()
+            && o.observer.is_none()
+    }
+}
+
+/// The names the options dict may hold (the keys of `pushwire.RequestOptions`, `raw`, and
+/// `_observer`, the tracer `pushwire.otel` gives a call).
+const NAMES: [&str; 6] = [
     "extra_headers",
     "extra_query",
     "extra_body",
     "timeout",
     "raw",
+    "_observer",
 ];
 
 /// Reads `options`; an unknown name is a `TypeError`, as a misspelt keyword argument is.
@@ -83,6 +99,10 @@ pub fn read(op: &str, options: &Bound<'_, PyDict>) -> PyResult<Result<PerCall, E
                     timeout = Some(Duration::from_secs_f64(secs));
                     Ok(())
                 }
+            }
+            "_observer" => {
+                out.observer = Some(Arc::new(PyObserver(value.clone().unbind())));
+                Ok(())
             }
             _ => {
                 raw = value.is_truthy()?;
@@ -166,9 +186,16 @@ pub async fn with_options(
     let Some(options) = options else {
         return run.await;
     };
-    let out = options.clone().scope(run).await?;
-    Ok(match options.take_raw() {
-        Some(raw) => Output::WithRaw(Box::new(out), raw),
-        None => out,
-    })
+    let out = options.clone().scope(run).await;
+    match (out, options.take_raw()) {
+        (Ok(out), Some(raw)) => Ok(Output::WithRaw(Box::new(out), raw)),
+        (Ok(out), None) => Ok(out),
+        // A successful answer the typed read could not take: the raw call still returns it,
+        // and `parse()` raises (errors by status still raise from the call).
+        (Err(Error::Api(failure)), Some(raw)) if failure.unreadable => Ok(Output::WithRaw(
+            Box::new(Output::Unread(Error::Api(failure))),
+            raw,
+        )),
+        (Err(e), _) => Err(e),
+    }
 }

@@ -395,8 +395,9 @@ impl CoreClient {
             thread_state::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
         let transport = limited(transport, self.limits_for(per_call.as_ref()));
         let signals = handles_signals();
-        // A batch with options of its own stays on this thread, where they apply.
-        let spread_batch = if per_call.is_none()
+        // A batch with options beyond headers (which every thread's requests carry) stays on
+        // this thread, where they apply.
+        let spread_batch = if per_call.as_ref().is_none_or(PerCall::headers_only)
             && operation.is_some_and(ops::Operation::is_track_many)
         {
             let (items, concurrency) =
@@ -413,6 +414,7 @@ impl CoreClient {
                     &transport,
                     &self.config,
                     self.limits,
+                    per_call.as_ref().map(|p| p.options.clone()),
                     items.len(),
                     concurrency,
                 );

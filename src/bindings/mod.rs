@@ -12,6 +12,7 @@ mod fork;
 mod logs;
 mod model_input;
 mod models;
+mod observe;
 mod ops;
 mod runtime;
 mod stop;

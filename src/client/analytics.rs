@@ -73,6 +73,7 @@ pub async fn summary(t: &Transport, from: &str, to: &str, group_by: &str) -> Res
                     retry_after: None,
                     outcome_unknown: false,
                     headers: Vec::new(),
+                    unreadable: true,
                 }))
             })?;
             let known = serde_json::to_value(&row).unwrap_or_default();

@@ -52,6 +52,9 @@ pub struct ApiFailure {
     /// The answer's headers as received, in order, a repeated name once per value (empty
     /// where the failure was not an answer's).
     pub headers: Vec<(String, String)>,
+    /// A successful answer whose body the typed read could not take (a field missing, or
+    /// not JSON): `with_raw_response` still returns that answer, and its `parse()` raises.
+    pub unreadable: bool,
 }
 
 /// What stands in for the API key in a service's error text.

@@ -35,11 +35,12 @@ pub fn id_of(field: &str, v: Option<&Value>) -> i64 {
         .and_then(|v| crate::model::lenient::opt_int(v).ok().flatten())
         .filter(|id| *id > 0);
     id.unwrap_or_else(|| {
-        log::warn!(
-            target: "pushwire",
-            "the create succeeded but its answer carried no usable {field} ({}); returning 0",
-            v.map_or_else(|| "none".to_string(), Value::to_string)
-        );
+        crate::client::transport::emit_log(log::Level::Warn, || {
+            format!(
+                "the create succeeded but its answer carried no usable {field} ({}); returning 0",
+                v.map_or_else(|| "none".to_string(), Value::to_string)
+            )
+        });
         0
     })
 }

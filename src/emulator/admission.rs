@@ -11,7 +11,7 @@ use super::api_error::Interface;
 use super::emu::{Admitted, Emu};
 use super::faults::Fault;
 use super::keys::{api_key, key_spellings, REDACTED};
-use super::state::{prune, LogEntry, SiteId, State};
+use super::state::{prune, trace_id_of, LogEntry, SiteId, State};
 
 /// A request as the gate admitted it: the epoch it arrived in and its log entry's number.
 pub struct Admission {
@@ -67,7 +67,9 @@ impl Emu {
             };
             headers.insert(name.as_str().to_string(), Value::String(shown));
         }
+        let trace_id = trace_id_of(&headers);
         st.log.push_back(LogEntry {
+            trace_id,
             request_id: request_id.to_string(),
             interface: iface.name(),
             method: parts.method.to_string(),

@@ -38,6 +38,7 @@ import logging
 from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, cast, overload
 
+from pushwire import _telemetry
 from pushwire._bridge import submit
 from pushwire._bulk import BulkResult, Progress, build_result, reporting
 from pushwire._core import CoreClient, Page
@@ -111,6 +112,9 @@ class _Sync(_Resource):
 
     def _call(self, op: str, *args: Any, **options: Any) -> Any:
         self._client._check_open()
+        traced = _telemetry.tracer
+        if traced is not None:
+            return traced.call(self._client._core, op, args, per_call(options))
         if options:
             return self._client._core.call_with(op, per_call(options), *args)
         return self._client._core.call(op, *args)
@@ -155,6 +159,9 @@ class _Async(_Resource):
     def _call(self, op: str, *args: Any, **options: Any) -> Coroutine[Any, Any, Any]:
         # A plain function handing back submit's coroutine: one coroutine frame less per call.
         self._client._check_open()
+        traced = _telemetry.tracer
+        if traced is not None:
+            return traced.submit(self._client._core, op, args, per_call(options))
         if options:
             return submit(self._client._core, op, *args, options=per_call(options))
         return submit(self._client._core, op, *args)
@@ -226,7 +233,12 @@ class _RawSync(_Sync):
 
     def _then(self, after: Any, op: str, *args: Any, **options: Any) -> Any:
         self._client._check_open()
-        result, raw = self._client._core.call_with(op, per_call(options, raw=True), *args)
+        core, opts = self._client._core, per_call(options, raw=True)
+        traced = _telemetry.tracer
+        if traced is not None:
+            result, raw = traced.call(core, op, args, opts)
+        else:
+            result, raw = core.call_with(op, opts, *args)
         return APIResponse(raw, result, after)
 
 
@@ -247,8 +259,12 @@ class _RawAsync(_Async):
 
     async def _then(self, after: Any, op: str, *args: Any, **options: Any) -> Any:
         self._client._check_open()
-        core = self._client._core
-        result, raw = await submit(core, op, *args, options=per_call(options, raw=True))
+        core, opts = self._client._core, per_call(options, raw=True)
+        traced = _telemetry.tracer
+        if traced is not None:
+            result, raw = await traced.submit(core, op, args, opts)
+        else:
+            result, raw = await submit(core, op, *args, options=opts)
         return APIResponse(raw, result, after)
 
 

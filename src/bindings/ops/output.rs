@@ -28,6 +28,9 @@ pub enum Output {
     /// A result with the answer it was read from (`with_raw_response`): a `(result, raw)`
     /// tuple in Python.
     WithRaw(Box<Output>, crate::client::transport::RawAnswer),
+    /// A successful answer the typed read could not take, kept for `with_raw_response`:
+    /// the error as an exception object, which `APIResponse.parse()` raises.
+    Unread(Error),
 }
 
 fn page<T>(py: Python<'_>, p: crate::client::Page<T>) -> PyResult<Py<PyAny>>
@@ -96,6 +99,7 @@ impl Output {
                 list.into_any().unbind()
             }
             Output::Distribution(m) => pythonize(py, &m)?.unbind(),
+            Output::Unread(e) => to_pyerr(py, e, |f| f.to_string()).into_value(py).into_any(),
             Output::Batch(results) => {
                 let list = PyList::empty(py);
                 for r in results {

@@ -56,6 +56,7 @@ pub fn decode<R: DeserializeOwned + Envelope>(
                     Iface::Main => "main",
                     Iface::Events => "event-tracking",
                 };
+                failure.unreadable = (200..300).contains(&code);
                 failure.message = match &failure.body {
                     // Not JSON at all: a proxy's or gateway's page, most likely.
                     Value::String(text) => format!(

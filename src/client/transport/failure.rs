@@ -183,6 +183,7 @@ pub(super) fn failure_from_body(status: u16, body: Value) -> ApiFailure {
         retry_after: None,
         outcome_unknown: false,
         headers: Vec::new(),
+        unreadable: false,
     }
 }
 

@@ -19,6 +19,7 @@ use crate::client::error::{Error, Result};
 use crate::form::{Form, FormWriter};
 
 use super::call::{Body, Call};
+use super::observe::Observer;
 
 tokio::task_local! {
     static OPTIONS: Arc<CallOptions>;
@@ -36,6 +37,8 @@ pub struct CallOptions {
     pub body: Map<String, Value>,
     /// Filled with the last attempt's answer when asked (`with_raw_response`).
     pub raw: Option<Mutex<Option<RawAnswer>>>,
+    /// Told of each request the call sends (tracing).
+    pub observer: Option<Arc<dyn Observer>>,
 }
 
 /// An answer as it came, for `with_raw_response`: the key blanked wherever it shows.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use reqwest::{StatusCode, Url, Version};
 
 use super::call::{Body, Call, Iface};
@@ -58,6 +58,7 @@ impl Transport {
         call: &Call,
         remaining: Duration,
         options: Option<&CallOptions>,
+        traced: &[(HeaderName, HeaderValue)],
         version: &mut Version,
     ) -> std::result::Result<(StatusCode, HeaderMap, bytes::Bytes), AttemptError> {
         let url = self.request_url(call, options);
@@ -76,6 +77,9 @@ impl Transport {
             for (name, value) in &options.headers {
                 req = req.header(name.clone(), value.clone());
             }
+        }
+        for (name, value) in traced {
+            req = req.header(name.clone(), value.clone());
         }
         let mut resp = req.send().await?;
         let status = resp.status();

@@ -14,6 +14,7 @@ use super::envelope::{decode, Envelope};
 use super::failure::{
     api_failure, connection_message, header_pairs, redirect_message, timeout_error, too_large,
 };
+use super::observe::{emit_log, protocol_version, Attempt, Ended, Observed, Observer};
 use super::options::{CallOptions, RawAnswer};
 use super::pool::Transport;
 use super::read::AttemptError;
@@ -134,7 +135,16 @@ impl Transport {
                 return Err(timeout_error(call, self.limits.timeout, false));
             }
             let mut version = reqwest::Version::HTTP_11;
-            let outcome = self.attempt(call, remaining, options, &mut version).await;
+            let observed = options
+                .and_then(|o| o.observer.as_deref())
+                .and_then(|observer| self.observe(observer, call, options, retries));
+            let traced = observed.as_ref().map_or(&[][..], |o| o.headers());
+            let outcome = self
+                .attempt(call, remaining, options, traced, &mut version)
+                .await;
+            if let Some(observed) = observed {
+                observed.ended(ended(&outcome, version));
+            }
             let (err, wait_hint, retryable) = match outcome {
                 Ok((status, headers, body)) if status.is_success() => {
                     log_call(call, status.as_u16(), started, retries);
@@ -196,14 +206,15 @@ impl Transport {
                     // Only a failed connect proves the request never left.
                     let not_sent = e.is_connect();
                     let outcome_unknown = call.method != Method::GET && !not_sent;
-                    log::debug!(
-                        target: "pushwire",
-                        "{} {} failed after {:.1} ms: {}",
-                        call.method,
-                        call.shown_path(),
-                        started.elapsed().as_secs_f64() * 1e3,
-                        e
-                    );
+                    emit_log(log::Level::Debug, || {
+                        format!(
+                            "{} {} failed after {:.1} ms: {}",
+                            call.method,
+                            call.shown_path(),
+                            started.elapsed().as_secs_f64() * 1e3,
+                            e
+                        )
+                    });
                     let retryable = match call.idempotency {
                         Idempotency::Safe => true,
                         Idempotency::Unsafe => not_sent,
@@ -226,16 +237,17 @@ impl Transport {
             if Instant::now() + wait >= deadline {
                 return Err(err);
             }
-            log::info!(
-                target: "pushwire",
-                "retrying {} {} in {:.0} ms (retry {} of {}): {}",
-                call.method,
-                call.shown_path(),
-                wait.as_secs_f64() * 1e3,
-                retries + 1,
-                self.limits.max_retries,
-                err
-            );
+            emit_log(log::Level::Info, || {
+                format!(
+                    "retrying {} {} in {:.0} ms (retry {} of {}): {}",
+                    call.method,
+                    call.shown_path(),
+                    wait.as_secs_f64() * 1e3,
+                    retries + 1,
+                    self.limits.max_retries,
+                    err
+                )
+            });
             drop(slot.take());
             tokio::time::sleep(wait).await;
             if let Some(slots) = &self.slots {
@@ -264,6 +276,24 @@ impl Transport {
         }
     }
 
+    /// `observer` told of the request about to be sent.
+    fn observe(
+        &self,
+        observer: &dyn Observer,
+        call: &Call,
+        options: Option<&CallOptions>,
+        resend_count: u32,
+    ) -> Option<Box<dyn Observed>> {
+        let url = self.request_url(call, options);
+        observer.started(&Attempt {
+            method: call.method.as_str(),
+            url: &self.shown(url.as_str()),
+            host: url.host_str().unwrap_or_default(),
+            port: url.port_or_known_default().unwrap_or_default(),
+            resend_count,
+        })
+    }
+
     /// The wait before retry number `retries + 1`: the service's `Retry-After` when given,
     /// else `base * 2^retries` capped, with jitter so clients do not retry in lockstep.
     fn backoff(&self, retries: u32, retry_after: Option<f64>) -> Duration {
@@ -279,6 +309,38 @@ impl Transport {
     }
 }
 
+/// How an attempt ended, for its observer.
+fn ended(
+    outcome: &std::result::Result<(StatusCode, HeaderMap, bytes::Bytes), AttemptError>,
+    version: reqwest::Version,
+) -> Ended {
+    let (status, error_type) = match outcome {
+        Ok((status, _, _)) => (
+            Some(status.as_u16()),
+            (status.is_client_error() || status.is_server_error())
+                .then(|| status.as_u16().to_string()),
+        ),
+        Err(AttemptError::TooLarge { status, .. }) => {
+            (Some(status.as_u16()), Some("response_too_large".into()))
+        }
+        Err(AttemptError::Http(e)) => {
+            let kind = if e.is_timeout() {
+                "timeout"
+            } else if e.is_connect() {
+                "connect_error"
+            } else {
+                "connection_error"
+            };
+            (None, Some(kind.into()))
+        }
+    };
+    Ended {
+        status,
+        error_type,
+        protocol: protocol_version(version),
+    }
+}
+
 /// How `with_raw_response` names an HTTP version: as Python's HTTP clients do.
 fn version_name(version: reqwest::Version) -> &'static str {
     match version {
@@ -291,20 +353,16 @@ fn version_name(version: reqwest::Version) -> &'static str {
 }
 
 fn log_call(call: &Call, status: u16, started: Instant, retries: u32) {
-    // Checked first: the arguments (the shown path is a new string) are built before the
-    // logger is asked, which a batch would pay for on every event with logging off.
-    if !log::log_enabled!(target: "pushwire", log::Level::Debug) {
-        return;
-    }
-    log::debug!(
-        target: "pushwire",
-        "{} {} -> {} in {:.1} ms ({} retries)",
-        call.method,
-        call.shown_path(),
-        status,
-        started.elapsed().as_secs_f64() * 1e3,
-        retries
-    );
+    emit_log(log::Level::Debug, || {
+        format!(
+            "{} {} -> {} in {:.1} ms ({} retries)",
+            call.method,
+            call.shown_path(),
+            status,
+            started.elapsed().as_secs_f64() * 1e3,
+            retries
+        )
+    });
 }
 
 #[cfg(test)]

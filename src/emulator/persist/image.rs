@@ -222,13 +222,15 @@ impl<'a> LogImage<'a> {
             "events" => "events",
             other => return Err(format!("a logged request names no interface: {other:?}")),
         };
+        let headers = self.headers.into_owned();
         Ok(LogEntry {
+            trace_id: crate::emulator::state::trace_id_of(&headers),
             request_id: self.request_id.into_owned(),
             interface,
             method: self.method.into_owned(),
             path: self.path.into_owned(),
             query: self.query.into_owned(),
-            headers: self.headers.into_owned(),
+            headers,
             body: self.body.into_owned(),
             status: self.status,
             received_at: self.received_at,

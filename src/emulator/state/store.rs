@@ -31,6 +31,28 @@ pub struct LogEntry {
     pub started: std::time::Instant,
     /// The injected fault the request met (`inject_fault`, random faults), described.
     pub fault: Option<String>,
+    /// The trace the request belongs to, from its W3C `traceparent` header: the client's
+    /// trace, which the request log and the inspector show so that a test or a person can
+    /// join the two. Read from the headers, so a state file does not hold it twice.
+    pub trace_id: Option<String>,
+}
+
+/// The trace id of a W3C `traceparent` header (`00-<trace id>-<span id>-<flags>`), when the
+/// headers carry a valid one.
+pub fn trace_id_of(headers: &Map<String, Value>) -> Option<String> {
+    let value = headers.get("traceparent")?.as_str()?.trim();
+    let mut parts = value.split('-');
+    let (version, trace, span) = (parts.next()?, parts.next()?, parts.next()?);
+    let flags = parts.next()?;
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let valid = hex(version, 2)
+        && version != "ff"
+        && hex(trace, 32)
+        && hex(span, 16)
+        && hex(flags, 2)
+        && trace.bytes().any(|b| b != b'0')
+        && span.bytes().any(|b| b != b'0');
+    valid.then(|| trace.to_ascii_lowercase())
 }
 
 /// Ids come from counters shared by all sites, so no two sites ever hold the same id and

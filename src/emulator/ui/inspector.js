@@ -496,7 +496,7 @@
       prunedNote("requests-pruned", "requests", answer);
       fill("request-table-wrap", answer.entries.length ? el("table", { id: "request-table", "data-testid": "request-table" },
         el("thead", null, el("tr", null, [el("th", null, "time"), el("th", null, "method"), el("th", null, "path"),
-          el("th", { class: "num" }, "status"), el("th", { class: "num" }, "duration"), el("th", null, "fault")])),
+          el("th", { class: "num" }, "status"), el("th", { class: "num" }, "duration"), el("th", null, "fault"), el("th", null, "trace")])),
         el("tbody", null, answer.entries.map(function (r, i) {
           var key = r.received_at + " " + r.method + " " + r.path + " " + i;
           var row = el("tr", { class: "clickable", "data-testid": "request-row", "data-path": r.path, "data-status": r.status,
@@ -506,10 +506,12 @@
             el("td", { class: "mono" }, r.path + (r.query ? "?" + r.query : ""), r.interface && r.interface !== "main" ? el("span", { class: "muted" }, " (" + r.interface + ")") : null),
             el("td", { class: "num http-" + String(r.status).charAt(0), "data-testid": "request-status" }, r.status === null || r.status === undefined ? "—" : String(r.status)),
             el("td", { class: "num" }, r.duration_ms === null || r.duration_ms === undefined ? "—" : (Math.round(num(r.duration_ms) * 10) / 10) + " ms"),
-            el("td", { class: "fault", "data-testid": "request-fault" }, r.fault ? compact(r.fault) : ""));
+            el("td", { class: "fault", "data-testid": "request-fault" }, r.fault ? compact(r.fault) : ""),
+            // The client's trace (its traceparent), shortened as tracing tools show it; whole on hover.
+            el("td", { class: "mono", "data-testid": "request-trace", title: r.trace_id || "" }, r.trace_id ? r.trace_id.slice(0, 8) + "…" : ""));
           if (state.openRequest !== key) return row;
           var headers = Object.keys(r.headers || {}).map(function (h) { return h + ": " + r.headers[h]; }).join("\n");
-          return [row, el("tr", { "data-testid": "request-detail" }, el("td", { colspan: 6 },
+          return [row, el("tr", { "data-testid": "request-detail" }, el("td", { colspan: 7 },
             el("pre", { class: "detail" }, headers + (r.body ? "\n\n" + compact(r.body) : ""))))];
         }))) : empty("No request" + (Object.keys(requestFilters()).length ? " matches the filters." : " yet.")));
     });

@@ -1,0 +1,31 @@
+"""Where tracing plugs into the calls: ``tracer`` is ``None`` until
+:meth:`pushwire.otel.PushwireInstrumentor.instrument` sets it, and every call checks it
+first. This module imports nothing: without the ``otel`` extra, or before ``instrument()``,
+a call pays one attribute read for tracing and OpenTelemetry is never imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import Any, Optional, Protocol
+
+from pushwire._core import CoreClient
+
+
+class CallTracer(Protocol):
+    """What :mod:`pushwire.otel` gives the call primitives: a call run under its spans."""
+
+    def call(
+        self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
+    ) -> Any:
+        """``core.call_with(op, options, *args)`` under the operation's span."""
+        ...
+
+    def submit(
+        self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
+    ) -> Coroutine[Any, Any, Any]:
+        """The awaited twin of :meth:`call`, on the asyncio bridge."""
+        ...
+
+
+tracer: Optional[CallTracer] = None
