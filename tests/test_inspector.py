@@ -551,7 +551,7 @@ def test_a_browser_at_the_base_url_or_the_admin_root_reaches_the_inspector(brows
                 lambda d, find=live: find("#live").get_attribute("data-state") == "live",
                 f"the live stream, from {path!r}",
             )
-            assert browser.current_url == emu.ui_url, path
+            assert browser.current_url.split("#")[0] == emu.ui_url, path
         browser.get("about:blank")
 
 
@@ -621,6 +621,20 @@ def test_advance_one_hour_sends_a_scheduled_broadcast(page: Page) -> None:
     )
     assert len(emu.deliveries(subscriber_hash=ada)) == 1
     not_reloaded(page)
+
+
+def test_request_log_shows_each_requests_trace(page: Page) -> None:
+    emu = page.emu
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    headers = {"Api-Key": emu.api_key, "traceparent": f"00-{trace_id}-00f067aa0ba902b7-01"}
+    requests.get(f"{emu.base_url}/apiv1/segments", headers=headers, timeout=TIMEOUT)
+    requests.get(f"{emu.base_url}/apiv1/drips", headers={"Api-Key": emu.api_key}, timeout=TIMEOUT)
+    assert [r["trace_id"] for r in emu.requests()] == [trace_id, None]
+    page.tab("requests")
+    page.wait(lambda d: len(page.find_all("[data-testid=request-trace]")) == 2, "two requests")
+    traced, untraced = reversed(page.find_all("[data-testid=request-trace]"))  # newest first
+    assert traced.get_attribute("title") == trace_id and traced.text == trace_id[:8] + "…"
+    assert untraced.text == ""
 
 
 def test_request_log_shows_statuses_faults_and_no_key(page: Page) -> None:

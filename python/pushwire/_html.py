@@ -212,6 +212,9 @@ def _text(value: Any, depth: int) -> str:
         text = repr(value)
         return text if len(text) <= 12 else f"{value:.6g}"
     if isinstance(value, _dt.datetime):
+        # A naive midnight is a calendar day (an analytics row's `date`): shown as the day.
+        if value.tzinfo is None and value.time() == _dt.time():
+            return value.date().isoformat()
         return value.isoformat(sep=" ")
     if isinstance(value, _dt.date):
         return value.isoformat()

@@ -58,6 +58,13 @@ impl Documents {
     }
 }
 
+/// A browser pointed at the emulator (its base URL, the admin root, the page with a trailing
+/// slash) is sent to the inspector: the service has no route at any of them, and a person
+/// who opens one wants the page, not `401 API KEY Invalid`.
+fn to_inspector() -> axum::routing::MethodRouter<Arc<Emu>> {
+    get(|| std::future::ready(Redirect::to("/_emulator/ui")))
+}
+
 /// The main interface (`/apiv1`) with the admin routes beside it.
 pub fn main_router(emu: Arc<Emu>, documents: Documents) -> Router {
     let api = Router::new()
@@ -83,10 +90,6 @@ pub fn main_router(emu: Arc<Emu>, documents: Documents) -> Router {
         .route("/apiv1/products", post(products::update))
         .route("/apiv1/notifications", post(notifications::create));
     let api = behind_gate(api, emu.clone(), Interface::Main);
-    // A browser pointed at the emulator (its base URL, the admin root, the page with a
-    // trailing slash) is sent to the inspector: the service has no route at any of them,
-    // and a person who opens one wants the page, not `401 API KEY Invalid`.
-    let to_inspector = || get(|| std::future::ready(Redirect::to("/_emulator/ui")));
     let admin = Router::new()
         .route("/", to_inspector())
         .route("/_emulator", to_inspector())

@@ -504,7 +504,9 @@ class Emulator(_Controls, _Clients):
         offset: int = 0,
     ) -> Records:
         """The API requests received, oldest first, with the key redacted: the most recent
-        ``retention`` of them (``.pruned`` counts those dropped before). Filtered and paged
+        ``retention`` of them (``.pruned`` counts those dropped before). Each has its
+        ``trace_id`` (from its W3C ``traceparent``, as ``pushwire.otel`` sends it; ``None``
+        without one), to join the request to the client's trace. Filtered and paged
         in the emulator: ``path`` (a prefix when it ends with ``*``), ``method``, ``status``,
         received ``since`` (inclusive) and ``until`` (exclusive), then ``offset`` and
         ``limit`` (``.total`` counts every match)."""

@@ -42,20 +42,6 @@ pub trait Observer: Send + Sync + std::fmt::Debug {
     fn log(&self, level: log::Level, message: &str);
 }
 
-/// Logs `message` on the `pushwire` logger, through the running call's observer when it
-/// has one (so that the record carries the call's trace), else directly. The message is
-/// made only when the level is enabled: a batch would pay for it on every event.
-pub fn emit_log(level: log::Level, message: impl FnOnce() -> String) {
-    if !log::log_enabled!(target: "pushwire", level) {
-        return;
-    }
-    let observer = super::options::CallOptions::current().and_then(|o| o.observer.clone());
-    match observer {
-        Some(observer) => observer.log(level, &message()),
-        None => log::log!(target: "pushwire", level, "{}", message()),
-    }
-}
-
 /// One request being followed.
 pub trait Observed: Send {
     /// Headers to send with the request (its trace context).

@@ -252,6 +252,20 @@ pub fn extra_header(field: &str, name: &str, value: &str) -> Result<(HeaderName,
     Ok((header, value))
 }
 
+/// Logs `message` on the `pushwire` logger, through the running call's observer when it
+/// has one (so that the record carries the call's trace), else directly. The message is
+/// made only when the level is enabled: a batch would pay for it on every event.
+pub fn emit_log(level: log::Level, message: impl FnOnce() -> String) {
+    if !log::log_enabled!(target: "pushwire", level) {
+        return;
+    }
+    let observer = CallOptions::current().and_then(|o| o.observer.clone());
+    match observer {
+        Some(observer) => observer.log(level, &message()),
+        None => log::log!(target: "pushwire", level, "{}", message()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

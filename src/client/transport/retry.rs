@@ -14,8 +14,8 @@ use super::envelope::{decode, Envelope};
 use super::failure::{
     api_failure, connection_message, header_pairs, redirect_message, timeout_error, too_large,
 };
-use super::observe::{emit_log, protocol_version, Attempt, Ended, Observed, Observer};
-use super::options::{CallOptions, RawAnswer};
+use super::observe::{protocol_version, Attempt, Ended, Observed, Observer};
+use super::options::{emit_log, CallOptions, RawAnswer};
 use super::pool::Transport;
 use super::read::AttemptError;
 
