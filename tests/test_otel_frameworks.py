@@ -50,28 +50,15 @@ import pytest
 pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra (requirements-dev.txt)")
 
 from opentelemetry import trace  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
-    InMemorySpanExporter,
-)
+from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.trace import SpanKind  # noqa: E402
+from otel_support import WAIT, Telemetry, hex_span, hex_trace, instrumented  # noqa: E402
 
-from pushwire.otel import PushwireInstrumentor  # noqa: E402
 from pushwire.testing import Emulator  # noqa: E402
 
 KEY = "sk_live_otel_frameworks_secret_0123456789"
-WAIT = 60.0  # the longest any one wait here may take
 MESSAGE = {"message": "Half price", "url": "https://shop.example/sale"}
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def hex_trace(span: ReadableSpan) -> str:
-    return f"{span.context.trace_id:032x}"
-
-
-def hex_span(span: ReadableSpan) -> str:
-    return f"{span.context.span_id:016x}"
 
 
 def current_ids() -> dict[str, str]:
@@ -92,51 +79,10 @@ def traces_by_title(emu: Emulator) -> dict[str, Optional[str]]:
 # -- in this process: the SDK with an in-memory exporter -----------------------------------------
 
 
-class _Arrivals(SpanProcessor):
-    """Wakes whoever waits for spans, each time one ends (after the exporter has it)."""
-
-    def __init__(self, cond: threading.Condition) -> None:
-        self._cond = cond
-
-    def on_end(self, span: ReadableSpan) -> None:
-        with self._cond:
-            self._cond.notify_all()
-
-
-class Telemetry:
-    """A tracer provider exporting to memory, with pushwire instrumented on it."""
-
-    def __init__(self) -> None:
-        self.spans = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
-        self._cond = threading.Condition()
-        self.tracer_provider.add_span_processor(_Arrivals(self._cond))
-
-    def finished(self) -> list[ReadableSpan]:
-        return list(self.spans.get_finished_spans())
-
-    def wait_for(self, done: Callable[[list[ReadableSpan]], bool], what: str) -> None:
-        """Until ``done(finished spans)``: a server's span may end after its answer left."""
-        with self._cond:
-            if not self._cond.wait_for(lambda: done(self.finished()), WAIT):
-                pytest.fail(f"no {what} within {WAIT} s: {[s.name for s in self.finished()]}")
-
-    def under(self, parent: ReadableSpan) -> list[ReadableSpan]:
-        return [
-            s
-            for s in self.finished()
-            if s.parent is not None and s.parent.span_id == parent.context.span_id
-        ]
-
-
 @pytest.fixture(scope="module")
 def telemetry() -> Iterator[Telemetry]:
-    t = Telemetry()
-    instrumentor = PushwireInstrumentor()
-    instrumentor.instrument(tracer_provider=t.tracer_provider)
-    yield t
-    instrumentor.uninstrument()
+    with instrumented(Telemetry()) as t:
+        yield t
 
 
 @pytest.fixture(scope="module")
