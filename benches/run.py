@@ -31,6 +31,7 @@ import celery_throughput
 import emulator_scale
 import httpx
 import msgspec
+import otel_overhead
 import psutil
 import requests
 import state_file
@@ -625,6 +626,10 @@ def main() -> int:
         lines += celery_throughput.section(20_000 if q else 200_000, 1 if q else 3)
     except Exception as e:  # reported in the results; the rest is kept
         lines += ["## Celery workers (examples/celery_fanout)", "", f"Failed: {e!r}", ""]
+    # Issue 38: what tracing adds to a call, pushwire's and httpx's side by side, and a traced
+    # batch of 100,000 events against an untraced one.
+    print("tracing overhead", flush=True)
+    lines += otel_overhead.section(quick=q)
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

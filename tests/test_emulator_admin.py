@@ -80,6 +80,20 @@ def test_every_time_in_the_emulators_records_is_an_aware_datetime(emu):
 # ---- the request log --------------------------------------------------------------------------
 
 
+def test_each_logged_request_names_the_trace_its_headers_carry(emu, api):
+    w3c = "4bf92f3577b34da6a3ce929d0e0e4736"
+    sentry = "771a43a4192642f0b136d5159a501700"
+    api.get(
+        "/apiv1/segments", headers=api.headers({"traceparent": f"00-{w3c}-00f067aa0ba902b7-01"})
+    )
+    api.get(
+        "/apiv1/segments", headers=api.headers({"sentry-trace": f"{sentry}-b7ad6b7169203331-1"})
+    )
+    api.get("/apiv1/segments", headers=api.headers({"traceparent": "00-" + "0" * 32 + "-0-01"}))
+    api.get("/apiv1/segments")
+    assert [r["trace_id"] for r in emu.requests()] == [w3c, sentry, None, None]
+
+
 def test_requests_are_logged_in_order_with_their_status(emu, api):
     api.get("/apiv1/segments", params={"limit": 5})
     api.broadcast()

@@ -297,6 +297,50 @@ def test_the_cores_log_records_carry_the_calls_trace_also_from_an_async_call(
     assert record.otelSpanID == f"{op.context.span_id:016x}"
 
 
+def test_a_bulk_calls_log_records_carry_its_trace_from_every_thread(
+    emu: Emulator, telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    from opentelemetry.instrumentation.logging import LoggingInstrumentor
+
+    events = [{"event_name": "viewed", "profile_id": f"p{i}"} for i in range(2000)]
+    LoggingInstrumentor().instrument(
+        inject_trace_context=True, enable_log_auto_instrumentation=False
+    )
+    try:
+        with caplog.at_level(logging.INFO, logger="pushwire"):
+            # Blocking, spread over the I/O threads, and awaited, on an I/O thread.
+            emu.inject_fault("/api/v1/events", status=429, retry_after=0, times=20)
+            emu.client(backoff_base=0).events.track_many(events, concurrency=32)
+
+            async def main() -> None:
+                async with emu.async_client(backoff_base=0) as client:
+                    await client.events.track_many(events, concurrency=32)
+
+            emu.inject_fault("/api/v1/events", status=429, retry_after=0, times=20)
+            asyncio.run(main())
+    finally:
+        LoggingInstrumentor().uninstrument()
+    batches = telemetry.named("events.track_many")
+    assert len(batches) == 2
+    retried: list[Any] = [r for r in caplog.records if r.getMessage().startswith("retrying")]
+    assert len(retried) == 40
+    assert {r.otelTraceID for r in retried} == {hex_trace(b) for b in batches}
+
+
+def test_a_callers_own_trace_context_is_sent_once_and_wins(
+    emu: Emulator, telemetry: Telemetry
+) -> None:
+    theirs = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    client = emu.client()
+    client.segments.list(extra_headers={"traceparent": theirs})
+    client.events.track_many(
+        [{"event_name": "e", "profile_id": "p"}], extra_headers={"traceparent": theirs}
+    )
+    logged = emu.requests()
+    assert [r["headers"]["traceparent"] for r in logged] == [theirs, theirs]
+    assert {r["trace_id"] for r in logged} == {"0af7651916cd43dd8448eb211c80319c"}
+
+
 # --- never the key, never a broken call ----------------------------------------------------------
 
 

@@ -65,9 +65,11 @@ def _dropped(what: str, e: BaseException) -> None:
 class _Requests:
     """The observer of one call's requests, which the core calls from whichever thread sends
     them: ``start`` makes the request's CLIENT span under the call's own and returns the
-    headers that carry its context; ``end`` closes it and records its duration."""
+    headers that carry its context; ``end`` closes it and records its duration; ``log``
+    emits what the call logs in its context."""
 
     __slots__ = ("_ctx", "_tracing")
+    follows_requests = True
 
     def __init__(self, tracing: _Tracing, ctx: otel_context.Context) -> None:
         self._tracing = tracing
@@ -140,6 +142,14 @@ class _Requests:
             otel_context.detach(token)
 
 
+class _BatchLogs(_Requests):
+    """A bulk call's observer: only what it logs, in the call's context (its requests carry
+    that context as headers, and get no span each)."""
+
+    __slots__ = ()
+    follows_requests = False
+
+
 class _Tracing:
     """What ``instrument()`` plugs into the call primitives (``pushwire._telemetry``)."""
 
@@ -185,11 +195,10 @@ class _Tracing:
             if op in _BULK:
                 carrier: dict[str, str] = {}
                 propagate.inject(carrier, context=ctx)
-                if carrier:
-                    headers = dict(options.get("extra_headers") or {})
-                    for name, value in carrier.items():
-                        headers.setdefault(name, value)
-                    options = {**options, "extra_headers": headers}
+                headers = dict(options.get("extra_headers") or {})
+                for name, value in carrier.items():
+                    headers.setdefault(name, value)
+                options = {**options, "extra_headers": headers, "_observer": _BatchLogs(self, ctx)}
             else:
                 options = {**options, "_observer": _Requests(self, ctx)}
         except Exception as e:

@@ -30,7 +30,7 @@ impl PerCall {
             && !self.raw
             && o.query.is_empty()
             && o.body.is_empty()
-            && o.observer.is_none()
+            && o.observer.as_ref().is_none_or(|ob| !ob.follows_requests())
     }
 }
 
@@ -101,7 +101,7 @@ pub fn read(op: &str, options: &Bound<'_, PyDict>) -> PyResult<Result<PerCall, E
                 }
             }
             "_observer" => {
-                out.observer = Some(Arc::new(PyObserver(value.clone().unbind())));
+                out.observer = Some(Arc::new(PyObserver::new(&value)));
                 Ok(())
             }
             _ => {

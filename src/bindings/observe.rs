@@ -10,9 +10,20 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use crate::client::transport::{Attempt, Ended, Observed, Observer};
 
-/// A Python observer of one call's requests.
+/// A Python observer of one call's requests (`follows_requests`: its attribute, true when
+/// it has none).
 #[derive(Debug)]
-pub struct PyObserver(pub Py<PyAny>);
+pub struct PyObserver(Py<PyAny>, bool);
+
+impl PyObserver {
+    pub fn new(observer: &Bound<'_, PyAny>) -> PyObserver {
+        let follows = observer
+            .getattr("follows_requests")
+            .and_then(|v| v.is_truthy())
+            .unwrap_or(true);
+        PyObserver(observer.clone().unbind(), follows)
+    }
+}
 
 struct PyObserved {
     observer: Py<PyAny>,
@@ -21,6 +32,10 @@ struct PyObserved {
 }
 
 impl Observer for PyObserver {
+    fn follows_requests(&self) -> bool {
+        self.1
+    }
+
     fn started(&self, a: &Attempt<'_>) -> Option<Box<dyn Observed>> {
         Python::attach(|py| {
             let args = (a.method, a.url, a.host, a.port, a.resend_count);

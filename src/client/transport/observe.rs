@@ -36,6 +36,12 @@ pub trait Observer: Send + Sync + std::fmt::Debug {
     /// A request is about to be sent; `None` when the observer has nothing to follow it by
     /// (it failed: an observer never changes or fails a call).
     fn started(&self, attempt: &Attempt<'_>) -> Option<Box<dyn Observed>>;
+    /// Whether [`started`](Observer::started) is to be told of each request: a bulk call's
+    /// observer follows only what the call logs (its requests carry the call's own trace
+    /// context as headers, and a batch of thousands pays nothing per request).
+    fn follows_requests(&self) -> bool {
+        true
+    }
     /// A record the call logs on the `pushwire` logger, which the observer emits in the
     /// call's trace context: an async call runs on an I/O thread, where no context of the
     /// caller's is current.

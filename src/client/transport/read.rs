@@ -78,7 +78,11 @@ impl Transport {
                 req = req.header(name.clone(), value.clone());
             }
         }
-        for (name, value) in traced {
+        // The caller's own trace headers (`extra_headers`) win: a header sent twice would
+        // be two contexts, which W3C Trace Context reads as none.
+        let given =
+            |name: &HeaderName| options.is_some_and(|o| o.headers.iter().any(|(n, _)| n == name));
+        for (name, value) in traced.iter().filter(|(name, _)| !given(name)) {
             req = req.header(name.clone(), value.clone());
         }
         let mut resp = req.send().await?;

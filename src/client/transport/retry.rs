@@ -137,6 +137,7 @@ impl Transport {
             let mut version = reqwest::Version::HTTP_11;
             let observed = options
                 .and_then(|o| o.observer.as_deref())
+                .filter(|observer| observer.follows_requests())
                 .and_then(|observer| self.observe(observer, call, options, retries));
             let traced = observed.as_ref().map_or(&[][..], |o| o.headers());
             let outcome = self

@@ -37,19 +37,35 @@ pub struct LogEntry {
     pub trace_id: Option<String>,
 }
 
-/// The trace id of a W3C `traceparent` header (`00-<trace id>-<span id>-<flags>`), when the
-/// headers carry a valid one.
+/// The trace id of a W3C `traceparent` header (`00-<trace id>-<span id>-<flags>`), or else
+/// of Sentry's `sentry-trace` (`<trace id>-<span id>[-<sampled>]`, what its propagator sends
+/// instead), when the headers carry a valid one.
 pub fn trace_id_of(headers: &Map<String, Value>) -> Option<String> {
+    w3c_trace_id(headers).or_else(|| sentry_trace_id(headers))
+}
+
+fn is_hex(s: &str, n: usize) -> bool {
+    s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn sentry_trace_id(headers: &Map<String, Value>) -> Option<String> {
+    let value = headers.get("sentry-trace")?.as_str()?.trim();
+    let mut parts = value.split('-');
+    let (trace, span) = (parts.next()?, parts.next()?);
+    let valid = is_hex(trace, 32) && is_hex(span, 16) && trace.bytes().any(|b| b != b'0');
+    valid.then(|| trace.to_ascii_lowercase())
+}
+
+fn w3c_trace_id(headers: &Map<String, Value>) -> Option<String> {
     let value = headers.get("traceparent")?.as_str()?.trim();
     let mut parts = value.split('-');
     let (version, trace, span) = (parts.next()?, parts.next()?, parts.next()?);
     let flags = parts.next()?;
-    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
-    let valid = hex(version, 2)
+    let valid = is_hex(version, 2)
         && version != "ff"
-        && hex(trace, 32)
-        && hex(span, 16)
-        && hex(flags, 2)
+        && is_hex(trace, 32)
+        && is_hex(span, 16)
+        && is_hex(flags, 2)
         && trace.bytes().any(|b| b != b'0')
         && span.bytes().any(|b| b != b'0');
     valid.then(|| trace.to_ascii_lowercase())
