@@ -59,7 +59,6 @@ pub fn on_broadcast(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
 #[cfg(test)]
 mod tests {
     use chrono::{Duration, TimeZone};
-    use serde_json::Map;
 
     use super::*;
     use crate::emulator::engine::set_online;
@@ -82,7 +81,7 @@ mod tests {
             device_type: None,
             browser: None,
             platform: None,
-            attributes: Map::new(),
+            attributes: Default::default(),
             subscribed_at: at,
             unsubscribed_at: None,
             segments: Default::default(),

@@ -15,8 +15,10 @@ pub fn instant(s: &str) -> Option<DateTime<Utc>> {
     crate::validate::iso_instant(s)
 }
 
-fn any_of(list: &[String], value: &Option<String>) -> bool {
-    value.as_ref().is_some_and(|v| list.iter().any(|x| x == v))
+fn any_of<T: std::ops::Deref<Target = str>>(list: &[String], value: &Option<T>) -> bool {
+    value
+        .as_deref()
+        .is_some_and(|v| list.iter().any(|x| x == v))
 }
 
 /// A broadcast's filters (4.13) read once, for the whole audience: whether an active

@@ -8,7 +8,9 @@ use chrono::{DateTime, FixedOffset, Offset, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::attributes::Attributes;
 use super::deliveries::EngineState;
+use super::interned::Sym;
 use super::time::{loose, opt_stamp, stamp};
 use crate::emulator::parallel::on_all_cores;
 use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
@@ -17,10 +19,11 @@ use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SiteId(pub i64);
 
-/// The segments a subscriber is in: a sorted list (a subscriber is in a few; a tree's node
-/// would take a hundred bytes for each of a million subscribers).
+/// The segments a subscriber is in: a sorted boxed slice (a subscriber is in a few; a tree's
+/// node would take a hundred bytes for each of a million subscribers, a `Vec` its capacity
+/// besides).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SegmentSet(Vec<i64>);
+pub struct SegmentSet(Box<[i64]>);
 
 impl SegmentSet {
     /// Adds `id`; false when it was there.
@@ -28,7 +31,9 @@ impl SegmentSet {
         match self.0.binary_search(&id) {
             Ok(_) => false,
             Err(at) => {
-                self.0.insert(at, id);
+                let mut ids = std::mem::take(&mut self.0).into_vec();
+                ids.insert(at, id);
+                self.0 = ids.into_boxed_slice();
                 true
             }
         }
@@ -37,7 +42,9 @@ impl SegmentSet {
     pub fn remove(&mut self, id: &i64) -> bool {
         match self.0.binary_search(id) {
             Ok(at) => {
-                self.0.remove(at);
+                let mut ids = std::mem::take(&mut self.0).into_vec();
+                ids.remove(at);
+                self.0 = ids.into_boxed_slice();
                 true
             }
             Err(_) => false,
@@ -58,25 +65,28 @@ impl FromIterator<i64> for SegmentSet {
         let mut v: Vec<i64> = ids.into_iter().collect();
         v.sort_unstable();
         v.dedup();
-        v.shrink_to_fit();
-        SegmentSet(v)
+        SegmentSet(v.into_boxed_slice())
     }
 }
 
 /// A subscriber (the spec does not show its record; these are the fields targeting uses).
+/// The profile's low-cardinality fields are interned ([`Sym`]: 8 bytes, where an
+/// `Option<String>` took 24 and an allocation of its own), the attributes a compact list
+/// ([`Attributes`]); both read and write as the text they hold, so the admin API's answers
+/// and the state file's layout are those of strings.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Subscriber {
     pub subscriber_hash: String,
     pub profile_id: Option<String>,
-    pub country: Option<String>,
-    pub state: Option<String>,
-    pub city: Option<String>,
-    pub device: Option<String>,
-    pub device_type: Option<String>,
-    pub browser: Option<String>,
-    pub platform: Option<String>,
+    pub country: Option<Sym>,
+    pub state: Option<Sym>,
+    pub city: Option<Sym>,
+    pub device: Option<Sym>,
+    pub device_type: Option<Sym>,
+    pub browser: Option<Sym>,
+    pub platform: Option<Sym>,
     #[serde(with = "loose")]
-    pub attributes: Map<String, Value>,
+    pub attributes: Attributes,
     #[serde(with = "stamp")]
     pub subscribed_at: DateTime<Utc>,
     #[serde(with = "opt_stamp")]
