@@ -126,7 +126,7 @@ mod tests {
             .engine
             .deliveries
             .iter()
-            .map(|d| d.subscriber_hash.as_str())
+            .map(|d| s.subscribers[d.subscriber_at()].subscriber_hash.as_str())
             .collect();
         assert_eq!(got, ["before"]);
     }

@@ -10,7 +10,7 @@ mod store;
 mod time;
 
 pub use self::attributes::Attributes;
-pub use self::deliveries::{Alert, Content, Delivery, EngineState, Scheduled, Source};
+pub use self::deliveries::{Alert, Content, Delivery, EngineState, Scheduled, Source, Status};
 pub use self::interned::Sym;
 pub use self::site::{
     DripRec, EventRec, NotificationRec, ProductRec, SegmentRec, SegmentSet, Site, SiteId,
