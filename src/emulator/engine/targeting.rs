@@ -79,9 +79,10 @@ impl<'a> Selector<'a> {
 /// Groups OR-ed, rules in a group AND-ed; no groups selects everyone.
 pub fn attributes_match(groups: &[Vec<AttributeRule>], sub: &Subscriber) -> bool {
     groups.is_empty()
-        || groups
-            .iter()
-            .any(|g| g.iter().all(|r| rule_holds(r, sub.attributes.get(&r.key))))
+        || groups.iter().any(|g| {
+            g.iter()
+                .all(|r| rule_holds(r, sub.attributes.get(&r.key).as_deref()))
+        })
 }
 
 /// Numbers compare as numbers, strings as strings; values of different types are never
