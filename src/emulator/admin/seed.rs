@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::args::{str_arg, time_arg};
 use crate::emulator::engine;
-use crate::emulator::state::{Attributes, Counters, Site, Subscriber, Sym};
+use crate::emulator::state::{Attributes, Counters, Site, Subscriber, SubscriberHash, Sym};
 
 /// The profile fields of a subscriber, which a population draws from a distribution each.
 const DRAWN: [&str; 7] = [
@@ -74,8 +74,8 @@ pub fn subscriber_of(args: &Map<String, Value>) -> Result<NewSubscriber, String>
     let sub = Subscriber {
         subscriber_hash: match str_arg(args, "subscriber_hash")? {
             Some(h) if h.is_empty() => return Err("subscriber_hash must not be empty".into()),
-            Some(h) => h,
-            None => String::new(),
+            Some(h) => h.into(),
+            None => SubscriberHash::default(),
         },
         profile_id: str_arg(args, "profile_id")?,
         country: str_arg(args, "country")?.map(Sym::from),
@@ -190,10 +190,10 @@ pub fn add_batch(
     batch: Vec<NewSubscriber>,
 ) -> Result<Vec<String>, String> {
     let mut rng = fastrand::Rng::new();
-    let mut taken: HashSet<&str> = HashSet::with_capacity(batch.len());
+    let mut taken: HashSet<&SubscriberHash> = HashSet::with_capacity(batch.len());
     for (i, n) in batch.iter().enumerate() {
-        let hash = n.sub.subscriber_hash.as_str();
-        if !hash.is_empty() && (site.subscriber(hash).is_some() || !taken.insert(hash)) {
+        let hash = &n.sub.subscriber_hash;
+        if !hash.is_empty() && (site.subscriber(&hash.text()).is_some() || !taken.insert(hash)) {
             return Err(format!("row {i}: subscriber {hash} already exists"));
         }
         if let Some(id) = n.segments.iter().find(|id| site.segment(**id).is_none()) {
@@ -206,11 +206,11 @@ pub fn add_batch(
     for n in batch {
         let mut sub = n.sub;
         if sub.subscriber_hash.is_empty() {
-            sub.subscriber_hash = fresh_hash(site, &mut rng);
+            sub.subscriber_hash = fresh_hash(site, &mut rng).into();
         }
         sub.subscribed_at = n.subscribed_at.unwrap_or(now);
         sub.segments = n.segments.into_iter().collect();
-        hashes.push(sub.subscriber_hash.clone());
+        hashes.push(sub.subscriber_hash.to_string());
         site.add_subscriber(sub);
     }
     engine::on_audience_change(site, ids, now, &hashes);
@@ -486,9 +486,10 @@ impl Population {
                 .map(|(id, _)| *id)
                 .collect();
             let hash = fresh_hash(site, &mut rng);
-            hashes.push(hash.clone());
+            let packed = SubscriberHash::of(&hash);
+            hashes.push(hash);
             site.add_subscriber(Subscriber {
-                subscriber_hash: hash,
+                subscriber_hash: packed,
                 profile_id: None,
                 country,
                 state,

@@ -122,11 +122,11 @@ mod tests {
         broadcast(&mut s, NotificationType::Later, Some("2030-05-01 13:00:00"));
         on_broadcast(&mut s, &mut ids, now);
         tick(&mut s, &mut ids, now + Duration::days(2));
-        let got: Vec<&str> = s
+        let got: Vec<String> = s
             .engine
             .deliveries
             .iter()
-            .map(|d| s.subscribers[d.subscriber_at()].subscriber_hash.as_str())
+            .map(|d| s.subscribers[d.subscriber_at()].subscriber_hash.to_string())
             .collect();
         assert_eq!(got, ["before"]);
     }

@@ -67,7 +67,7 @@ impl<'a> Selector<'a> {
                 || any_of(&n.include_device_types, &sub.device_type))
             && (n.include_browsers.is_empty() || any_of(&n.include_browsers, &sub.browser))
             && (n.profile_id.is_empty() || any_of(&n.profile_id, &sub.profile_id))
-            && (self.hashes.is_empty() || self.hashes.contains(sub.subscriber_hash.as_str()))
+            && (self.hashes.is_empty() || self.hashes.contains(&*sub.subscriber_hash.text()))
             && self.from.is_none_or(|from| sub.subscribed_at >= from)
             && self.to.is_none_or(|to| sub.subscribed_at < to)
             && n.attributes

@@ -322,7 +322,9 @@ impl<'a> EngineImage<'a> {
             .map(|d| DeliveryImage {
                 delivery_id: d.delivery_id,
                 // The file names the subscriber by hash: a position is only this list's.
-                subscriber_hash: Cow::Borrowed(&subscribers[d.subscriber_at()].subscriber_hash),
+                subscriber_hash: Cow::Owned(
+                    subscribers[d.subscriber_at()].subscriber_hash.to_string(),
+                ),
                 content: content_of(&d.content),
                 source: d.source,
                 source_id: d.source_id,

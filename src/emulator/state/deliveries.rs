@@ -8,6 +8,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::hash::SubscriberHash;
 use super::time::{loose, ser_opt_time, ser_time};
 use crate::model::Action;
 
@@ -121,7 +122,7 @@ impl Delivery {
     }
 
     /// The delivery as the admin API shows it, for the subscriber of hash `hash`.
-    pub fn shown<'a>(&'a self, hash: &'a str) -> Shown<'a> {
+    pub fn shown<'a>(&'a self, hash: &'a SubscriberHash) -> Shown<'a> {
         Shown {
             delivery_id: self.delivery_id,
             subscriber_hash: hash,
@@ -143,7 +144,7 @@ impl Delivery {
 #[derive(Serialize)]
 pub struct Shown<'a> {
     delivery_id: i64,
-    subscriber_hash: &'a str,
+    subscriber_hash: &'a SubscriberHash,
     #[serde(flatten)]
     content: &'a Content,
     source: Source,

@@ -4,6 +4,7 @@
 
 mod attributes;
 mod deliveries;
+mod hash;
 mod interned;
 mod site;
 mod store;
@@ -11,6 +12,7 @@ mod time;
 
 pub use self::attributes::Attributes;
 pub use self::deliveries::{Alert, Content, Delivery, EngineState, Scheduled, Source, Status};
+pub use self::hash::SubscriberHash;
 pub use self::interned::Sym;
 pub use self::site::{
     DripRec, EventRec, NotificationRec, ProductRec, SegmentRec, SegmentSet, Site, SiteId,

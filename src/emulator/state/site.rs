@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::attributes::Attributes;
 use super::deliveries::EngineState;
+use super::hash::SubscriberHash;
 use super::interned::Sym;
 use super::time::{loose, opt_stamp, stamp};
 use crate::emulator::parallel::on_all_cores;
@@ -76,7 +77,7 @@ impl FromIterator<i64> for SegmentSet {
 /// and the state file's layout are those of strings.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Subscriber {
-    pub subscriber_hash: String,
+    pub subscriber_hash: SubscriberHash,
     pub profile_id: Option<String>,
     pub country: Option<Sym>,
     pub state: Option<Sym>,
@@ -238,7 +239,9 @@ impl Site {
             subscribers,
             ..
         } = self;
-        by_hash.reserve(n, |&i| hasher.hash_one(&subscribers[i].subscriber_hash));
+        by_hash.reserve(n, |&i| {
+            hasher.hash_one(&*subscribers[i].subscriber_hash.text())
+        });
     }
 
     /// Takes `subscribers` as the site's (it has none yet: one read back from a state file),
@@ -254,7 +257,7 @@ impl Site {
             ..
         } = self;
         by_hash.reserve(subscribers.len(), |&i| {
-            hasher.hash_one(&subscribers[i].subscriber_hash)
+            hasher.hash_one(&*subscribers[i].subscriber_hash.text())
         });
         // Each subscriber's hash, on every core; then inserted in the order of the slots
         // they land in, so that the table is filled front to back instead of at random (a
@@ -265,7 +268,7 @@ impl Site {
         let parts: Vec<&[usize]> = positions.chunks(65_536).collect();
         let mut hashes: Vec<(u64, usize)> = on_all_cores(&parts, |part| {
             part.iter()
-                .map(|&i| (hasher.hash_one(&subscribers[i].subscriber_hash), i))
+                .map(|&i| (hasher.hash_one(&*subscribers[i].subscriber_hash.text()), i))
                 .collect::<Vec<_>>()
         })
         .into_iter()
@@ -285,7 +288,9 @@ impl Site {
             return false;
         }
         for (h, at) in hashes {
-            by_hash.insert_unique(h, at, |&i| hasher.hash_one(&subscribers[i].subscriber_hash));
+            by_hash.insert_unique(h, at, |&i| {
+                hasher.hash_one(&*subscribers[i].subscriber_hash.text())
+            });
         }
         for (at, sub) in subscribers.iter().enumerate() {
             if let Some(p) = &sub.profile_id {
@@ -305,9 +310,9 @@ impl Site {
             ..
         } = self;
         let entry = by_hash.entry(
-            hasher.hash_one(&sub.subscriber_hash),
+            hasher.hash_one(&*sub.subscriber_hash.text()),
             |&i| subscribers[i].subscriber_hash == sub.subscriber_hash,
-            |&i| hasher.hash_one(&subscribers[i].subscriber_hash),
+            |&i| hasher.hash_one(&*subscribers[i].subscriber_hash.text()),
         );
         match entry {
             hashbrown::hash_table::Entry::Occupied(_) => false,
