@@ -15,6 +15,25 @@ pub enum SubscriberHash {
     Text(Box<str>),
 }
 
+/// What the subscriber index hashes and compares: the packed bytes, or the text. A hash and
+/// its text give the same key, so a look-up by text needs no allocation, and indexing a
+/// million packed hashes no formatting.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Key<'a> {
+    Hex([u8; 16]),
+    Text(&'a str),
+}
+
+impl Key<'_> {
+    /// The key of the hash spelt `text`.
+    pub fn of(text: &str) -> Key<'_> {
+        match unhex(text) {
+            Some(bytes) => Key::Hex(bytes),
+            None => Key::Text(text),
+        }
+    }
+}
+
 /// A hash's text, on the stack when it was packed: derefs to `str`.
 pub enum HashText<'a> {
     Hex([u8; 32]),
@@ -72,6 +91,13 @@ impl SubscriberHash {
                 HashText::Hex(digits)
             }
             SubscriberHash::Text(t) => HashText::Text(t),
+        }
+    }
+
+    pub fn key(&self) -> Key<'_> {
+        match self {
+            SubscriberHash::Hex(bytes) => Key::Hex(*bytes),
+            SubscriberHash::Text(t) => Key::Text(t),
         }
     }
 
@@ -185,6 +211,9 @@ mod tests {
             SubscriberHash::Hex(_)
         ));
         assert_ne!(SubscriberHash::of("ab"), *"AB");
+        for text in ["0123456789abcdef0123456789abcdef", "h1"] {
+            assert!(SubscriberHash::of(text).key() == Key::of(text));
+        }
         assert_eq!(std::mem::size_of::<SubscriberHash>(), 24);
     }
 }

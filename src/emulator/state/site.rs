@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::attributes::Attributes;
 use super::deliveries::EngineState;
-use super::hash::SubscriberHash;
+use super::hash::{Key, SubscriberHash};
 use super::interned::Sym;
 use super::time::{loose, opt_stamp, stamp};
 use crate::emulator::parallel::on_all_cores;
@@ -160,7 +160,9 @@ pub struct Site {
     /// look a subscriber up by hash once per item, which a scan made quadratic.
     /// The hashes themselves stay in `subscribers`: a map keyed by a copy of each would
     /// hold another 60 bytes a subscriber.
-    by_hash: hashbrown::HashTable<usize>,
+    /// Positions as `u32` (a site holds fewer than 4 billion subscribers): 4 bytes a slot
+    /// saved on a table of millions.
+    by_hash: hashbrown::HashTable<u32>,
     hasher: std::hash::RandomState,
     /// The positions of each profile's subscribers (an event names a profile, which may
     /// have several devices).
@@ -178,6 +180,11 @@ pub struct Site {
     /// The site's time zone, for scheduled broadcasts, drip times and daily caps.
     pub timezone: FixedOffset,
     pub engine: EngineState,
+}
+
+/// A position in `Site::subscribers` as the hash index holds it.
+fn position(at: usize) -> u32 {
+    u32::try_from(at).expect("a site holds fewer than 4 billion subscribers")
 }
 
 impl Site {
@@ -223,11 +230,12 @@ impl Site {
     /// Where the subscriber with this hash stands in `subscribers`.
     pub fn subscriber_position(&self, hash: &str) -> Option<usize> {
         let subscribers = &self.subscribers;
+        let key = Key::of(hash);
         self.by_hash
-            .find(self.hasher.hash_one(hash), |&i| {
-                subscribers[i].subscriber_hash == hash
+            .find(self.hasher.hash_one(key), |&i| {
+                subscribers[i as usize].subscriber_hash.key() == key
             })
-            .copied()
+            .map(|&i| i as usize)
     }
 
     /// Room for `n` more subscribers (a bulk seeding grows the list and index once).
@@ -240,7 +248,7 @@ impl Site {
             ..
         } = self;
         by_hash.reserve(n, |&i| {
-            hasher.hash_one(&*subscribers[i].subscriber_hash.text())
+            hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
         });
     }
 
@@ -257,7 +265,7 @@ impl Site {
             ..
         } = self;
         by_hash.reserve(subscribers.len(), |&i| {
-            hasher.hash_one(&*subscribers[i].subscriber_hash.text())
+            hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
         });
         // Each subscriber's hash, on every core; then inserted in the order of the slots
         // they land in, so that the table is filled front to back instead of at random (a
@@ -268,7 +276,7 @@ impl Site {
         let parts: Vec<&[usize]> = positions.chunks(65_536).collect();
         let mut hashes: Vec<(u64, usize)> = on_all_cores(&parts, |part| {
             part.iter()
-                .map(|&i| (hasher.hash_one(&*subscribers[i].subscriber_hash.text()), i))
+                .map(|&i| (hasher.hash_one(subscribers[i].subscriber_hash.key()), i))
                 .collect::<Vec<_>>()
         })
         .into_iter()
@@ -288,8 +296,8 @@ impl Site {
             return false;
         }
         for (h, at) in hashes {
-            by_hash.insert_unique(h, at, |&i| {
-                hasher.hash_one(&*subscribers[i].subscriber_hash.text())
+            by_hash.insert_unique(h, position(at), |&i| {
+                hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
             });
         }
         for (at, sub) in subscribers.iter().enumerate() {
@@ -310,15 +318,15 @@ impl Site {
             ..
         } = self;
         let entry = by_hash.entry(
-            hasher.hash_one(&*sub.subscriber_hash.text()),
-            |&i| subscribers[i].subscriber_hash == sub.subscriber_hash,
-            |&i| hasher.hash_one(&*subscribers[i].subscriber_hash.text()),
+            hasher.hash_one(sub.subscriber_hash.key()),
+            |&i| subscribers[i as usize].subscriber_hash == sub.subscriber_hash,
+            |&i| hasher.hash_one(subscribers[i as usize].subscriber_hash.key()),
         );
         match entry {
             hashbrown::hash_table::Entry::Occupied(_) => false,
             hashbrown::hash_table::Entry::Vacant(slot) => {
                 let at = subscribers.len();
-                slot.insert(at);
+                slot.insert(position(at));
                 if let Some(p) = &sub.profile_id {
                     by_profile.entry(p.clone()).or_default().push(at);
                 }
