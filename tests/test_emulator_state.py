@@ -400,6 +400,31 @@ def test_every_standalone_command_takes_state_and_save_every(
     assert rc == 0 and f"PUSHWIRE_SAVED={path}" in rest
 
 
+def test_a_second_emulator_on_one_state_file_is_refused_naming_the_file_and_its_holder(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "shared.state"
+    with EmulatorProcess(state=path) as first:
+        first.admin("add_subscriber", subscriber_hash="kept")
+        # In this process, and as a command: both refused at start, before reading the file.
+        with pytest.raises(ValueError) as in_process:
+            Emulator(state=path)
+        with pytest.raises(ValueError) as as_command:
+            EmulatorProcess(state=path)
+        for refused in (in_process.value, as_command.value):
+            message = str(refused)
+            assert str(path) in message and f"pid {first.pid}" in message, message
+        # The first runs on, unharmed.
+        assert [s["subscriber_hash"] for s in first.admin("subscribers")] == ["kept"]
+    # Stopped, it let go: the next one starts on the file and finds what it saved.
+    with Emulator(state=path) as next_one:
+        assert [s["subscriber_hash"] for s in next_one.subscribers()] == ["kept"]
+        # Loading a copy is reading, not holding: allowed while another holds the file.
+        with Emulator.load(path) as copy:
+            assert len(copy.subscribers()) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["shared.state"]
+
+
 def test_an_emulator_process_keeps_its_state(tmp_path: Path) -> None:
     path = tmp_path / "process.state"
     with EmulatorProcess("process-key-1234", state=path) as emu:

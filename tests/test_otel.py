@@ -24,14 +24,9 @@ otel_sdk = pytest.importorskip(
 
 from opentelemetry import propagate  # noqa: E402
 from opentelemetry.propagators.textmap import TextMapPropagator  # noqa: E402
-from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
-    InMemorySpanExporter,
-)
 from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
+from otel_support import Telemetry, hex_trace, instrumented  # noqa: E402
 
 import pushwire  # noqa: E402
 from pushwire.otel import PushwireInstrumentor  # noqa: E402
@@ -41,41 +36,10 @@ KEY = "sk_live_otel_secret_0123456789abcdef"
 BROADCAST = {"title": "Sale", "message": "Half price", "url": "https://shop.example/sale"}
 
 
-class Telemetry:
-    """The SDK's providers with an in-memory exporter and reader, pushwire instrumented."""
-
-    def __init__(self) -> None:
-        self.spans = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
-        self.reader = InMemoryMetricReader()
-        self.meter_provider = MeterProvider(metric_readers=[self.reader])
-        self.app = self.tracer_provider.get_tracer("the-app")
-
-    def finished(self) -> list[ReadableSpan]:
-        return list(self.spans.get_finished_spans())
-
-    def named(self, name: str) -> list[ReadableSpan]:
-        return [s for s in self.finished() if s.name == name]
-
-    def points(self, metric: str) -> list[Any]:
-        data = self.reader.get_metrics_data()
-        out = []
-        for rm in data.resource_metrics if data else []:
-            for sm in rm.scope_metrics:
-                for m in sm.metrics:
-                    if m.name == metric:
-                        out += list(m.data.data_points)
-        return out
-
-
 @pytest.fixture(scope="module")
 def telemetry() -> Iterator[Telemetry]:
-    t = Telemetry()
-    instrumentor = PushwireInstrumentor()
-    instrumentor.instrument(tracer_provider=t.tracer_provider, meter_provider=t.meter_provider)
-    yield t
-    instrumentor.uninstrument()
+    with instrumented(Telemetry()) as t:
+        yield t
 
 
 @pytest.fixture(scope="module")
@@ -89,14 +53,6 @@ def emu(server: Emulator, telemetry: Telemetry) -> Emulator:
     server.reset()
     telemetry.spans.clear()
     return server
-
-
-def children(t: Telemetry, parent: ReadableSpan) -> list[ReadableSpan]:
-    return [s for s in t.finished() if s.parent and s.parent.span_id == parent.context.span_id]
-
-
-def trace_hex(span: ReadableSpan) -> str:
-    return f"{span.context.trace_id:032x}"
 
 
 # --- the spans of one call ----------------------------------------------------------------------
@@ -115,7 +71,7 @@ def test_a_call_is_an_operation_span_over_a_client_span_under_the_callers_span(
     assert op.kind == SpanKind.INTERNAL and op.attributes is not None
     assert op.attributes["pushwire.operation"] == "notifications.create"
     assert op.attributes["pushwire.outcome"] == "success"
-    (request,) = children(telemetry, op)
+    (request,) = telemetry.under(op)
     assert request.kind == SpanKind.CLIENT and request.name == "POST"
     attributes = dict(request.attributes or {})
     host, port = emu.base_url.removeprefix("http://").split(":")
@@ -130,7 +86,7 @@ def test_a_call_is_an_operation_span_over_a_client_span_under_the_callers_span(
     assert request.status.status_code == StatusCode.UNSET
     # The request carried its span's context: the emulator saw the same trace and parent.
     (logged,) = emu.requests(path="/apiv1/notifications")
-    assert logged["trace_id"] == trace_hex(view_span) == trace_hex(request)
+    assert logged["trace_id"] == hex_trace(view_span) == hex_trace(request)
     traceparent = logged["headers"]["traceparent"]
     assert traceparent.split("-")[2] == f"{request.context.span_id:016x}"
 
@@ -142,7 +98,7 @@ def test_a_resend_after_a_503_is_a_span_of_its_own_with_its_resend_count(
     before = sum(p.value for p in telemetry.points("pushwire.client.retries"))
     emu.client(backoff_base=0).segments.list()
     (op,) = telemetry.named("segments.list")
-    first, second = sorted(children(telemetry, op), key=lambda s: s.start_time or 0)
+    first, second = sorted(telemetry.under(op), key=lambda s: s.start_time or 0)
     assert first.attributes is not None and second.attributes is not None
     assert first.attributes["http.response.status_code"] == 503
     assert first.attributes["error.type"] == "503"
@@ -170,7 +126,7 @@ def test_a_401_sets_both_spans_to_error_with_their_error_type(
     assert op.status.status_code == StatusCode.ERROR and op.attributes is not None
     assert op.attributes["error.type"] == "AuthenticationError"
     assert op.attributes["pushwire.outcome"] == "error"
-    (request,) = children(telemetry, op)
+    (request,) = telemetry.under(op)
     assert request.attributes is not None and request.attributes["error.type"] == "401"
     assert request.status.status_code == StatusCode.ERROR
 
@@ -185,7 +141,7 @@ def test_an_outcome_unknown_is_told_on_the_span_and_counted(
     assert info.value.outcome_unknown
     (op,) = telemetry.named("notifications.create")
     assert op.attributes is not None and op.attributes["pushwire.outcome"] == "unknown"
-    (request,) = children(telemetry, op)
+    (request,) = telemetry.under(op)
     assert request.attributes is not None
     assert request.attributes["error.type"] == "connection_error"
     assert "http.response.status_code" not in request.attributes
@@ -198,7 +154,7 @@ def test_bad_input_is_an_error_span_with_no_request(emu: Emulator, telemetry: Te
         emu.client().notifications.create(**BROADCAST, include_segments=["vip"])
     (op,) = telemetry.named("notifications.create")
     assert op.attributes is not None and op.attributes["error.type"] == "ValidationError"
-    assert children(telemetry, op) == [] and emu.requests() == []
+    assert telemetry.under(op) == [] and emu.requests() == []
 
 
 # --- whose child: asyncio tasks, threads ------------------------------------------------------
@@ -223,10 +179,10 @@ def test_thirty_asyncio_tasks_in_flight_each_parent_their_own_call(
     by_parent = {op.parent.span_id: op for op in ops if op.parent}
     for task in tasks.values():
         op = by_parent[task.context.span_id]
-        (request,) = children(telemetry, op)
-        assert trace_hex(request) == trace_hex(task)
+        (request,) = telemetry.under(op)
+        assert hex_trace(request) == hex_trace(task)
     # Thirty traces in the emulator's log, one per task.
-    assert {r["trace_id"] for r in emu.requests()} == {trace_hex(t) for t in tasks.values()}
+    assert {r["trace_id"] for r in emu.requests()} == {hex_trace(t) for t in tasks.values()}
 
 
 def test_calls_in_a_thread_pool_are_children_of_each_workers_span(
@@ -264,7 +220,7 @@ def test_a_batch_is_one_span_with_its_counts_and_its_requests_carry_its_trace(
     # No span per request: one trace of one span, however many events.
     assert [s.name for s in telemetry.finished()] == ["events.track_many"]
     logged = emu.requests(path="/api/v1/events", limit=3000)
-    assert logged.total == 1999 and {r["trace_id"] for r in logged} == {trace_hex(batch)}
+    assert logged.total == 1999 and {r["trace_id"] for r in logged} == {hex_trace(batch)}
 
 
 def test_a_bulk_membership_call_counts_its_chunks(emu: Emulator, telemetry: Telemetry) -> None:
@@ -281,7 +237,7 @@ def test_a_bulk_membership_call_counts_its_chunks(emu: Emulator, telemetry: Tele
         3,
         1200,
     )
-    assert {r["trace_id"] for r in emu.requests(path="/apiv1/segments/*")} == {trace_hex(bulk)}
+    assert {r["trace_id"] for r in emu.requests(path="/apiv1/segments/*")} == {hex_trace(bulk)}
 
 
 # --- metrics --------------------------------------------------------------------------------------
@@ -337,7 +293,7 @@ def test_the_cores_log_records_carry_the_calls_trace_also_from_an_async_call(
     retried = [r for r in caplog.records if r.getMessage().startswith("retrying GET")]
     assert len(retried) == 1
     record: Any = retried[0]
-    assert record.otelTraceID == trace_hex(op)
+    assert record.otelTraceID == hex_trace(op)
     assert record.otelSpanID == f"{op.context.span_id:016x}"
 
 

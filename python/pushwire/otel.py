@@ -22,9 +22,10 @@ exporter raises is dropped (and told on the ``pushwire`` logger at debug level).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Collection, Coroutine
+from collections.abc import Collection, Coroutine, Iterator
 from typing import Any, Optional
 
 from opentelemetry import context as otel_context
@@ -215,44 +216,53 @@ class _Tracing:
             _dropped("the operation's span", e)
 
     # -- the two call paths ----------------------------------------------------------------
+    @contextlib.contextmanager
+    def _operation(self, op: str, options: dict[str, Any]) -> Iterator[_Call]:
+        """The operation's span around a call: current while it runs, closed with its
+        outcome (the result the caller puts in ``_Call.result``, or what it raised)."""
+        call = _Call(options)
+        span = self._start(op)
+        if span is None:
+            yield call
+            return
+        token, call.options = self._prepare(op, span, options)
+        try:
+            yield call
+        except BaseException as e:
+            otel_context.detach(token)
+            self._finish(op, span, None, e)
+            raise
+        otel_context.detach(token)
+        self._finish(op, span, call.result, None)
+
     def call(
         self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
     ) -> Any:
-        span = self._start(op)
-        if span is None:
-            return core.call_with(op, options, *args)
-        token, options = self._prepare(op, span, options)
-        try:
-            result = core.call_with(op, options, *args)
-        except BaseException as e:
-            self._finish(op, span, None, e)
-            raise
-        finally:
-            otel_context.detach(token)
-        self._finish(op, span, result, None)
-        return result
+        with self._operation(op, options) as call:
+            call.result = core.call_with(op, call.options, *args)
+        return call.result
 
     async def _submit(
         self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
     ) -> Any:
-        span = self._start(op)
-        if span is None:
-            return await submit(core, op, *args, options=options)
-        token, options = self._prepare(op, span, options)
-        try:
-            result = await submit(core, op, *args, options=options)
-        except BaseException as e:
-            self._finish(op, span, None, e)
-            raise
-        finally:
-            otel_context.detach(token)
-        self._finish(op, span, result, None)
-        return result
+        with self._operation(op, options) as call:
+            call.result = await submit(core, op, *args, options=call.options)
+        return call.result
 
     def submit(
         self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
     ) -> Coroutine[Any, Any, Any]:
         return self._submit(core, op, args, options)
+
+
+class _Call:
+    """One call under its operation's span: the options to run it with, and its result."""
+
+    __slots__ = ("options", "result")
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+        self.result: Any = None
 
 
 def _batch_counts(span: Any, op: str, result: Any) -> None:

@@ -207,6 +207,8 @@ pub struct Server {
     events_addr: SocketAddr,
     shutdown: watch::Sender<bool>,
     runtime: Option<tokio::runtime::Runtime>,
+    /// The lock on the state file, let go of after the last save.
+    holder: Option<persist::Holder>,
 }
 
 impl Server {
@@ -226,6 +228,12 @@ impl Server {
             .thread_name("pushwire-emulator")
             .enable_all()
             .build()?;
+        // Taken before the file is read: a second emulator on it is refused before anything.
+        let holder = config
+            .state_file
+            .as_deref()
+            .map(persist::Holder::take)
+            .transpose()?;
         let emu = Arc::new(initial(&config)?);
         let (shutdown, rx) = watch::channel(false);
         {
@@ -266,6 +274,7 @@ impl Server {
             events_addr,
             shutdown,
             runtime: Some(runtime),
+            holder,
         })
     }
 
@@ -298,7 +307,10 @@ impl Server {
         let rt = self.runtime.take()?;
         rt.shutdown_background();
         let path = self.emu.state_file.clone()?;
-        Some(persist::save_last(&self.emu, &path))
+        let saved = persist::save_last(&self.emu, &path);
+        // Free for the next emulator once the last save is on disk.
+        self.holder = None;
+        Some(saved)
     }
 }
 

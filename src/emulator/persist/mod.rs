@@ -6,7 +6,8 @@
 //! - `image`: the state as the file holds it (every site and all it holds, the counters, the
 //!   clock, the request log);
 //!   with `chunked` the lists of millions, encoded and decoded on every core;
-//! - `file`: the framing on disk, the refusals, the atomic write.
+//! - `file`: the framing on disk, the refusals, the atomic write;
+//! - `lock`: who holds a state file, so that no two emulators run on one.
 //!
 //! The state is encoded under the emulator's lock (requests wait meanwhile: a few hundred
 //! milliseconds for a million subscribers), and written to disk after it is released.
@@ -14,12 +15,14 @@
 mod chunked;
 mod file;
 mod image;
+mod lock;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use self::file::{clear_leftovers, StateFileError, FORMAT, MAGIC};
 use self::image::Image;
+pub use self::lock::Holder;
 use super::emu::Emu;
 use super::state::State;
 
