@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value};
 use super::emu::Emu;
 use super::engine::analytics::{fill_drip, fill_trigger, Range};
 use super::routes::analytics::summary_rows;
-use super::state::{iso, Site, Source};
+use super::state::{iso, Site, Source, Status};
 use crate::model::{Drip, NewNotification};
 
 const HTML: &str = include_str!("ui/inspector.html");
@@ -168,10 +168,10 @@ pub fn broadcasts(site: &Site, now: DateTime<Utc>, offset: usize, limit: usize) 
         let c = counts.entry(d.source_id).or_default();
         c.deliveries += 1;
         match d.status {
-            "delivered" => c.delivered += 1,
-            "pending" => c.pending += 1,
-            "expired" => c.expired += 1,
-            _ => {}
+            Status::Delivered => c.delivered += 1,
+            Status::Pending => c.pending += 1,
+            Status::Expired => c.expired += 1,
+            Status::Capped => {}
         }
         c.views += u64::from(d.viewed_at.is_some());
         c.clicks += u64::from(d.clicked_at.is_some());

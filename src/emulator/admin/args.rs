@@ -98,11 +98,22 @@ impl Page {
 
     /// The page of `all`: the entries alone, or with `meta` `{entries, total}`.
     pub fn of<T: serde::Serialize>(&self, all: Vec<T>, meta: bool) -> Value {
+        self.of_shown(all, meta, |t| t)
+    }
+
+    /// The page of `all`, each entry of it shown as `show` makes it (only the page's).
+    pub fn of_shown<T, U: serde::Serialize>(
+        &self,
+        all: Vec<T>,
+        meta: bool,
+        show: impl FnMut(T) -> U,
+    ) -> Value {
         let total = all.len();
-        let page: Vec<T> = all
+        let page: Vec<U> = all
             .into_iter()
             .skip(self.offset)
             .take(self.limit.unwrap_or(usize::MAX))
+            .map(show)
             .collect();
         if meta {
             json!({"entries": page, "total": total})

@@ -32,24 +32,28 @@ pub(super) fn deliveries(emu: &Emu, site: Pinned, args: Args) -> Result<Value, S
     let meta = flag(&args, "meta")?;
     emu.with_site(site, |s, _, _| {
         // A misspelt hash must not read as "received nothing".
-        if let Some(h) = hash.as_ref() {
-            if s.subscriber(h).is_none() {
-                return Err(format!("subscriber {h} does not exist"));
-            }
-        }
+        let whose = match hash.as_ref() {
+            Some(h) => Some(
+                s.subscriber_position(h)
+                    .ok_or_else(|| format!("subscriber {h} does not exist"))?,
+            ),
+            None => None,
+        };
         let mut out: Vec<&Delivery> = s
             .engine
             .deliveries
             .iter()
-            .filter(|d| hash.as_ref().is_none_or(|h| &d.subscriber_hash == h))
-            .filter(|d| status == "all" || d.status == status)
+            .filter(|d| whose.is_none_or(|at| d.subscriber_at() == at))
+            .filter(|d| status == "all" || d.status.as_str() == status)
             .filter(|d| notification.is_none_or(|n| d.notification_id == n))
             .filter(|d| source.as_ref().is_none_or(|src| d.source == *src))
             .filter(|d| source_id.is_none_or(|id| d.source_id == id))
             .filter(|d| window.holds(d.sent_at.unwrap_or(d.queued_at)))
             .collect();
         out.sort_by_key(|d| (d.sent_at.unwrap_or(d.queued_at), d.delivery_id));
-        Ok(page.of(out, meta))
+        Ok(page.of_shown(out, meta, |d| {
+            d.shown(&s.subscribers[d.subscriber_at()].subscriber_hash)
+        }))
     })?
 }
 
@@ -69,7 +73,7 @@ pub(super) fn record(emu: &Emu, site: Pinned, args: Args, click: bool) -> Result
             .ok()
             .map(|i| &mut deliveries[i])
             .ok_or_else(|| format!("delivery {id} does not exist"))?;
-        if d.status != "delivered" {
+        if d.status != state::Status::Delivered {
             return Err(format!("delivery {id} was not delivered ({})", d.status));
         }
         let slot = if click {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::args::{str_arg, time_arg};
 use crate::emulator::engine;
-use crate::emulator::state::{Counters, Site, Subscriber};
+use crate::emulator::state::{Attributes, Counters, Site, Subscriber, SubscriberHash, Sym};
 
 /// The profile fields of a subscriber, which a population draws from a distribution each.
 const DRAWN: [&str; 7] = [
@@ -55,8 +55,8 @@ pub fn subscriber_of(args: &Map<String, Value>) -> Result<NewSubscriber, String>
         ));
     }
     let attributes = match args.get("attributes") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
+        None | Some(Value::Null) => Attributes::default(),
+        Some(Value::Object(m)) => Attributes::from(m.clone()),
         Some(_) => return Err("attributes must be an object".into()),
     };
     let segments: Vec<i64> = match args.get("segments") {
@@ -74,17 +74,17 @@ pub fn subscriber_of(args: &Map<String, Value>) -> Result<NewSubscriber, String>
     let sub = Subscriber {
         subscriber_hash: match str_arg(args, "subscriber_hash")? {
             Some(h) if h.is_empty() => return Err("subscriber_hash must not be empty".into()),
-            Some(h) => h,
-            None => String::new(),
+            Some(h) => h.into(),
+            None => SubscriberHash::default(),
         },
         profile_id: str_arg(args, "profile_id")?,
-        country: str_arg(args, "country")?,
-        state: str_arg(args, "state")?,
-        city: str_arg(args, "city")?,
-        device: str_arg(args, "device")?,
-        device_type: str_arg(args, "device_type")?,
-        browser: str_arg(args, "browser")?,
-        platform: str_arg(args, "platform")?,
+        country: str_arg(args, "country")?.map(Sym::from),
+        state: str_arg(args, "state")?.map(Sym::from),
+        city: str_arg(args, "city")?.map(Sym::from),
+        device: str_arg(args, "device")?.map(Sym::from),
+        device_type: str_arg(args, "device_type")?.map(Sym::from),
+        browser: str_arg(args, "browser")?.map(Sym::from),
+        platform: str_arg(args, "platform")?.map(Sym::from),
         attributes,
         subscribed_at: DateTime::<Utc>::MIN_UTC,
         unsubscribed_at: None,
@@ -190,10 +190,10 @@ pub fn add_batch(
     batch: Vec<NewSubscriber>,
 ) -> Result<Vec<String>, String> {
     let mut rng = fastrand::Rng::new();
-    let mut taken: HashSet<&str> = HashSet::with_capacity(batch.len());
+    let mut taken: HashSet<&SubscriberHash> = HashSet::with_capacity(batch.len());
     for (i, n) in batch.iter().enumerate() {
-        let hash = n.sub.subscriber_hash.as_str();
-        if !hash.is_empty() && (site.subscriber(hash).is_some() || !taken.insert(hash)) {
+        let hash = &n.sub.subscriber_hash;
+        if !hash.is_empty() && (site.subscriber(&hash.text()).is_some() || !taken.insert(hash)) {
             return Err(format!("row {i}: subscriber {hash} already exists"));
         }
         if let Some(id) = n.segments.iter().find(|id| site.segment(**id).is_none()) {
@@ -206,11 +206,11 @@ pub fn add_batch(
     for n in batch {
         let mut sub = n.sub;
         if sub.subscriber_hash.is_empty() {
-            sub.subscriber_hash = fresh_hash(site, &mut rng);
+            sub.subscriber_hash = fresh_hash(site, &mut rng).into();
         }
         sub.subscribed_at = n.subscribed_at.unwrap_or(now);
         sub.segments = n.segments.into_iter().collect();
-        hashes.push(sub.subscriber_hash.clone());
+        hashes.push(sub.subscriber_hash.to_string());
         site.add_subscriber(sub);
     }
     engine::on_audience_change(site, ids, now, &hashes);
@@ -293,11 +293,12 @@ impl Dist {
         Ok(Dist { values, cumulative })
     }
 
-    fn draw(&self, rng: &mut fastrand::Rng) -> &Value {
+    /// The place in `values` of one drawn value.
+    fn pick(&self, rng: &mut fastrand::Rng) -> usize {
         let total = self.cumulative.last().copied().unwrap_or(0.0);
         let x = rng.f64() * total;
         let i = self.cumulative.partition_point(|c| *c <= x);
-        &self.values[i.min(self.values.len() - 1)]
+        i.min(self.values.len() - 1)
     }
 }
 
@@ -442,19 +443,36 @@ impl Population {
             .map(|(from, to)| (from, (to - from).num_milliseconds()));
         let mut hashes = Vec::with_capacity(self.count);
         site.reserve_subscribers(self.count);
+        // Each field's values and each attribute's name interned once, not per subscriber.
+        let fields: Vec<(usize, &Dist, Vec<Option<Sym>>)> = self
+            .fields
+            .iter()
+            .map(|(i, d)| {
+                (
+                    *i,
+                    d,
+                    d.values.iter().map(|v| v.as_str().map(Sym::of)).collect(),
+                )
+            })
+            .collect();
+        let names: Vec<(Sym, &Dist)> = self
+            .attributes
+            .iter()
+            .map(|(k, d)| (Sym::of(k), d))
+            .collect();
         for _ in 0..self.count {
-            let mut profile: [Option<String>; 7] = Default::default();
-            for (i, d) in &self.fields {
-                profile[*i] = d.draw(&mut rng).as_str().map(str::to_string);
+            let mut profile: [Option<Sym>; 7] = [None; 7];
+            for (i, d, syms) in &fields {
+                profile[*i] = syms[d.pick(&mut rng)];
             }
             let [country, state, city, device, device_type, browser, platform] = profile;
-            let mut attributes = Map::with_capacity(self.attributes.len());
-            for (k, d) in &self.attributes {
-                let v = d.draw(&mut rng);
-                if !v.is_null() {
-                    attributes.insert(k.clone(), v.clone());
-                }
-            }
+            let attributes = names
+                .iter()
+                .filter_map(|(k, d)| {
+                    let v = &d.values[d.pick(&mut rng)];
+                    (!v.is_null()).then(|| (*k, v.clone()))
+                })
+                .collect();
             let subscribed_at = match span {
                 Some((from, ms)) if ms > 0 => from + Duration::milliseconds(rng.i64(0..=ms)),
                 Some((from, _)) => from,
@@ -468,9 +486,10 @@ impl Population {
                 .map(|(id, _)| *id)
                 .collect();
             let hash = fresh_hash(site, &mut rng);
-            hashes.push(hash.clone());
+            let packed = SubscriberHash::of(&hash);
+            hashes.push(hash);
             site.add_subscriber(Subscriber {
-                subscriber_hash: hash,
+                subscriber_hash: packed,
                 profile_id: None,
                 country,
                 state,

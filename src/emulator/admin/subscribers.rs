@@ -7,7 +7,7 @@ use super::args::{flag, str_arg, Args, Page};
 use super::seed;
 use crate::emulator::emu::{Emu, Pinned};
 use crate::emulator::engine;
-use crate::emulator::state::{iso, Counters, SegmentRec};
+use crate::emulator::state::{iso, Counters, SegmentRec, SubscriberHash};
 
 pub(super) fn add_subscriber(emu: &Emu, site: Pinned, mut args: Args) -> Result<Value, String> {
     args.remove("api_key");
@@ -102,11 +102,11 @@ pub(super) fn create_segment(emu: &Emu, site: Pinned, args: Args) -> Result<Valu
 
 pub(super) fn segments(emu: &Emu, site: Pinned, _args: Args) -> Result<Value, String> {
     emu.with_site(site, |s, _, _| {
-        let members = |id: i64| -> Vec<&str> {
+        let members = |id: i64| -> Vec<&SubscriberHash> {
             s.subscribers
                 .iter()
                 .filter(|sub| sub.segments.contains(&id))
-                .map(|sub| sub.subscriber_hash.as_str())
+                .map(|sub| &sub.subscriber_hash)
                 .collect()
         };
         Value::Array(

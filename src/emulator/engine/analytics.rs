@@ -61,11 +61,12 @@ fn count<'a>(
             clicks += 1;
         }
         let left = site
-            .subscriber(&d.subscriber_hash)
+            .subscribers
+            .get(d.subscriber_at())
             .and_then(|s| s.unsubscribed_at);
         if let (Some(left), Some(sent_at)) = (left, d.sent_at) {
             if left >= sent_at && range.contains(Some(left)) {
-                unsubscribed.insert(d.subscriber_hash.clone());
+                unsubscribed.insert(d.subscriber);
             }
         }
     }

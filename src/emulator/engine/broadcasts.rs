@@ -59,7 +59,6 @@ pub fn on_broadcast(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
 #[cfg(test)]
 mod tests {
     use chrono::{Duration, TimeZone};
-    use serde_json::Map;
 
     use super::*;
     use crate::emulator::engine::set_online;
@@ -82,7 +81,7 @@ mod tests {
             device_type: None,
             browser: None,
             platform: None,
-            attributes: Map::new(),
+            attributes: Default::default(),
             subscribed_at: at,
             unsubscribed_at: None,
             segments: Default::default(),
@@ -123,11 +122,11 @@ mod tests {
         broadcast(&mut s, NotificationType::Later, Some("2030-05-01 13:00:00"));
         on_broadcast(&mut s, &mut ids, now);
         tick(&mut s, &mut ids, now + Duration::days(2));
-        let got: Vec<&str> = s
+        let got: Vec<String> = s
             .engine
             .deliveries
             .iter()
-            .map(|d| d.subscriber_hash.as_str())
+            .map(|d| s.subscribers[d.subscriber_at()].subscriber_hash.to_string())
             .collect();
         assert_eq!(got, ["before"]);
     }

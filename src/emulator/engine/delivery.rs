@@ -5,7 +5,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::targeting::{audience_match, Selector};
-use crate::emulator::state::{Counters, Delivery, Scheduled, Site, Source};
+use crate::emulator::state::{Counters, Delivery, Scheduled, Site, Source, Status};
 
 /// Delivers everything due by `now`, in due order, and expires what waited too long.
 pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
@@ -35,7 +35,7 @@ pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
         list.retain(|&i| {
             let d = &mut deliveries[i];
             if now >= d.expires_at {
-                d.status = "expired";
+                d.status = Status::Expired;
                 expired += 1;
                 false
             } else {
@@ -121,7 +121,7 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             } else if site.subscribers[at].unsubscribed_at.is_none() {
                 // Kept in sight (status `capped`): a test can tell "held back by the cap"
                 // from "never scheduled". Nothing reaches the device or the analytics.
-                let held = Delivery::of(ids, &item, hash, "capped", item.due_at);
+                let held = Delivery::of(ids, &item, at, Status::Capped, item.due_at);
                 site.engine.deliveries.push(held);
             }
         }
@@ -146,7 +146,7 @@ fn within_caps(
     let sent = site.engine.sends.get(&(trigger_id, at));
     for &i in sent.into_iter().flatten() {
         let d = &site.engine.deliveries[i];
-        if d.status == "expired" {
+        if d.status == Status::Expired {
             continue;
         }
         if d.queued_at.with_timezone(&site.timezone).date_naive() == day {
@@ -166,12 +166,16 @@ fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, at: usize) {
     if sub.unsubscribed_at.is_some() {
         return;
     }
-    let status = if sub.online { "delivered" } else { "pending" };
+    let status = if sub.online {
+        Status::Delivered
+    } else {
+        Status::Pending
+    };
     let expires_at = item.due_at + Duration::seconds(item.expiry_seconds);
-    let delivery = Delivery::of(ids, item, &sub.subscriber_hash, status, expires_at);
+    let delivery = Delivery::of(ids, item, at, status, expires_at);
     let engine = &mut site.engine;
     let index = engine.deliveries.len();
-    if status == "pending" {
+    if status == Status::Pending {
         engine.pending += 1;
         engine.next_expiry = Some(engine.next_expiry.map_or(expires_at, |n| n.min(expires_at)));
         engine.waiting.entry(at).or_default().push(index);
@@ -187,27 +191,28 @@ fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, at: usize) {
 }
 
 impl Delivery {
-    /// `item` for `hash`, numbered now: sent at its due time when `delivered`.
+    /// `item` for the subscriber at `at`, numbered now: sent at its due time when
+    /// delivered.
     pub(super) fn of(
         ids: &mut Counters,
         item: &Scheduled,
-        hash: &str,
-        status: &'static str,
+        at: usize,
+        status: Status,
         expires_at: DateTime<Utc>,
     ) -> Delivery {
         Delivery {
             delivery_id: Counters::next(&mut ids.delivery),
-            subscriber_hash: hash.to_string(),
             content: item.content.clone(),
-            source: item.source,
             source_id: item.source_id,
             notification_id: item.notification_id,
-            status,
             queued_at: item.due_at,
-            sent_at: (status == "delivered").then_some(item.due_at),
+            sent_at: (status == Status::Delivered).then_some(item.due_at),
             expires_at,
             viewed_at: None,
             clicked_at: None,
+            subscriber: u32::try_from(at).expect("a site holds fewer than 4 billion subscribers"),
+            source: item.source,
+            status,
         }
     }
 }
@@ -226,10 +231,10 @@ pub fn set_online(site: &mut Site, hash: &str, online: bool, now: DateTime<Utc>)
         for i in engine.waiting.remove(&at).unwrap_or_default() {
             let d = &mut engine.deliveries[i];
             if now < d.expires_at {
-                d.status = "delivered";
+                d.status = Status::Delivered;
                 d.sent_at = Some(now);
             } else {
-                d.status = "expired";
+                d.status = Status::Expired;
             }
             engine.pending -= 1;
         }

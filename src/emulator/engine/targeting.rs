@@ -15,8 +15,10 @@ pub fn instant(s: &str) -> Option<DateTime<Utc>> {
     crate::validate::iso_instant(s)
 }
 
-fn any_of(list: &[String], value: &Option<String>) -> bool {
-    value.as_ref().is_some_and(|v| list.iter().any(|x| x == v))
+fn any_of<T: std::ops::Deref<Target = str>>(list: &[String], value: &Option<T>) -> bool {
+    value
+        .as_deref()
+        .is_some_and(|v| list.iter().any(|x| x == v))
 }
 
 /// A broadcast's filters (4.13) read once, for the whole audience: whether an active
@@ -65,7 +67,7 @@ impl<'a> Selector<'a> {
                 || any_of(&n.include_device_types, &sub.device_type))
             && (n.include_browsers.is_empty() || any_of(&n.include_browsers, &sub.browser))
             && (n.profile_id.is_empty() || any_of(&n.profile_id, &sub.profile_id))
-            && (self.hashes.is_empty() || self.hashes.contains(sub.subscriber_hash.as_str()))
+            && (self.hashes.is_empty() || self.hashes.contains(&*sub.subscriber_hash.text()))
             && self.from.is_none_or(|from| sub.subscribed_at >= from)
             && self.to.is_none_or(|to| sub.subscribed_at < to)
             && n.attributes
@@ -77,9 +79,10 @@ impl<'a> Selector<'a> {
 /// Groups OR-ed, rules in a group AND-ed; no groups selects everyone.
 pub fn attributes_match(groups: &[Vec<AttributeRule>], sub: &Subscriber) -> bool {
     groups.is_empty()
-        || groups
-            .iter()
-            .any(|g| g.iter().all(|r| rule_holds(r, sub.attributes.get(&r.key))))
+        || groups.iter().any(|g| {
+            g.iter()
+                .all(|r| rule_holds(r, sub.attributes.get(&r.key).as_deref()))
+        })
 }
 
 /// Numbers compare as numbers, strings as strings; values of different types are never

@@ -81,12 +81,12 @@ pub fn on_event(
         (Some(p), _) => site
             .with_profile(p)
             .filter(|s| s.unsubscribed_at.is_none())
-            .map(|s| s.subscriber_hash.clone())
+            .map(|s| s.subscriber_hash.to_string())
             .collect(),
         (None, Some(h)) => site
             .subscriber(h)
             .filter(|s| s.unsubscribed_at.is_none())
-            .map(|s| s.subscriber_hash.clone())
+            .map(|s| s.subscriber_hash.to_string())
             .into_iter()
             .collect(),
         _ => Vec::new(),

@@ -21,7 +21,7 @@ use super::chunked::Chunked;
 use crate::emulator::state::{loose, opt_stamp, stamp};
 use crate::emulator::state::{
     Alert, Content, Counters, Delivery, DripRec, EngineState, EventRec, LogEntry, NotificationRec,
-    ProductRec, Scheduled, SegmentRec, Site, Source, State, Subscriber,
+    ProductRec, Scheduled, SegmentRec, Site, Source, State, Status, Subscriber,
 };
 use crate::model::TriggeredCampaign;
 
@@ -256,7 +256,7 @@ impl<'a> SiteImage<'a> {
             products: Cow::Borrowed(&site.products),
             events: Cow::Borrowed(&site.events),
             events_pruned: site.events_pruned,
-            engine: EngineImage::of(&site.engine),
+            engine: EngineImage::of(&site.engine, &site.subscribers),
         }
     }
 
@@ -274,13 +274,14 @@ impl<'a> SiteImage<'a> {
         site.products = self.products.into_owned();
         site.events = self.events.into_owned();
         site.events_pruned = self.events_pruned;
-        site.engine = self.engine.into_engine(site.subscribers.len())?;
+        let engine = self.engine.into_engine(&site)?;
+        site.engine = engine;
         Ok(site)
     }
 }
 
 impl<'a> EngineImage<'a> {
-    fn of(engine: &'a EngineState) -> Self {
+    fn of(engine: &'a EngineState, subscribers: &'a [Subscriber]) -> Self {
         // Contents by address: every delivery of a send shares its send's one.
         let mut place: HashMap<*const Content, u32> = HashMap::new();
         let mut contents: Vec<Cow<'a, Content>> = Vec::new();
@@ -320,12 +321,15 @@ impl<'a> EngineImage<'a> {
             .iter()
             .map(|d| DeliveryImage {
                 delivery_id: d.delivery_id,
-                subscriber_hash: Cow::Borrowed(&d.subscriber_hash),
+                // The file names the subscriber by hash: a position is only this list's.
+                subscriber_hash: Cow::Owned(
+                    subscribers[d.subscriber_at()].subscriber_hash.to_string(),
+                ),
                 content: content_of(&d.content),
                 source: d.source,
                 source_id: d.source_id,
                 notification_id: d.notification_id,
-                status: Cow::Borrowed(d.status),
+                status: Cow::Borrowed(d.status.as_str()),
                 queued_at: d.queued_at,
                 sent_at: d.sent_at,
                 expires_at: d.expires_at,
@@ -349,8 +353,9 @@ impl<'a> EngineImage<'a> {
         }
     }
 
-    /// The engine's state, for a site of `subscribers` subscribers.
-    fn into_engine(self, subscribers: usize) -> Result<EngineState, Inconsistent> {
+    /// The engine's state, for `site` (its subscribers already read).
+    fn into_engine(self, site: &Site) -> Result<EngineState, Inconsistent> {
+        let subscribers = site.subscribers.len();
         let contents: Vec<Arc<Content>> = self
             .contents
             .into_iter()
@@ -375,19 +380,25 @@ impl<'a> EngineImage<'a> {
             })
         })?;
         let deliveries = self.deliveries.decode(|d| {
+            let at = site
+                .subscriber_position(&d.subscriber_hash)
+                .ok_or_else(|| {
+                    "a delivery names a subscriber the site does not hold".to_string()
+                })?;
             Ok(Delivery {
                 delivery_id: d.delivery_id,
-                subscriber_hash: d.subscriber_hash.into_owned(),
                 content: content(d.content)?,
-                source: d.source,
                 source_id: d.source_id,
                 notification_id: d.notification_id,
-                status: delivery_status(&d.status)?,
                 queued_at: d.queued_at,
                 sent_at: d.sent_at,
                 expires_at: d.expires_at,
                 viewed_at: d.viewed_at,
                 clicked_at: d.clicked_at,
+                subscriber: u32::try_from(at).map_err(|e| e.to_string())?,
+                source: d.source,
+                status: Status::of(&d.status)
+                    .ok_or_else(|| format!("a delivery's status is {:?}", d.status))?,
             })
         })?;
         let sends = self.sends.into_owned();
@@ -461,17 +472,6 @@ fn check_counters(state: &State) -> Result<(), Inconsistent> {
         )),
         None => Ok(()),
     }
-}
-
-/// A delivery's status as the engine spells it.
-fn delivery_status(s: &str) -> Result<&'static str, Inconsistent> {
-    Ok(match s {
-        "delivered" => "delivered",
-        "pending" => "pending",
-        "expired" => "expired",
-        "capped" => "capped",
-        other => return Err(format!("a delivery's status is {other:?}")),
-    })
 }
 
 impl<'a> AlertImage<'a> {

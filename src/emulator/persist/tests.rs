@@ -138,7 +138,7 @@ fn a_file_that_passes_its_checksum_but_would_break_the_engine_is_refused() {
 fn the_layout_the_file_holds_is_the_one_its_format_names() {
     use crate::emulator::state::{
         Alert, Content, Delivery, EventRec, NotificationRec, ProductRec, Scheduled, SegmentRec,
-        Site, Source, State, Subscriber,
+        Site, Source, State, Status, Subscriber,
     };
     use chrono::TimeZone;
     use std::sync::Arc;
@@ -197,17 +197,17 @@ fn the_layout_the_file_holds_is_the_one_its_format_names() {
     });
     site.engine.deliveries.push(Delivery {
         delivery_id: 8,
-        subscriber_hash: "h1".into(),
         content,
-        source: Source::Broadcast,
         source_id: 4,
         notification_id: 4,
-        status: "pending",
         queued_at: at,
         sent_at: None,
         expires_at: at,
         viewed_at: Some(at),
         clicked_at: None,
+        subscriber: 0,
+        source: Source::Broadcast,
+        status: Status::Pending,
     });
     site.engine.waiting.insert(0, vec![0]);
     site.engine.pending = 1;

@@ -74,7 +74,7 @@ pub async fn add_with_hash(call: Call, FormBody(form): FormBody) -> ApiResult {
         for i in found {
             let sub = &mut s.subscribers[i];
             if sub.segments.insert(id) {
-                added.push(sub.subscriber_hash.clone());
+                added.push(sub.subscriber_hash.to_string());
             }
         }
         engine::on_audience_change(s, ids, now, &added);
@@ -115,7 +115,7 @@ pub async fn profile(call: Call, FormBody(form): FormBody) -> ApiResult {
             {
                 if operation == "add" {
                     if sub.segments.insert(id) {
-                        added.push(sub.subscriber_hash.clone());
+                        added.push(sub.subscriber_hash.to_string());
                     }
                 } else {
                     sub.segments.remove(&id);

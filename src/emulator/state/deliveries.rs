@@ -8,6 +8,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::hash::SubscriberHash;
 use super::time::{loose, ser_opt_time, ser_time};
 use crate::model::Action;
 
@@ -47,28 +48,119 @@ pub struct Scheduled {
     pub run: u64,
 }
 
-/// A notification handed to one subscriber's device.
-#[derive(Debug, Clone, Serialize)]
+/// How a delivery stands, a byte (the admin API spells it as [`Status::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Delivered,
+    /// The device is offline: it waits until the device comes online, or it expires.
+    Pending,
+    Expired,
+    /// Held back by a triggered campaign's cap.
+    Capped,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Delivered => "delivered",
+            Status::Pending => "pending",
+            Status::Expired => "expired",
+            Status::Capped => "capped",
+        }
+    }
+
+    /// The status spelt `text`.
+    pub fn of(text: &str) -> Option<Status> {
+        Some(match text {
+            "delivered" => Status::Delivered,
+            "pending" => Status::Pending,
+            "expired" => Status::Expired,
+            "capped" => Status::Capped,
+            _ => return None,
+        })
+    }
+}
+
+impl PartialEq<&str> for Status {
+    fn eq(&self, text: &&str) -> bool {
+        self.as_str() == *text
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A notification handed to one subscriber's device: a small fixed record, a million of
+/// them for a broadcast to a million. The subscriber is its position in `Site::subscribers`
+/// (4 bytes, where a copy of the hash took 56), the content is shared with the send's other
+/// deliveries, the status is a byte. What the admin API shows of it is [`Delivery::shown`],
+/// the hash read from the subscriber.
+#[derive(Debug, Clone)]
 pub struct Delivery {
     pub delivery_id: i64,
-    pub subscriber_hash: String,
-    #[serde(flatten)]
     pub content: Arc<Content>,
-    pub source: Source,
     pub source_id: i64,
     pub notification_id: i64,
-    /// `delivered`, `pending` (the device is offline) or `expired`.
-    pub status: &'static str,
-    #[serde(serialize_with = "ser_time")]
     pub queued_at: DateTime<Utc>,
-    #[serde(serialize_with = "ser_opt_time")]
     pub sent_at: Option<DateTime<Utc>>,
-    #[serde(serialize_with = "ser_time")]
     pub expires_at: DateTime<Utc>,
-    #[serde(serialize_with = "ser_opt_time")]
     pub viewed_at: Option<DateTime<Utc>>,
-    #[serde(serialize_with = "ser_opt_time")]
     pub clicked_at: Option<DateTime<Utc>>,
+    /// Its place in `Site::subscribers` (a site holds fewer than 4 billion).
+    pub subscriber: u32,
+    pub source: Source,
+    pub status: Status,
+}
+
+impl Delivery {
+    /// Where its subscriber is in `Site::subscribers`.
+    pub fn subscriber_at(&self) -> usize {
+        self.subscriber as usize
+    }
+
+    /// The delivery as the admin API shows it, for the subscriber of hash `hash`.
+    pub fn shown<'a>(&'a self, hash: &'a SubscriberHash) -> Shown<'a> {
+        Shown {
+            delivery_id: self.delivery_id,
+            subscriber_hash: hash,
+            content: &self.content,
+            source: self.source,
+            source_id: self.source_id,
+            notification_id: self.notification_id,
+            status: self.status.as_str(),
+            queued_at: self.queued_at,
+            sent_at: self.sent_at,
+            expires_at: self.expires_at,
+            viewed_at: self.viewed_at,
+            clicked_at: self.clicked_at,
+        }
+    }
+}
+
+/// A delivery as the admin API shows it (`deliveries`), its fields in this order.
+#[derive(Serialize)]
+pub struct Shown<'a> {
+    delivery_id: i64,
+    subscriber_hash: &'a SubscriberHash,
+    #[serde(flatten)]
+    content: &'a Content,
+    source: Source,
+    source_id: i64,
+    notification_id: i64,
+    status: &'static str,
+    #[serde(serialize_with = "ser_time")]
+    queued_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_opt_time")]
+    sent_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "ser_time")]
+    expires_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_opt_time")]
+    viewed_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "ser_opt_time")]
+    clicked_at: Option<DateTime<Utc>>,
 }
 
 /// A subscriber's wish to hear of a product's price drop or return to stock.

@@ -2,12 +2,18 @@
 //! API key) and everything each site holds, the request log, armed faults and the clock.
 //! Plain data: the engine acts on it, `Emu` (in `emu`) guards it.
 
+mod attributes;
 mod deliveries;
+mod hash;
+mod interned;
 mod site;
 mod store;
 mod time;
 
-pub use self::deliveries::{Alert, Content, Delivery, EngineState, Scheduled, Source};
+pub use self::attributes::Attributes;
+pub use self::deliveries::{Alert, Content, Delivery, EngineState, Scheduled, Source, Status};
+pub use self::hash::SubscriberHash;
+pub use self::interned::Sym;
 pub use self::site::{
     DripRec, EventRec, NotificationRec, ProductRec, SegmentRec, SegmentSet, Site, SiteId,
     Subscriber,

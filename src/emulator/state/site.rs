@@ -8,7 +8,10 @@ use chrono::{DateTime, FixedOffset, Offset, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::attributes::Attributes;
 use super::deliveries::EngineState;
+use super::hash::{Key, SubscriberHash};
+use super::interned::Sym;
 use super::time::{loose, opt_stamp, stamp};
 use crate::emulator::parallel::on_all_cores;
 use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
@@ -17,10 +20,11 @@ use crate::model::{Drip, NewNotification, Product, SendTo, TriggeredCampaign};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SiteId(pub i64);
 
-/// The segments a subscriber is in: a sorted list (a subscriber is in a few; a tree's node
-/// would take a hundred bytes for each of a million subscribers).
+/// The segments a subscriber is in: a sorted boxed slice (a subscriber is in a few; a tree's
+/// node would take a hundred bytes for each of a million subscribers, a `Vec` its capacity
+/// besides).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SegmentSet(Vec<i64>);
+pub struct SegmentSet(Box<[i64]>);
 
 impl SegmentSet {
     /// Adds `id`; false when it was there.
@@ -28,7 +32,9 @@ impl SegmentSet {
         match self.0.binary_search(&id) {
             Ok(_) => false,
             Err(at) => {
-                self.0.insert(at, id);
+                let mut ids = std::mem::take(&mut self.0).into_vec();
+                ids.insert(at, id);
+                self.0 = ids.into_boxed_slice();
                 true
             }
         }
@@ -37,7 +43,9 @@ impl SegmentSet {
     pub fn remove(&mut self, id: &i64) -> bool {
         match self.0.binary_search(id) {
             Ok(at) => {
-                self.0.remove(at);
+                let mut ids = std::mem::take(&mut self.0).into_vec();
+                ids.remove(at);
+                self.0 = ids.into_boxed_slice();
                 true
             }
             Err(_) => false,
@@ -58,25 +66,28 @@ impl FromIterator<i64> for SegmentSet {
         let mut v: Vec<i64> = ids.into_iter().collect();
         v.sort_unstable();
         v.dedup();
-        v.shrink_to_fit();
-        SegmentSet(v)
+        SegmentSet(v.into_boxed_slice())
     }
 }
 
 /// A subscriber (the spec does not show its record; these are the fields targeting uses).
+/// The profile's low-cardinality fields are interned ([`Sym`]: 8 bytes, where an
+/// `Option<String>` took 24 and an allocation of its own), the attributes a compact list
+/// ([`Attributes`]); both read and write as the text they hold, so the admin API's answers
+/// and the state file's layout are those of strings.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Subscriber {
-    pub subscriber_hash: String,
+    pub subscriber_hash: SubscriberHash,
     pub profile_id: Option<String>,
-    pub country: Option<String>,
-    pub state: Option<String>,
-    pub city: Option<String>,
-    pub device: Option<String>,
-    pub device_type: Option<String>,
-    pub browser: Option<String>,
-    pub platform: Option<String>,
+    pub country: Option<Sym>,
+    pub state: Option<Sym>,
+    pub city: Option<Sym>,
+    pub device: Option<Sym>,
+    pub device_type: Option<Sym>,
+    pub browser: Option<Sym>,
+    pub platform: Option<Sym>,
     #[serde(with = "loose")]
-    pub attributes: Map<String, Value>,
+    pub attributes: Attributes,
     #[serde(with = "stamp")]
     pub subscribed_at: DateTime<Utc>,
     #[serde(with = "opt_stamp")]
@@ -149,7 +160,9 @@ pub struct Site {
     /// look a subscriber up by hash once per item, which a scan made quadratic.
     /// The hashes themselves stay in `subscribers`: a map keyed by a copy of each would
     /// hold another 60 bytes a subscriber.
-    by_hash: hashbrown::HashTable<usize>,
+    /// Positions as `u32` (a site holds fewer than 4 billion subscribers): 4 bytes a slot
+    /// saved on a table of millions.
+    by_hash: hashbrown::HashTable<u32>,
     hasher: std::hash::RandomState,
     /// The positions of each profile's subscribers (an event names a profile, which may
     /// have several devices).
@@ -167,6 +180,11 @@ pub struct Site {
     /// The site's time zone, for scheduled broadcasts, drip times and daily caps.
     pub timezone: FixedOffset,
     pub engine: EngineState,
+}
+
+/// A position in `Site::subscribers` as the hash index holds it.
+fn position(at: usize) -> u32 {
+    u32::try_from(at).expect("a site holds fewer than 4 billion subscribers")
 }
 
 impl Site {
@@ -212,11 +230,12 @@ impl Site {
     /// Where the subscriber with this hash stands in `subscribers`.
     pub fn subscriber_position(&self, hash: &str) -> Option<usize> {
         let subscribers = &self.subscribers;
+        let key = Key::of(hash);
         self.by_hash
-            .find(self.hasher.hash_one(hash), |&i| {
-                subscribers[i].subscriber_hash == hash
+            .find(self.hasher.hash_one(key), |&i| {
+                subscribers[i as usize].subscriber_hash.key() == key
             })
-            .copied()
+            .map(|&i| i as usize)
     }
 
     /// Room for `n` more subscribers (a bulk seeding grows the list and index once).
@@ -228,7 +247,9 @@ impl Site {
             subscribers,
             ..
         } = self;
-        by_hash.reserve(n, |&i| hasher.hash_one(&subscribers[i].subscriber_hash));
+        by_hash.reserve(n, |&i| {
+            hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
+        });
     }
 
     /// Takes `subscribers` as the site's (it has none yet: one read back from a state file),
@@ -244,7 +265,7 @@ impl Site {
             ..
         } = self;
         by_hash.reserve(subscribers.len(), |&i| {
-            hasher.hash_one(&subscribers[i].subscriber_hash)
+            hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
         });
         // Each subscriber's hash, on every core; then inserted in the order of the slots
         // they land in, so that the table is filled front to back instead of at random (a
@@ -255,7 +276,7 @@ impl Site {
         let parts: Vec<&[usize]> = positions.chunks(65_536).collect();
         let mut hashes: Vec<(u64, usize)> = on_all_cores(&parts, |part| {
             part.iter()
-                .map(|&i| (hasher.hash_one(&subscribers[i].subscriber_hash), i))
+                .map(|&i| (hasher.hash_one(subscribers[i].subscriber_hash.key()), i))
                 .collect::<Vec<_>>()
         })
         .into_iter()
@@ -275,7 +296,9 @@ impl Site {
             return false;
         }
         for (h, at) in hashes {
-            by_hash.insert_unique(h, at, |&i| hasher.hash_one(&subscribers[i].subscriber_hash));
+            by_hash.insert_unique(h, position(at), |&i| {
+                hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
+            });
         }
         for (at, sub) in subscribers.iter().enumerate() {
             if let Some(p) = &sub.profile_id {
@@ -295,15 +318,15 @@ impl Site {
             ..
         } = self;
         let entry = by_hash.entry(
-            hasher.hash_one(&sub.subscriber_hash),
-            |&i| subscribers[i].subscriber_hash == sub.subscriber_hash,
-            |&i| hasher.hash_one(&subscribers[i].subscriber_hash),
+            hasher.hash_one(sub.subscriber_hash.key()),
+            |&i| subscribers[i as usize].subscriber_hash == sub.subscriber_hash,
+            |&i| hasher.hash_one(subscribers[i as usize].subscriber_hash.key()),
         );
         match entry {
             hashbrown::hash_table::Entry::Occupied(_) => false,
             hashbrown::hash_table::Entry::Vacant(slot) => {
                 let at = subscribers.len();
-                slot.insert(at);
+                slot.insert(position(at));
                 if let Some(p) = &sub.profile_id {
                     by_profile.entry(p.clone()).or_default().push(at);
                 }
