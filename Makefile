@@ -12,7 +12,8 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 # chromium, chromium-driver: the headless browser of tests/test_inspector.py.
 SYSTEM_DEPS := redis-server chromium chromium-driver
 
-.PHONY: demo test develop docs lint fmt clean bench bench-ab soak fuzz dist dist-check cross
+.PHONY: demo test develop docs lint fmt clean bench bench-ab soak fuzz dist dist-check cross \
+	py314-wheel test-py314
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -35,14 +36,31 @@ $(VENV)/.zig: | $(PY)
 	$(PY) -m pip install -q "ziglang>=0.13,<0.14"
 	touch $@
 
-# One manylinux2014 wheel per CPython 3.9-3.13 found, and the sdist, into dist/.
+# One manylinux2014 wheel per CPython 3.9-3.13 found, the CPython 3.14 one (built without a
+# 3.14 interpreter: pyo3 is told the version), and the sdist, into dist/.
 dist: $(VENV)/.maturin $(VENV)/.zig
 	$(PY) tools/dist.py build
 
 # The wheels installed in a fresh venv per CPython found (no compiler or cargo on PATH), the
-# quick start and a smoke subset of the tests run against each.
+# quick start and a smoke subset of the tests run against each; the cp314 one the same way in
+# Debian unstable's CPython 3.14, in a root kept outside the clone (tools/py314.py: needs root,
+# installs debootstrap).
 dist-check: dist
 	$(PY) tools/dist.py check
+
+# The whole test suite under CPython 3.14, in that root, against this tree's cp314 wheel (the
+# dev dependencies from the registry, in a venv kept in the root); what cannot run there skips
+# with its reason. About 4 minutes, so .ci/run runs all of it. PY314_TESTS: some of it instead
+# (pytest's arguments, e.g. PY314_TESTS="tests/test_bulk.py -x").
+PY314_WHEEL := target/py314/wheel
+PY314_TESTS ?=
+
+# The cp314 wheel of this tree alone: seconds after `make dist`, which built it last.
+py314-wheel: $(VENV)/.maturin $(VENV)/.zig
+	$(PY) tools/dist.py build-cp314 $(PY314_WHEEL)
+
+test-py314: py314-wheel
+	$(PY) tools/py314.py test $(PY314_WHEEL) $(PY314_TESTS)
 
 # The other platforms, on this machine (tools/cross.py says how each is exercised):
 # Windows with mingw-w64, its Rust tests and emulator under wine; an aarch64 manylinux2014
@@ -82,8 +100,9 @@ test: $(VENV)/.dev-deps $(VENV)/.docs-deps develop
 	$(PY) -m pytest -q
 	PUSHWIRE_TEST_LOOP=no-add-reader $(PY) -m pytest -q $(ASYNC_TESTS)
 
-# The benchmark of issue 5 against httpx, requests, aiohttp, msgspec and wrk: release build,
-# the emulator in its own process; writes benches/RESULTS.md.
+# The benchmark of issue 5 against httpx, requests, aiohttp, msgspec and wrk, and what tracing
+# costs beside httpx's (issue 38, benches/otel_overhead.py): release build, the emulator in its
+# own process; writes benches/RESULTS.md.
 bench: $(VENV)/.dev-deps
 	sh tools/system_deps.sh redis-server
 	$(PY) -m pip install -q -r benches/requirements.txt

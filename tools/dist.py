@@ -1,9 +1,15 @@
 """Builds the wheels and the sdist (`make dist`) and checks that they install and work on every
-CPython from 3.9 to 3.13 found on this machine (`make dist-check`).
+CPython from 3.9 to 3.13 found on this machine, and on CPython 3.14 (`make dist-check`).
 
-    python tools/dist.py build     # dist/: one manylinux2014 wheel per CPython found, the sdist
+    python tools/dist.py build     # dist/: one manylinux2014 wheel per CPython found, the cp314
+                                   # wheel, the sdist
+    python tools/dist.py build-cp314 DIR   # only the cp314 wheel, into DIR
     python tools/dist.py check     # a fresh venv per CPython: install, quick start, smoke tests
     python tools/dist.py smoke     # the same checks, in this interpreter, of the wheel installed
+
+CPython 3.14 needs no interpreter here to be built: pyo3 is told the version and maturin
+describes that CPython from its own data. It is checked in Debian unstable's python3.14, in a
+root of its own under chroot (tools/py314.py), with the same quick start and smoke tests.
 
 One wheel per CPython version rather than one abi3 wheel: abi3 measured 3.5-10.7% slower in
 bench case 2 on this machine (README, "Performance"). The wheels are manylinux2014 (glibc
@@ -21,9 +27,18 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import py314  # noqa: E402  (tools/ is not a package)
+
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 VERSIONS = ["3.9", "3.10", "3.11", "3.12", "3.13"]
+# Built whether or not this machine has it, and checked in a Debian root (tools/py314.py).
+CP314 = "3.14"
+# The release builds' own target directory: zig as the C compiler would otherwise rebuild the
+# development build's C dependencies (and the next `make develop` rebuild them back). Every
+# wheel's build shares it, so the dependencies are compiled once for all the versions.
+TARGET_DIR = str(ROOT / "target" / "dist")
 
 
 def interpreters() -> dict[str, str]:
@@ -78,21 +93,43 @@ def pip_install(bin_: Path, *args: str, **kwargs: object) -> None:
     run([str(bin_ / "python"), "-m", "pip", "install", "-q", *args], **kwargs)
 
 
+def maturin_build(out: Path, interpreters: list[str], env: dict[str, str]) -> None:
+    """`maturin build` of the release wheels for `interpreters` (paths, or `python3.X` for one
+    this machine has not), manylinux2014 with zig, into `out`."""
+    maturin = shutil.which("maturin") or sys.exit("maturin is not installed")
+    env = dict(env, CARGO_TARGET_DIR=TARGET_DIR)
+    cmd = [maturin, "build", "--release", "--zig", "--compatibility", "manylinux2014"]
+    cmd += ["--out", str(out)]
+    for exe in interpreters:
+        cmd += ["--interpreter", exe]
+    run(cmd, cwd=ROOT, env=env)
+
+
+def build_cp314(out: Path) -> Path:
+    """The CPython 3.14 wheel, built without a 3.14 interpreter: pyo3 is told the version
+    (PYO3_CROSS_PYTHON_VERSION) and maturin takes that interpreter's layout (ABI flags, the
+    extension's suffix) from its own data (it warns that it could not ask that interpreter
+    its platform: the wheel's platform tag comes from --compatibility). Returns the wheel."""
+    maturin_build(out, [f"python{CP314}"], dict(os.environ, PYO3_CROSS_PYTHON_VERSION=CP314))
+    tag = "cp" + CP314.replace(".", "")
+    wheels = sorted(out.glob(f"*-{tag}-{tag}-*manylinux2014_x86_64*.whl"))
+    if len(wheels) != 1:
+        sys.exit(f"the {tag} build left {[w.name for w in wheels]} in {out}, not one wheel")
+    return wheels[0]
+
+
 def build() -> None:
     found = interpreters()
     report(found)
     shutil.rmtree(DIST, ignore_errors=True)
+    maturin_build(DIST, list(found.values()), dict(os.environ))
+    build_cp314(DIST)
     maturin = shutil.which("maturin") or sys.exit("maturin is not installed")
-    env = dict(os.environ)
-    # Its own target directory: zig as the C compiler would otherwise rebuild the
-    # development build's C dependencies (and the next `make develop` rebuild them back).
-    env["CARGO_TARGET_DIR"] = str(ROOT / "target" / "dist")
-    cmd = [maturin, "build", "--release", "--zig", "--compatibility", "manylinux2014"]
-    cmd += ["--out", str(DIST)]
-    for exe in found.values():
-        cmd += ["--interpreter", exe]
-    run(cmd, cwd=ROOT, env=env)
-    run([maturin, "sdist", "--out", str(DIST)], cwd=ROOT, env=env)
+    run(
+        [maturin, "sdist", "--out", str(DIST)],
+        cwd=ROOT,
+        env=dict(os.environ, CARGO_TARGET_DIR=TARGET_DIR),
+    )
     for f in sorted(DIST.iterdir()):
         print(f"  {f.name}  {f.stat().st_size / 1e6:.1f} MB")
 
@@ -226,6 +263,15 @@ def check() -> None:
                 print(f"CPython {py}: ok", flush=True)
             except subprocess.CalledProcessError as e:
                 failed.append(f"{py}: {' '.join(map(str, e.cmd))} exited {e.returncode}")
+    cp314 = [w for w in wheels if "-cp314-" in w.name]
+    if len(cp314) != 1:
+        failed.append(f"{CP314}: want one cp314 wheel in dist/, found {len(cp314)}")
+    else:
+        try:
+            check_cp314(cp314[0])
+            print(f"CPython {CP314}: ok", flush=True)
+        except subprocess.CalledProcessError as e:
+            failed.append(f"{CP314}: {' '.join(map(str, e.cmd))} exited {e.returncode}")
     newest = list(found)[-1]
     try:
         check_sdist(found[newest], version)
@@ -234,9 +280,33 @@ def check() -> None:
     if failed:
         sys.exit("dist-check failed:\n  " + "\n  ".join(failed))
     print(
-        f"dist-check: the wheel installs and works on CPython {', '.join(found)}; "
-        f"the sdist builds and works on {newest}"
+        f"dist-check: the wheel installs and works on CPython {', '.join([*found, CP314])} "
+        f"({CP314}: Debian's, in a root under chroot); the sdist builds and works on {newest}"
     )
+
+
+def check_cp314(wheel: Path) -> None:
+    """The cp314 wheel checked as the others are, in Debian unstable's CPython 3.14 in the root
+    that tools/py314.py keeps: a fresh venv with nothing else on PATH (the root has no
+    compiler or cargo anyway), the wheel installed alone, pytest from the registry, the quick
+    start, the smoke tests and the `pushwire-emulator` command."""
+    with py314.kept_root() as root, tempfile.TemporaryDirectory(prefix="pushwire-dist-3.14-") as t:
+        tmp = Path(t).resolve()
+        # The clone (the quick start, the wheel) read-only, and the scratch folder, at the
+        # same paths in the root as here.
+        inside = py314.enter(root, ("ro", ROOT), ("rw", tmp))
+        bin_ = tmp / "venv" / "bin"
+        env = {
+            "PATH": str(bin_),
+            "HOME": str(tmp),
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "PIP_CERT": py314.ROOT_CA,
+        }
+        run([*inside, py314.PYTHON, "-m", "venv", str(tmp / "venv")], env=env, cwd=tmp)
+        pip = [*inside, str(bin_ / "python"), "-m", "pip", "install", "-q"]
+        run([*pip, "--only-binary", ":all:", "--no-index", str(wheel)], env=env, cwd=tmp)
+        run([*pip, "pytest"], env=env, cwd=tmp)
+        smoke([*inside, str(bin_ / "python")], [*inside, str(bin_ / "pushwire-emulator")], env, tmp)
 
 
 def check_sdist(exe: str, version: str) -> None:
@@ -274,6 +344,12 @@ def check_sdist(exe: str, version: str) -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["build"]:
         build()
+    elif sys.argv[1:2] == ["build-cp314"] and len(sys.argv) == 3:
+        # `make test-py314`: the wheel of this tree, alone in its folder.
+        out = Path(sys.argv[2])
+        for old in out.glob("*.whl"):
+            old.unlink()
+        print(f"built {build_cp314(out)}")
     elif sys.argv[1:] == ["check"]:
         check()
     elif sys.argv[1:] == ["smoke"]:
