@@ -50,8 +50,9 @@ dist-check: dist
 
 # The whole test suite under CPython 3.14, in that root, against this tree's cp314 wheel (the
 # dev dependencies from the registry, in a venv kept in the root); what cannot run there skips
-# with its reason. About 4 minutes, so .ci/run runs all of it. PY314_TESTS: some of it instead
-# (pytest's arguments, e.g. PY314_TESTS="tests/test_bulk.py -x").
+# with its reason (about 4 minutes). PY314_TESTS: some of it instead (pytest's arguments, e.g.
+# PY314_TESTS="tests/test_bulk.py -x"); .ci/run runs the extension's and the async bridge's,
+# $(ASYNC_TESTS).
 PY314_WHEEL := target/py314/wheel
 PY314_TESTS ?=
 
