@@ -728,13 +728,17 @@ def test_hostile_text_is_shown_as_text(page: Page) -> None:
         url="https://shop.example",
         actions=[{"label": "<i id=pwned-action>go</i>", "url": "https://shop.example/go"}],
     )
-    card = page.broadcast(title)
-    assert card.find_element("css selector", "[data-testid=preview-message]").text == message
-    assert card.find_element("css selector", "[data-testid=preview-action]").text == (
-        "<i id=pwned-action>go</i>"
-    )
+
+    # Read through waits: the live page may draw the card again between a find and a read.
+    def shown(testid: str) -> str:
+        return str(
+            page.broadcast(title).find_element("css selector", f"[data-testid={testid}]").text
+        )
+
+    page.wait(lambda d: shown("preview-message") == message, "the message, as text")
+    page.wait(lambda d: shown("preview-action") == "<i id=pwned-action>go</i>", "the button")
     page.tab("subscribers")
-    page.find("[data-testid=subscriber-row]").click()
+    page.wait(lambda d: page.find("[data-testid=subscriber-row]").click() or True, "a row")
     attrs = page.wait(lambda d: page.find("[data-testid=subscriber-attributes]"), "attributes")
     assert "<b id=pwned-attr>x</b>" in attrs.text
     assert page.find_all("#pwned-attr, #pwned-action") == []
