@@ -15,23 +15,14 @@ build: `maturin develop --release`.)
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
-import sys
 import tempfile
 import time
 from typing import Any
 
-from emulator_scale import each_in_own_process
+from emulator_scale import START, each_in_own_process, main, rss
 
 from pushwire.testing import Emulator
-
-START = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
-
-
-def rss() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4096
 
 
 def measure(n: int) -> dict[str, Any]:
@@ -111,7 +102,4 @@ def run(sizes: list[int]) -> list[str]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--one"]:
-        print(json.dumps(measure(int(sys.argv[2]))))
-    else:
-        print("\n".join(run([int(a) for a in sys.argv[1:]] or [1_000_000])))
+    main(__file__, measure, table, [1_000_000])

@@ -181,13 +181,25 @@ def each_in_own_process(
     return table(results)
 
 
+def main(
+    script: str,
+    measure: Callable[[int], dict[str, Any]],
+    table: Callable[[list[dict[str, Any]]], list[str]],
+    sizes: list[int],
+) -> None:
+    """A scale script's command line: `--one N` measures one size here (what
+    `each_in_own_process` runs), else each size given (or `sizes`) in its own process."""
+    if sys.argv[1:2] == ["--one"]:
+        print(json.dumps(measure(int(sys.argv[2]))))
+    else:
+        given = [int(a) for a in sys.argv[1:]] or sizes
+        print("\n".join(each_in_own_process(script, given, table)))
+
+
 def run(sizes: list[int]) -> list[str]:
     """Each size in its own process; the table's lines."""
     return each_in_own_process(__file__, sizes, table)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--one"]:
-        print(json.dumps(measure(int(sys.argv[2]))))
-    else:
-        print("\n".join(run([int(a) for a in sys.argv[1:]] or [1000, 10000, 100000, 1000000])))
+    main(__file__, measure, table, [1000, 10000, 100000, 1000000])

@@ -10,15 +10,13 @@ process per size (the median of 3).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from typing import Any
 
-from emulator_scale import each_in_own_process
+from emulator_scale import each_in_own_process, main
 
 from pushwire.testing import Emulator
 
@@ -97,7 +95,4 @@ def run(sizes: list[int]) -> list[str]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--one"]:
-        print(json.dumps(measure(int(sys.argv[2]))))
-    else:
-        print("\n".join(run([int(a) for a in sys.argv[1:]] or [100_000, 1_000_000])))
+    main(__file__, measure, table, [100_000, 1_000_000])
