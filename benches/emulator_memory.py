@@ -1,21 +1,26 @@
-"""The emulator's footprint as issue 40 measures it, each size in a fresh process (its
-memory its own): an in-process `Emulator`, request log off; `generate_subscribers` with five
-countries, twenty cities, two device types, four browsers, a plan attribute and a segment of
-half; one broadcast to everyone; a year's `analytics.summary`; the state saved to a file
-and read back. Memory is the growth of the process's RSS over each step.
+"""The emulator's footprint and speed as issue 40 measures them, each size in a fresh process
+(its memory its own): an in-process `Emulator`, request log off; `generate_subscribers` with
+five countries, twenty cities, two device types, four browsers, a plan attribute and a
+segment of half (every device online, as the issue's population was drawn); a targeted
+broadcast (a country, the segment and an attribute rule); one broadcast to everyone; a
+year's `analytics.summary`; the state saved to a file and read back; and plain requests
+(`segments.list`, `events.track`) timed on the empty emulator, then with the population and
+its deliveries. Memory is the growth of the process's RSS over each step.
 
     python benches/emulator_memory.py 1000000 10000000
 
 The issue's goals, per subscriber and per delivery: at most 250 B and 64 B of memory,
 0.4 us to generate, 100 ns a delivery to broadcast, 0.5 us to save and 0.8 us to load, 100 B
-on disk; a year's summary under 300 ms at 10M. (Timings only mean something from a release
-build: `maturin develop --release`.)
+on disk; a targeted broadcast in time that follows its audience; a year's summary under
+300 ms at 10M; a plain request within 1.25x of the empty emulator's latency. (Timings only
+mean something from a release build: `maturin develop --release`, as `make bench` does.)
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import statistics
 import tempfile
 import time
 from typing import Any
@@ -32,6 +37,7 @@ def measure(n: int) -> dict[str, Any]:
         half = emu.create_segment("half")
         client = emu.client(timeout=600)
         client.segments.list()  # the connection made before anything is timed
+        out["empty_list_us"], out["empty_track_us"] = plain_requests(client)
         before = rss()
         t0 = time.perf_counter()
         emu.generate_subscribers(
@@ -43,10 +49,25 @@ def measure(n: int) -> dict[str, Any]:
             attributes={"plan": {"free": 0.8, "pro": 0.2}},
             subscribed_between=(START, START + dt.timedelta(days=364)),
             segments={half: 0.5},
+            online=1.0,
             seed=1,
         )
         out["generate_s"] = time.perf_counter() - t0
         out["bytes_per_subscriber"] = (rss() - before) / n
+
+        t0 = time.perf_counter()
+        targeted = client.notifications.create(
+            title="Members in Japan",
+            message="m",
+            url="https://shop.example/jp",
+            include_countries=["JP"],
+            include_segments=[half],
+            attributes=[[{"key": "plan", "op": "eq", "value": "pro"}]],
+        )
+        out["targeted_ms"] = (time.perf_counter() - t0) * 1e3
+        out["targeted"] = emu._call("deliveries", notification_id=targeted, limit=0, meta=True)[
+            "total"
+        ]
 
         before = rss()
         t0 = time.perf_counter()
@@ -58,6 +79,7 @@ def measure(n: int) -> dict[str, Any]:
             "total"
         ]
         out["bytes_per_delivery"] = (rss() - before) / max(out["deliveries"], 1)
+        out["full_list_us"], out["full_track_us"] = plain_requests(client)
 
         t0 = time.perf_counter()
         client.analytics.summary(START.date(), (START + dt.timedelta(days=364)).date())
@@ -77,21 +99,42 @@ def measure(n: int) -> dict[str, Any]:
     return out
 
 
+def plain_requests(client: Any, n: int = 2000) -> tuple[float, float]:
+    """The median latency, in us, of `segments.list()` and of `events.track()`."""
+
+    def median_us(call: Any) -> float:
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times) * 1e6
+
+    return (
+        median_us(client.segments.list),
+        median_us(lambda: client.events.track("page_view", profile_id="nobody")),
+    )
+
+
 def table(results: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "| subscribers | memory / subscriber | generate / subscriber | deliveries "
-        "| memory / delivery | broadcast / delivery | summary (a year) | save / subscriber "
-        "| load / subscriber | file / subscriber | RSS |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| subscribers | memory / subscriber | generate / subscriber | targeted broadcast "
+        "| deliveries | memory / delivery | broadcast / delivery | summary (a year) "
+        "| save / subscriber | load / subscriber | file / subscriber "
+        "| `segments.list` empty / full | `events.track` empty / full | RSS |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         n, d = r["n"], max(r["deliveries"], 1)
         lines.append(
             f"| {n:,} | {r['bytes_per_subscriber']:.0f} B | {r['generate_s'] / n * 1e6:.2f} us "
+            f"| {r['targeted_ms']:,.1f} ms ({r['targeted']:,}) "
             f"| {r['deliveries']:,} | {r['bytes_per_delivery']:.0f} B "
             f"| {r['broadcast_s'] / d * 1e9:,.0f} ns | {r['summary_ms']:,.0f} ms "
             f"| {r['save_s'] / n * 1e6:.2f} us | {r['load_s'] / n * 1e6:.2f} us "
-            f"| {r['file_bytes'] / n:.0f} B | {r['rss_mb']:,.0f} MB |"
+            f"| {r['file_bytes'] / n:.0f} B "
+            f"| {r['empty_list_us']:.0f} / {r['full_list_us']:.0f} us "
+            f"| {r['empty_track_us']:.0f} / {r['full_track_us']:.0f} us | {r['rss_mb']:,.0f} MB |"
         )
     return lines
 

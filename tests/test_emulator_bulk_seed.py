@@ -343,3 +343,77 @@ def test_devices_coming_online_receive_what_waited_for_them() -> None:
         # Online after it expired: nothing more arrives.
         emu.set_online(hashes[-1], True)
         assert len(emu.deliveries(notification_id=nid)) == 1_000
+
+
+PLACES = {
+    "US": {"California", "New York", "Texas", "Illinois", "Florida", "Washington"},
+    "DE": {"Berlin", "Bavaria", "Hamburg"},
+}
+SAFARI_PLATFORMS = {"macos", "ios", "ipados"}
+
+
+def test_without_distributions_a_population_looks_like_a_real_site() -> None:
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(days=1)
+
+    def population(**fields: Any) -> list[dict[str, Any]]:
+        with Emulator(record_requests=False) as emu:
+            emu.travel_to(now)
+            emu.freeze_clock()  # join dates spread over the year up to the clock
+            emu.generate_subscribers(20_000, seed=5, **fields)
+            return emu.subscribers()
+
+    subs = population()
+    assert subs == population()  # seeded: the same site on every run
+    profile = ("country", "state", "city", "device", "device_type", "browser", "platform")
+    assert all(s[f] for s in subs for f in profile)
+    countries = Counter(s["country"] for s in subs)
+    assert len(countries) == 12 and abs(countries["US"] / 20_000 - 0.34) < 0.02
+    # Each city in its own state and country, each browser on its own platforms.
+    assert {s["state"] for s in subs if s["country"] == "US"} == PLACES["US"]
+    assert {(s["country"], s["state"]) for s in subs if s["city"] == "Munich"} == {
+        ("DE", "Bavaria")
+    }
+    assert {s["platform"] for s in subs if s["browser"] == "safari"} == SAFARI_PLATFORMS
+    assert {s["device"] for s in subs if s["device_type"] == "tablet"} == {
+        "iPad",
+        "Android tablet",
+    }
+    kinds = Counter(s["device_type"] for s in subs)
+    assert (
+        abs(kinds["mobile"] / 20_000 - 0.40) < 0.02 and abs(kinds["tablet"] / 20_000 - 0.05) < 0.01
+    )
+    assert abs(sum(s["online"] for s in subs) / 20_000 - 0.9) < 0.01
+    joined = [s["subscribed_at"] for s in subs]
+    assert now - dt.timedelta(days=365) <= min(joined) and max(joined) <= now
+    assert len({j.date() for j in joined}) > 360  # over the whole past year
+
+    # A field given keeps the others coherent with it; one the mix does not know stays alone.
+    german_phones = population(country=["DE"], device_type=["mobile"])
+    assert {s["state"] for s in german_phones} == PLACES["DE"]
+    assert {s["platform"] for s in german_phones} == {"android", "ios"}
+    assert {s["platform"] for s in population(browser=["safari"])} == SAFARI_PLATFORMS
+    elsewhere = population(country=["NZ"], online=1.0)
+    assert {(s["state"], s["city"]) for s in elsewhere} == {(None, None)}
+    assert all(s["online"] and s["device_type"] for s in elsewhere)
+
+
+def test_a_default_population_is_targeted_and_counted_like_a_real_one() -> None:
+    with Emulator(record_requests=False) as emu:
+        emu.generate_subscribers(20_000, seed=9)
+        subs = emu.subscribers()
+        with emu.client() as client:
+            nid = client.notifications.create(
+                title="Hallo",
+                message="m",
+                url="https://shop.example/",
+                include_countries=["DE"],
+                include_device_types=["mobile"],
+            )
+            dims = client.analytics.subscribers(types=["country", "device_type"])
+        reached = {d["subscriber_hash"] for d in emu.deliveries(notification_id=nid, status="all")}
+    expected = {
+        s["subscriber_hash"] for s in subs if s["country"] == "DE" and s["device_type"] == "mobile"
+    }
+    assert reached == expected and 400 < len(expected) < 800
+    assert dims["country"]["US"] == sum(s["country"] == "US" for s in subs)
+    assert set(dims["device_type"]) == {"desktop", "mobile", "tablet"}

@@ -326,7 +326,7 @@ class Emulator(_Controls, _Clients):
         platform: Optional[Distribution] = None,
         attributes: Optional[Mapping[str, Distribution]] = None,
         subscribed_between: Optional[tuple[DateLike, DateLike]] = None,
-        online: float = 1.0,
+        online: Optional[float] = None,
         segments: Optional[Mapping[Union[int, str], float]] = None,
         seed: Optional[int] = None,
         api_key: Optional[str] = None,
@@ -338,9 +338,16 @@ class Emulator(_Controls, _Clients):
         (``country={"US": 0.6, "DE": 0.4}``); ``None`` as a value leaves the field empty.
         ``attributes`` maps a name to such a distribution (``{"plan": {"free": 8, "pro":
         2}, "age": range(18, 80)}``). ``subscribed_between=(start, end)`` spreads the
-        join dates uniformly (else all join now); ``online`` is the share of devices
-        online; ``segments`` maps a segment id to the share of the population in it.
-        ``seed`` makes the population the same on every run.
+        join dates uniformly; ``online`` is the share of devices online; ``segments`` maps
+        a segment id to the share of the population in it. ``seed`` makes the population
+        the same on every run.
+
+        A field left out is drawn from the default mix (``docs/emulator.md`` lists it):
+        twelve countries with their states and cities, desktop, mobile and tablet devices
+        with their browsers and platforms, join dates over the past year and 90% of devices
+        online. A field you give keeps the others coherent: ``country=["DE"]`` gets German
+        states and cities, ``browser=["safari"]`` Apple devices; where no default agrees
+        with what you gave, the field stays empty.
         """
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ValueError(f"count must be a whole number from 0 up, not {count!r}")
@@ -365,7 +372,9 @@ class Emulator(_Controls, _Clients):
             if not isinstance(subscribed_between, (tuple, list)) or len(subscribed_between) != 2:
                 raise ValueError("subscribed_between must be (start, end)")
             fields["subscribed_between"] = list(subscribed_between)
-        if isinstance(online, bool) or not isinstance(online, (int, float)) or not 0 <= online <= 1:
+        if online is not None and (
+            isinstance(online, bool) or not isinstance(online, (int, float)) or not 0 <= online <= 1
+        ):
             raise ValueError(f"online must be a share from 0 to 1, not {online!r}")
         for seg, share in (segments or {}).items():
             if (

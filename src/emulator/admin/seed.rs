@@ -10,6 +10,8 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
 use super::args::{str_arg, time_arg};
+use super::dist::Dist;
+use super::mix::{self, Mix};
 use crate::emulator::engine;
 use crate::emulator::state::{Attributes, Counters, Site, Subscriber, SubscriberHash, Sym};
 
@@ -226,82 +228,6 @@ fn fresh_hash(site: &Site, rng: &mut fastrand::Rng) -> String {
     }
 }
 
-/// Values drawn with given weights.
-struct Dist {
-    values: Vec<Value>,
-    /// Running sums of the weights; a draw is the first above a uniform number below the
-    /// total.
-    cumulative: Vec<f64>,
-}
-
-/// The weights of `name`, each a number.
-fn numbers<'a>(weights: impl Iterator<Item = &'a Value>, name: &str) -> Result<Vec<f64>, String> {
-    weights
-        .map(|w| {
-            w.as_f64()
-                .ok_or(format!("{name}: a weight must be a number"))
-        })
-        .collect()
-}
-
-impl Dist {
-    /// `[v, ...]` (each as likely), `{"values": [...], "weights": [...]}`, or `{value:
-    /// weight}` (text values).
-    fn of(v: &Value, name: &str) -> Result<Dist, String> {
-        let (values, weights): (Vec<Value>, Vec<f64>) = match v {
-            Value::Array(a) => (a.clone(), vec![1.0; a.len()]),
-            Value::Object(o) if o.contains_key("values") && o.contains_key("weights") => {
-                let (Some(Value::Array(vs)), Some(Value::Array(ws))) =
-                    (o.get("values"), o.get("weights"))
-                else {
-                    return Err(format!("{name}: values and weights must be lists"));
-                };
-                if vs.len() != ws.len() {
-                    return Err(format!(
-                        "{name}: {} values but {} weights",
-                        vs.len(),
-                        ws.len()
-                    ));
-                }
-                (vs.clone(), numbers(ws.iter(), name)?)
-            }
-            Value::Object(o) => (
-                o.keys().map(|k| Value::String(k.clone())).collect(),
-                numbers(o.values(), name)?,
-            ),
-            _ => {
-                return Err(format!(
-                    "{name} must be a list of values or an object of weights"
-                ))
-            }
-        };
-        if values.is_empty() {
-            return Err(format!("{name} has no values"));
-        }
-        let mut total = 0.0;
-        let mut cumulative = Vec::with_capacity(weights.len());
-        for w in weights {
-            if !(w >= 0.0 && w.is_finite()) {
-                return Err(format!("{name}: a weight must be a number from 0 up"));
-            }
-            total += w;
-            cumulative.push(total);
-        }
-        if total <= 0.0 {
-            return Err(format!("{name}: the weights add up to 0"));
-        }
-        Ok(Dist { values, cumulative })
-    }
-
-    /// The place in `values` of one drawn value.
-    fn pick(&self, rng: &mut fastrand::Rng) -> usize {
-        let total = self.cumulative.last().copied().unwrap_or(0.0);
-        let x = rng.f64() * total;
-        let i = self.cumulative.partition_point(|c| *c <= x);
-        i.min(self.values.len() - 1)
-    }
-}
-
 /// A fraction from 0 to 1 (`online`, a segment's share).
 fn fraction(v: &Value, name: &str) -> Result<f64, String> {
     match v.as_f64() {
@@ -389,7 +315,7 @@ impl Population {
             Some(_) => return Err("subscribed_between must be [start, end]".into()),
         };
         let online = match args.get("online") {
-            None | Some(Value::Null) => 1.0,
+            None | Some(Value::Null) => mix::DEFAULT_ONLINE,
             Some(Value::Bool(b)) => f64::from(u8::from(*b)),
             Some(v) => fraction(v, "online")?,
         };
@@ -438,9 +364,15 @@ impl Population {
             Some(s) => fastrand::Rng::with_seed(s),
             None => fastrand::Rng::new(),
         };
-        let span = self
+        let (from, to) = self
             .between
-            .map(|(from, to)| (from, (to - from).num_milliseconds()));
+            .unwrap_or((now - Duration::days(mix::DEFAULT_JOIN_DAYS), now));
+        let span = (to - from).num_milliseconds();
+        let mut given = [false; 7];
+        for (i, _) in &self.fields {
+            given[*i] = true;
+        }
+        let mut mix = Mix::new(&given);
         let mut hashes = Vec::with_capacity(self.count);
         site.reserve_subscribers(self.count);
         // Each field's values and each attribute's name interned once, not per subscriber.
@@ -461,10 +393,11 @@ impl Population {
             .map(|(k, d)| (Sym::of(k), d))
             .collect();
         for _ in 0..self.count {
-            let mut profile: [Option<Sym>; 7] = [None; 7];
+            let mut profile: mix::Profile = [None; 7];
             for (i, d, syms) in &fields {
                 profile[*i] = syms[d.pick(&mut rng)];
             }
+            mix.fill(&mut profile, &mut rng);
             let [country, state, city, device, device_type, browser, platform] = profile;
             let attributes = names
                 .iter()
@@ -473,10 +406,10 @@ impl Population {
                     (!v.is_null()).then(|| (*k, v.clone()))
                 })
                 .collect();
-            let subscribed_at = match span {
-                Some((from, ms)) if ms > 0 => from + Duration::milliseconds(rng.i64(0..=ms)),
-                Some((from, _)) => from,
-                None => now,
+            let subscribed_at = if span > 0 {
+                from + Duration::milliseconds(rng.i64(0..=span))
+            } else {
+                from
             };
             let online = self.online >= 1.0 || rng.f64() < self.online;
             let segments = self

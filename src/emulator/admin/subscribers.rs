@@ -103,10 +103,9 @@ pub(super) fn create_segment(emu: &Emu, site: Pinned, args: Args) -> Result<Valu
 pub(super) fn segments(emu: &Emu, site: Pinned, _args: Args) -> Result<Value, String> {
     emu.with_site(site, |s, _, _| {
         let members = |id: i64| -> Vec<&SubscriberHash> {
-            s.subscribers
-                .iter()
-                .filter(|sub| sub.segments.contains(&id))
-                .map(|sub| &sub.subscriber_hash)
+            s.index()
+                .members(id)
+                .map(|at| &s.subscribers[at].subscriber_hash)
                 .collect()
         };
         Value::Array(

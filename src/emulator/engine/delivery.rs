@@ -5,7 +5,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::targeting::{audience_match, Selector};
-use crate::emulator::state::{Counters, Delivery, Scheduled, Site, Source, Status};
+use crate::emulator::state::{Counters, Delivery, Scheduled, Site, Source, Status, Subscriber};
 
 /// Delivers everything due by `now`, in due order, and expires what waited too long.
 pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
@@ -52,24 +52,30 @@ pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
 fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
     match (&item.subscriber_hash, item.source) {
         (None, Source::Broadcast) => {
-            let Some(rec) = site
+            let Some(which) = site
                 .notifications
-                .iter_mut()
-                .find(|n| n.notification_id == item.source_id)
+                .iter()
+                .position(|n| n.notification_id == item.source_id)
             else {
                 return;
             };
-            rec.status = "sent".into();
-            let selector = Selector::of(&rec.request);
-            let targets: Vec<usize> = site
-                .subscribers
-                .iter()
-                .enumerate()
-                // Who had subscribed by the time it went out (a test may seed a subscriber
-                // dated later than a broadcast that is only now being caught up on).
-                .filter(|(_, s)| s.subscribed_at <= item.due_at && selector.selects(s))
-                .map(|(i, _)| i)
-                .collect();
+            site.notifications[which].status = "sent".into();
+            let read: &Site = site;
+            let selector = Selector::of(&read.notifications[which].request);
+            // Who had subscribed by the time it went out (a test may seed a subscriber
+            // dated later than a broadcast that is only now being caught up on).
+            let chosen = |s: &Subscriber| s.subscribed_at <= item.due_at && selector.selects(s);
+            let subscribers = &read.subscribers;
+            let targets: Vec<usize> = match selector.candidates(read) {
+                Some(few) => few
+                    .iter()
+                    .map(|at| at as usize)
+                    .filter(|&at| chosen(&subscribers[at]))
+                    .collect(),
+                None => (0..subscribers.len())
+                    .filter(|&at| chosen(&subscribers[at]))
+                    .collect(),
+            };
             site.engine.deliveries.reserve(targets.len());
             for at in targets {
                 hand_over(site, ids, &item, at);

@@ -4,9 +4,10 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
+use roaring::RoaringBitmap;
 use serde_json::Value;
 
-use crate::emulator::state::Subscriber;
+use crate::emulator::state::{Field, Site, Subscriber};
 use crate::model::{AttributeRule, AudienceRule, NewNotification};
 
 /// A `from_date` / `to_date` bound: a date is its midnight UTC; a date-time without an
@@ -49,6 +50,56 @@ impl<'a> Selector<'a> {
             to: n.to_date.as_deref().and_then(instant),
             hashes: n.subscriber_hash.iter().map(String::as_str).collect(),
         }
+    }
+
+    /// The positions in `Site::subscribers` the include filters narrow the audience to,
+    /// from the site's indexes (segments, countries, states, cities, device types, browsers)
+    /// and its hash and profile look-ups; `None` when no filter narrows it (then every
+    /// subscriber is a candidate). A superset of the audience: each candidate is still
+    /// checked with [`Selector::selects`], so the answer is the walk's, in the same order.
+    pub fn candidates(&self, site: &Site) -> Option<RoaringBitmap> {
+        let n = self.n;
+        let index = site.index();
+        let mut narrowed: Option<RoaringBitmap> = None;
+        let mut narrow = |set: RoaringBitmap| {
+            narrowed = Some(match narrowed.take() {
+                Some(before) => before & set,
+                None => set,
+            });
+        };
+        if !n.include_segments.is_empty() {
+            narrow(index.in_segments(&self.include_segments));
+        }
+        for (field, list) in [
+            (Field::Country, &n.include_countries),
+            (Field::State, &n.include_states),
+            (Field::City, &n.include_cities),
+            (Field::DeviceType, &n.include_device_types),
+            (Field::Browser, &n.include_browsers),
+        ] {
+            if !list.is_empty() {
+                narrow(index.any_of(field, list));
+            }
+        }
+        let at = |i: usize| u32::try_from(i).ok();
+        if !self.hashes.is_empty() {
+            narrow(
+                self.hashes
+                    .iter()
+                    .filter_map(|h| site.subscriber_position(h).and_then(at))
+                    .collect(),
+            );
+        }
+        if !n.profile_id.is_empty() {
+            narrow(
+                n.profile_id
+                    .iter()
+                    .flat_map(|p| site.profile_positions(p))
+                    .filter_map(|&i| at(i))
+                    .collect(),
+            );
+        }
+        narrowed
     }
 
     pub fn selects(&self, sub: &Subscriber) -> bool {
@@ -175,4 +226,115 @@ pub fn audience_match(groups: &[Vec<AudienceRule>], sub: &Subscriber) -> bool {
                 }
             })
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone};
+
+    use super::*;
+    use crate::emulator::state::{SegmentRec, Sym};
+    use crate::model::NewNotification;
+
+    const COUNTRIES: [&str; 4] = ["US", "DE", "FR", "JP"];
+    const BROWSERS: [&str; 3] = ["chrome", "safari", "firefox"];
+
+    fn pick(rng: &mut fastrand::Rng, from: &[&str]) -> Option<Sym> {
+        let i = rng.usize(0..=from.len());
+        from.get(i).map(|t| Sym::of(t))
+    }
+
+    /// A site of `n` subscribers with random profiles and memberships, changed afterwards
+    /// through the site's segment operations.
+    fn site(n: usize, rng: &mut fastrand::Rng) -> Site {
+        let at = Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).unwrap();
+        let mut site = Site::new(1, "k".into());
+        for id in 1..=4 {
+            site.segments.push(SegmentRec {
+                segment_id: id,
+                segment_name: format!("s{id}"),
+                segment_type: "custom".into(),
+                created_at: at,
+            });
+        }
+        for i in 0..n {
+            site.add_subscriber(Subscriber {
+                subscriber_hash: format!("h{i}").as_str().into(),
+                profile_id: (i % 3 == 0).then(|| format!("p{}", i % 50)),
+                country: pick(rng, &COUNTRIES),
+                state: None,
+                city: pick(rng, &["Paris", "Berlin"]),
+                device: None,
+                device_type: pick(rng, &["desktop", "mobile"]),
+                browser: pick(rng, &BROWSERS),
+                platform: None,
+                attributes: Default::default(),
+                subscribed_at: at + Duration::days(rng.i64(0..10)),
+                unsubscribed_at: (rng.u8(..) < 20).then_some(at),
+                segments: (1..=3).filter(|_| rng.bool()).collect(),
+                online: true,
+            });
+        }
+        for _ in 0..n {
+            let (at, id) = (rng.usize(0..n), rng.i64(1..=4));
+            if rng.bool() {
+                site.join_segment(at, id);
+            } else {
+                site.leave_segment(at, id);
+            }
+        }
+        site.delete_segment(3);
+        site
+    }
+
+    fn some(rng: &mut fastrand::Rng, from: &[&str]) -> Vec<String> {
+        from.iter()
+            .filter(|_| rng.u8(..) < 60)
+            .map(|t| t.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_indexes_choose_exactly_whom_a_walk_of_every_subscriber_chooses() {
+        let mut rng = fastrand::Rng::with_seed(4);
+        let site = site(3_000, &mut rng);
+        let mut narrowed = 0;
+        for _ in 0..400 {
+            let n = NewNotification {
+                include_segments: some(&mut rng, &["1", "2", "3", "4", "x"]),
+                exclude_segments: some(&mut rng, &["2"]),
+                include_countries: some(&mut rng, &["US", "DE", "NZ"]),
+                exclude_countries: some(&mut rng, &["FR"]),
+                include_cities: some(&mut rng, &["Paris"]),
+                include_device_types: some(&mut rng, &["mobile"]),
+                include_browsers: some(&mut rng, &BROWSERS),
+                profile_id: some(&mut rng, &["p3", "p6", "p9"]),
+                subscriber_hash: some(&mut rng, &["h1", "h2", "h3", "h9", "h300"]),
+                ..Default::default()
+            };
+            let selector = Selector::of(&n);
+            let walk: Vec<usize> = (0..site.subscribers.len())
+                .filter(|&at| selector.selects(&site.subscribers[at]))
+                .collect();
+            let indexed: Vec<usize> = match selector.candidates(&site) {
+                Some(few) => {
+                    narrowed += 1;
+                    few.iter()
+                        .map(|at| at as usize)
+                        .filter(|&at| selector.selects(&site.subscribers[at]))
+                        .collect()
+                }
+                None => walk.clone(),
+            };
+            assert_eq!(indexed, walk, "{n:?}");
+        }
+        assert!(narrowed > 350, "most draws have an include filter");
+        let members: Vec<usize> = site.index().members(1).collect();
+        let holders: Vec<usize> = (0..site.subscribers.len())
+            .filter(|&at| site.subscribers[at].segments.contains(&1))
+            .collect();
+        assert_eq!(members, holders);
+        assert!(site.subscribers.iter().all(|s| !s.segments.contains(&3)));
+        assert_eq!(site.index().members(3).count(), 0);
+    }
 }

@@ -72,9 +72,8 @@ pub async fn add_with_hash(call: Call, FormBody(form): FormBody) -> ApiResult {
         found.dedup();
         let mut added = Vec::new();
         for i in found {
-            let sub = &mut s.subscribers[i];
-            if sub.segments.insert(id) {
-                added.push(sub.subscriber_hash.to_string());
+            if s.join_segment(i, id) {
+                added.push(s.subscribers[i].subscriber_hash.to_string());
             }
         }
         engine::on_audience_change(s, ids, now, &added);
@@ -84,12 +83,7 @@ pub async fn add_with_hash(call: Call, FormBody(form): FormBody) -> ApiResult {
 
 pub async fn delete(call: Call, FormBody(form): FormBody) -> ApiResult {
     let (_, id) = segment_of(&call, form)?;
-    call.in_site(|s, _, _| {
-        s.segments.retain(|seg| seg.segment_id != id);
-        for sub in s.subscribers.iter_mut() {
-            sub.segments.remove(&id);
-        }
-    })?;
+    call.in_site(|s, _, _| s.delete_segment(id))?;
     ok(json!({"success": true, "message": "Segment deleted successfully"}))
 }
 
@@ -106,20 +100,20 @@ pub async fn profile(call: Call, FormBody(form): FormBody) -> ApiResult {
             .rev()
             .find(|seg| seg.segment_name == name)?
             .segment_id;
+        // The profiles' subscribers through the profile index, in the order they
+        // subscribed (the order their drips start in).
+        let mut found: Vec<usize> = profile_ids
+            .iter()
+            .flat_map(|p| s.profile_positions(p).iter().copied())
+            .collect();
+        found.sort_unstable();
+        found.dedup();
         let mut added = Vec::new();
-        for sub in s.subscribers.iter_mut() {
-            if sub
-                .profile_id
-                .as_ref()
-                .is_some_and(|p| profile_ids.contains(p))
-            {
-                if operation == "add" {
-                    if sub.segments.insert(id) {
-                        added.push(sub.subscriber_hash.to_string());
-                    }
-                } else {
-                    sub.segments.remove(&id);
-                }
+        for i in found {
+            if operation != "add" {
+                s.leave_segment(i, id);
+            } else if s.join_segment(i, id) {
+                added.push(s.subscribers[i].subscriber_hash.to_string());
             }
         }
         engine::on_audience_change(s, ids, now, &added);

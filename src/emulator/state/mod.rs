@@ -5,6 +5,7 @@
 mod attributes;
 mod deliveries;
 mod hash;
+mod index;
 mod interned;
 mod site;
 mod store;
@@ -13,6 +14,7 @@ mod time;
 pub use self::attributes::Attributes;
 pub use self::deliveries::{Alert, Content, Delivery, EngineState, Scheduled, Source, Status};
 pub use self::hash::SubscriberHash;
+pub use self::index::{Field, Index};
 pub use self::interned::Sym;
 pub use self::site::{
     DripRec, EventRec, NotificationRec, ProductRec, SegmentRec, SegmentSet, Site, SiteId,

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::attributes::Attributes;
 use super::deliveries::EngineState;
 use super::hash::{Key, SubscriberHash};
+use super::index::Index;
 use super::interned::Sym;
 use super::time::{loose, opt_stamp, stamp};
 use crate::emulator::parallel::on_all_cores;
@@ -92,10 +93,26 @@ pub struct Subscriber {
     pub subscribed_at: DateTime<Utc>,
     #[serde(with = "opt_stamp")]
     pub unsubscribed_at: Option<DateTime<Utc>>,
+    /// Changed only through `Site` (`join_segment`, `leave_segment`, `delete_segment`),
+    /// which keeps the segment index.
     pub segments: SegmentSet,
     /// Whether the subscriber's device fetches notifications now (else they wait, until
     /// they expire).
     pub online: bool,
+}
+
+impl Subscriber {
+    /// Its values of each indexed field (`index::Field`: country, state, city, device type,
+    /// browser).
+    fn indexed(&self) -> [Option<Sym>; 5] {
+        [
+            self.country,
+            self.state,
+            self.city,
+            self.device_type,
+            self.browser,
+        ]
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -154,8 +171,11 @@ pub struct Site {
     pub site_id: i64,
     pub api_key: String,
     /// In the order they subscribed; added only through [`Site::add_subscriber`], which
-    /// keeps `by_hash` (they are never removed: one who leaves is marked unsubscribed).
+    /// keeps `by_hash` and `index` (they are never removed: one who leaves is marked
+    /// unsubscribed).
     pub subscribers: Vec<Subscriber>,
+    /// The targeting indexes over `subscribers` (see [`Index`]).
+    index: Index,
     /// Each subscriber's position in `subscribers`: seeding, broadcasts, drips and triggers
     /// look a subscriber up by hash once per item, which a scan made quadratic.
     /// The hashes themselves stay in `subscribers`: a map keyed by a copy of each would
@@ -193,6 +213,7 @@ impl Site {
             site_id,
             api_key,
             subscribers: Vec::new(),
+            index: Index::default(),
             by_hash: hashbrown::HashTable::new(),
             hasher: std::hash::RandomState::new(),
             by_profile: HashMap::new(),
@@ -304,6 +325,8 @@ impl Site {
             if let Some(p) = &sub.profile_id {
                 by_profile.entry(p.clone()).or_default().push(at);
             }
+            self.index
+                .add(position(at), sub.indexed(), sub.segments.iter().copied());
         }
         true
     }
@@ -315,6 +338,7 @@ impl Site {
             hasher,
             subscribers,
             by_profile,
+            index,
             ..
         } = self;
         let entry = by_hash.entry(
@@ -330,9 +354,47 @@ impl Site {
                 if let Some(p) = &sub.profile_id {
                     by_profile.entry(p.clone()).or_default().push(at);
                 }
+                index.add(position(at), sub.indexed(), sub.segments.iter().copied());
                 subscribers.push(sub);
                 true
             }
+        }
+    }
+
+    /// The targeting indexes.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The positions of a profile's subscribers, in the order they subscribed.
+    pub fn profile_positions(&self, profile_id: &str) -> &[usize] {
+        self.by_profile
+            .get(profile_id)
+            .map_or(&[][..], Vec::as_slice)
+    }
+
+    /// Puts the subscriber at `at` in segment `id`; false when it was there.
+    pub fn join_segment(&mut self, at: usize, id: i64) -> bool {
+        let joined = self.subscribers[at].segments.insert(id);
+        if joined {
+            self.index.join(id, position(at));
+        }
+        joined
+    }
+
+    /// Takes the subscriber at `at` out of segment `id`.
+    pub fn leave_segment(&mut self, at: usize, id: i64) {
+        if self.subscribers[at].segments.remove(&id) {
+            self.index.leave(id, position(at));
+        }
+    }
+
+    /// Deletes segment `id`, its members taken out of it (found through the index, not by
+    /// reading every subscriber).
+    pub fn delete_segment(&mut self, id: i64) {
+        self.segments.retain(|seg| seg.segment_id != id);
+        for at in &self.index.drop_segment(id) {
+            self.subscribers[at as usize].segments.remove(&id);
         }
     }
 
