@@ -163,9 +163,9 @@ pub fn broadcasts(site: &Site, now: DateTime<Utc>, offset: usize, limit: usize) 
         .engine
         .deliveries
         .iter()
-        .filter(|d| d.source == Source::Broadcast)
+        .filter(|d| d.dispatch.source == Source::Broadcast)
     {
-        let c = counts.entry(d.source_id).or_default();
+        let c = counts.entry(d.dispatch.source_id).or_default();
         c.deliveries += 1;
         match d.status {
             Status::Delivered => c.delivered += 1,
@@ -173,9 +173,9 @@ pub fn broadcasts(site: &Site, now: DateTime<Utc>, offset: usize, limit: usize) 
             Status::Expired => c.expired += 1,
             Status::Capped => {}
         }
-        c.views += u64::from(d.viewed_at.is_some());
-        c.clicks += u64::from(d.clicked_at.is_some());
-        c.sent_at.get_or_insert(d.queued_at);
+        c.views += u64::from(d.viewed_at().is_some());
+        c.clicks += u64::from(d.clicked_at().is_some());
+        c.sent_at.get_or_insert(d.dispatch.queued_at);
     }
     let due: HashMap<i64, DateTime<Utc>> = site
         .engine

@@ -45,12 +45,12 @@ pub(super) fn deliveries(emu: &Emu, site: Pinned, args: Args) -> Result<Value, S
             .iter()
             .filter(|d| whose.is_none_or(|at| d.subscriber_at() == at))
             .filter(|d| status == "all" || d.status.as_str() == status)
-            .filter(|d| notification.is_none_or(|n| d.notification_id == n))
-            .filter(|d| source.as_ref().is_none_or(|src| d.source == *src))
-            .filter(|d| source_id.is_none_or(|id| d.source_id == id))
-            .filter(|d| window.holds(d.sent_at.unwrap_or(d.queued_at)))
+            .filter(|d| notification.is_none_or(|n| d.dispatch.notification_id == n))
+            .filter(|d| source.as_ref().is_none_or(|src| d.dispatch.source == *src))
+            .filter(|d| source_id.is_none_or(|id| d.dispatch.source_id == id))
+            .filter(|d| window.holds(d.sent_at().unwrap_or(d.dispatch.queued_at)))
             .collect();
-        out.sort_by_key(|d| (d.sent_at.unwrap_or(d.queued_at), d.delivery_id));
+        out.sort_by_key(|d| (d.sent_at().unwrap_or(d.dispatch.queued_at), d.delivery_id));
         Ok(page.of_shown(out, meta, |d| {
             d.shown(&s.subscribers[d.subscriber_at()].subscriber_hash)
         }))
@@ -76,12 +76,7 @@ pub(super) fn record(emu: &Emu, site: Pinned, args: Args, click: bool) -> Result
         if d.status != state::Status::Delivered {
             return Err(format!("delivery {id} was not delivered ({})", d.status));
         }
-        let slot = if click {
-            &mut d.clicked_at
-        } else {
-            &mut d.viewed_at
-        };
-        slot.get_or_insert(now);
+        d.record(click, now);
         Ok(json!({}))
     })?
 }

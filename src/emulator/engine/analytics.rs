@@ -51,20 +51,20 @@ fn count<'a>(
         if d.status != "delivered" {
             continue;
         }
-        if range.contains(d.sent_at) {
+        if range.contains(d.sent_at()) {
             sent += 1;
         }
-        if range.contains(d.viewed_at) {
+        if range.contains(d.viewed_at()) {
             views += 1;
         }
-        if range.contains(d.clicked_at) {
+        if range.contains(d.clicked_at()) {
             clicks += 1;
         }
         let left = site
             .subscribers
             .get(d.subscriber_at())
             .and_then(|s| s.unsubscribed_at);
-        if let (Some(left), Some(sent_at)) = (left, d.sent_at) {
+        if let (Some(left), Some(sent_at)) = (left, d.sent_at()) {
             if left >= sent_at && range.contains(Some(left)) {
                 unsubscribed.insert(d.subscriber);
             }
@@ -85,6 +85,7 @@ fn of(site: &Site, source: Source, id: i64, notification: Option<i64>, range: Ra
         site,
         range,
         site.engine.deliveries.iter().filter(|d| {
+            let d = &d.dispatch;
             d.source == source
                 && d.source_id == id
                 && notification.is_none_or(|n| d.notification_id == n)

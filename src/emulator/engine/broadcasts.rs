@@ -110,7 +110,7 @@ mod tests {
         broadcast(&mut s, NotificationType::Later, Some("2020-01-01 00:00:00"));
         on_broadcast(&mut s, &mut ids, now);
         assert_eq!(s.engine.deliveries.len(), 1);
-        assert_eq!(s.engine.deliveries[0].sent_at, Some(now));
+        assert_eq!(s.engine.deliveries[0].sent_at(), Some(now));
     }
 
     #[test]
@@ -142,6 +142,6 @@ mod tests {
         s.subscribers[0].unsubscribed_at = Some(now + Duration::minutes(1));
         set_online(&mut s, "a", true, now + Duration::minutes(2));
         assert_eq!(s.engine.deliveries[0].status, "pending");
-        assert_eq!(s.engine.deliveries[0].sent_at, None);
+        assert_eq!(s.engine.deliveries[0].sent_at(), None);
     }
 }

@@ -2,10 +2,14 @@
 //! time, holds a triggered campaign's sends to its daily and weekly caps, and expires what
 //! waited for an offline device too long; [`set_online`] delivers what waited.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Duration, Utc};
 
 use super::targeting::{audience_match, Selector};
-use crate::emulator::state::{Counters, Delivery, Scheduled, Site, Source, Status, Subscriber};
+use crate::emulator::state::{
+    Counters, Delivery, Dispatch, Scheduled, Site, Source, Status, Subscriber,
+};
 
 /// Delivers everything due by `now`, in due order, and expires what waited too long.
 pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
@@ -34,12 +38,13 @@ pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
     waiting.retain(|_, list| {
         list.retain(|&i| {
             let d = &mut deliveries[i];
-            if now >= d.expires_at {
+            let expires_at = d.dispatch.expires_at;
+            if now >= expires_at {
                 d.status = Status::Expired;
                 expired += 1;
                 false
             } else {
-                next = Some(next.map_or(d.expires_at, |n| n.min(d.expires_at)));
+                next = Some(next.map_or(expires_at, |n| n.min(expires_at)));
                 true
             }
         });
@@ -77,8 +82,9 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                     .collect(),
             };
             site.engine.deliveries.reserve(targets.len());
+            let dispatch = Dispatch::of(&item);
             for at in targets {
-                hand_over(site, ids, &item, at);
+                hand_over(site, ids, &dispatch, at);
             }
         }
         (Some(hash), Source::Drip) => {
@@ -92,7 +98,7 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                 return;
             };
             if active && audience_match(&audience, &site.subscribers[at]) {
-                hand_over(site, ids, &item, at);
+                hand_over(site, ids, &Dispatch::of(&item), at);
             }
         }
         (Some(hash), Source::Trigger) => {
@@ -123,11 +129,15 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                 return;
             };
             if within_caps(site, item.source_id, at, item.due_at, daily, weekly) {
-                hand_over(site, ids, &item, at);
+                hand_over(site, ids, &Dispatch::of(&item), at);
             } else if site.subscribers[at].unsubscribed_at.is_none() {
                 // Kept in sight (status `capped`): a test can tell "held back by the cap"
                 // from "never scheduled". Nothing reaches the device or the analytics.
-                let held = Delivery::of(ids, &item, at, Status::Capped, item.due_at);
+                let dispatch = Arc::new(Dispatch {
+                    expires_at: item.due_at,
+                    ..Dispatch::new(&item)
+                });
+                let held = Delivery::of(ids, &dispatch, at, Status::Capped);
                 site.engine.deliveries.push(held);
             }
         }
@@ -155,10 +165,11 @@ fn within_caps(
         if d.status == Status::Expired {
             continue;
         }
-        if d.queued_at.with_timezone(&site.timezone).date_naive() == day {
+        let queued_at = d.dispatch.queued_at;
+        if queued_at.with_timezone(&site.timezone).date_naive() == day {
             today += 1;
         }
-        if d.queued_at > week_start {
+        if queued_at > week_start {
             week += 1;
         }
     }
@@ -167,7 +178,7 @@ fn within_caps(
 
 /// Hands a notification to the subscriber at `at` in `Site::subscribers`: delivered at once
 /// if its device is online, else kept until it comes online or the notification expires.
-fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, at: usize) {
+fn hand_over(site: &mut Site, ids: &mut Counters, dispatch: &Arc<Dispatch>, at: usize) {
     let sub = &site.subscribers[at];
     if sub.unsubscribed_at.is_some() {
         return;
@@ -177,49 +188,60 @@ fn hand_over(site: &mut Site, ids: &mut Counters, item: &Scheduled, at: usize) {
     } else {
         Status::Pending
     };
-    let expires_at = item.due_at + Duration::seconds(item.expiry_seconds);
-    let delivery = Delivery::of(ids, item, at, status, expires_at);
+    let delivery = Delivery::of(ids, dispatch, at, status);
     let engine = &mut site.engine;
     let index = engine.deliveries.len();
     if status == Status::Pending {
+        let expires_at = dispatch.expires_at;
         engine.pending += 1;
         engine.next_expiry = Some(engine.next_expiry.map_or(expires_at, |n| n.min(expires_at)));
         engine.waiting.entry(at).or_default().push(index);
     }
-    if item.source == Source::Trigger {
+    if dispatch.source == Source::Trigger {
         engine
             .sends
-            .entry((item.source_id, at))
+            .entry((dispatch.source_id, at))
             .or_default()
             .push(index);
     }
     engine.deliveries.push(delivery);
 }
 
-impl Delivery {
-    /// `item` for the subscriber at `at`, numbered now: sent at its due time when
-    /// delivered.
-    pub(super) fn of(
-        ids: &mut Counters,
-        item: &Scheduled,
-        at: usize,
-        status: Status,
-        expires_at: DateTime<Utc>,
-    ) -> Delivery {
-        Delivery {
-            delivery_id: Counters::next(&mut ids.delivery),
+impl Dispatch {
+    /// `item` as its deliveries share it, expiring `expiry_seconds` after it is due.
+    fn new(item: &Scheduled) -> Dispatch {
+        Dispatch {
             content: item.content.clone(),
+            source: item.source,
             source_id: item.source_id,
             notification_id: item.notification_id,
             queued_at: item.due_at,
-            sent_at: (status == Status::Delivered).then_some(item.due_at),
-            expires_at,
-            viewed_at: None,
-            clicked_at: None,
-            subscriber: u32::try_from(at).expect("a site holds fewer than 4 billion subscribers"),
-            source: item.source,
-            status,
+            expires_at: item.due_at + Duration::seconds(item.expiry_seconds),
         }
+    }
+
+    fn of(item: &Scheduled) -> Arc<Dispatch> {
+        Arc::new(Dispatch::new(item))
+    }
+}
+
+impl Delivery {
+    /// A delivery of `dispatch` to the subscriber at `at`, numbered now: sent when it is
+    /// queued when delivered.
+    pub(super) fn of(
+        ids: &mut Counters,
+        dispatch: &Arc<Dispatch>,
+        at: usize,
+        status: Status,
+    ) -> Delivery {
+        let sent_at = (status == Status::Delivered).then_some(dispatch.queued_at);
+        Delivery::new(
+            Counters::next(&mut ids.delivery),
+            dispatch.clone(),
+            u32::try_from(at).expect("a site holds fewer than 4 billion subscribers"),
+            status,
+            [sent_at, None, None],
+        )
     }
 }
 
@@ -236,9 +258,9 @@ pub fn set_online(site: &mut Site, hash: &str, online: bool, now: DateTime<Utc>)
         let engine = &mut site.engine;
         for i in engine.waiting.remove(&at).unwrap_or_default() {
             let d = &mut engine.deliveries[i];
-            if now < d.expires_at {
+            if now < d.dispatch.expires_at {
                 d.status = Status::Delivered;
-                d.sent_at = Some(now);
+                d.set_sent_at(now);
             } else {
                 d.status = Status::Expired;
             }

@@ -10,6 +10,7 @@
 //! shared again when read.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -20,8 +21,8 @@ use serde_json::{Map, Value};
 use super::chunked::Chunked;
 use crate::emulator::state::{loose, opt_stamp, stamp};
 use crate::emulator::state::{
-    Alert, Content, Counters, Delivery, DripRec, EngineState, EventRec, LogEntry, NotificationRec,
-    ProductRec, Scheduled, SegmentRec, Site, Source, State, Status, Subscriber,
+    Alert, Content, Counters, Delivery, Dispatch, DripRec, EngineState, EventRec, LogEntry,
+    NotificationRec, ProductRec, Scheduled, SegmentRec, Site, Source, State, Status, Subscriber,
 };
 use crate::model::TriggeredCampaign;
 
@@ -280,6 +281,28 @@ impl<'a> SiteImage<'a> {
     }
 }
 
+thread_local! {
+    /// The dispatch the last delivery read on this thread shares: the deliveries of a send
+    /// lie together in the file, so a load makes one per send, as the engine did, not one
+    /// per delivery.
+    static LAST_DISPATCH: RefCell<Option<Arc<Dispatch>>> = const { RefCell::new(None) };
+}
+
+/// `d`, or the last dispatch read on this thread when it is the same send.
+fn shared_dispatch(d: Dispatch) -> Arc<Dispatch> {
+    LAST_DISPATCH.with(|last| {
+        let mut last = last.borrow_mut();
+        match last.as_ref() {
+            Some(prev) if prev.is_same_send(&d) => prev.clone(),
+            _ => {
+                let made = Arc::new(d);
+                *last = Some(made.clone());
+                made
+            }
+        }
+    })
+}
+
 impl<'a> EngineImage<'a> {
     fn of(engine: &'a EngineState, subscribers: &'a [Subscriber]) -> Self {
         // Contents by address: every delivery of a send shares its send's one.
@@ -325,16 +348,16 @@ impl<'a> EngineImage<'a> {
                 subscriber_hash: Cow::Owned(
                     subscribers[d.subscriber_at()].subscriber_hash.to_string(),
                 ),
-                content: content_of(&d.content),
-                source: d.source,
-                source_id: d.source_id,
-                notification_id: d.notification_id,
+                content: content_of(&d.dispatch.content),
+                source: d.dispatch.source,
+                source_id: d.dispatch.source_id,
+                notification_id: d.dispatch.notification_id,
                 status: Cow::Borrowed(d.status.as_str()),
-                queued_at: d.queued_at,
-                sent_at: d.sent_at,
-                expires_at: d.expires_at,
-                viewed_at: d.viewed_at,
-                clicked_at: d.clicked_at,
+                queued_at: d.dispatch.queued_at,
+                sent_at: d.sent_at(),
+                expires_at: d.dispatch.expires_at,
+                viewed_at: d.viewed_at(),
+                clicked_at: d.clicked_at(),
             })
             .collect();
         EngineImage {
@@ -385,22 +408,25 @@ impl<'a> EngineImage<'a> {
                 .ok_or_else(|| {
                     "a delivery names a subscriber the site does not hold".to_string()
                 })?;
-            Ok(Delivery {
-                delivery_id: d.delivery_id,
+            let dispatch = shared_dispatch(Dispatch {
                 content: content(d.content)?,
+                source: d.source,
                 source_id: d.source_id,
                 notification_id: d.notification_id,
                 queued_at: d.queued_at,
-                sent_at: d.sent_at,
                 expires_at: d.expires_at,
-                viewed_at: d.viewed_at,
-                clicked_at: d.clicked_at,
-                subscriber: u32::try_from(at).map_err(|e| e.to_string())?,
-                source: d.source,
-                status: Status::of(&d.status)
+            });
+            Ok(Delivery::new(
+                d.delivery_id,
+                dispatch,
+                u32::try_from(at).map_err(|e| e.to_string())?,
+                Status::of(&d.status)
                     .ok_or_else(|| format!("a delivery's status is {:?}", d.status))?,
-            })
-        })?;
+                [d.sent_at, d.viewed_at, d.clicked_at],
+            ))
+        });
+        LAST_DISPATCH.with(|last| last.borrow_mut().take());
+        let deliveries = deliveries?;
         let sends = self.sends.into_owned();
         let waiting = self.waiting.into_owned();
         // The engine indexes `deliveries` and the subscribers by these positions.

@@ -75,10 +75,11 @@ fn a_broadcasts_deliveries_share_one_content_when_read_back_and_the_clock_keeps_
     assert_eq!(deliveries.len(), 50);
     // One content for the fifty, as in memory before: a broadcast to a million is not a
     // million copies of its title and message once read back.
+    // One dispatch too: each delivery holds 48 bytes of its own, the send's part shared.
     assert!(deliveries
         .iter()
-        .all(|d| Arc::ptr_eq(&d.content, &deliveries[0].content)));
-    assert_eq!(deliveries[0].content.title, "Sale");
+        .all(|d| Arc::ptr_eq(&d.dispatch, &deliveries[0].dispatch)));
+    assert_eq!(deliveries[0].dispatch.content.title, "Sale");
     assert_eq!(
         loaded.clock_offset,
         chrono::Duration::nanoseconds(86_400_000_000_123)
@@ -137,8 +138,8 @@ fn a_file_that_passes_its_checksum_but_would_break_the_engine_is_refused() {
 #[test]
 fn the_layout_the_file_holds_is_the_one_its_format_names() {
     use crate::emulator::state::{
-        Alert, Content, Delivery, EventRec, NotificationRec, ProductRec, Scheduled, SegmentRec,
-        Site, Source, State, Status, Subscriber,
+        Alert, Content, Delivery, Dispatch, EventRec, NotificationRec, ProductRec, Scheduled,
+        SegmentRec, Site, Source, State, Status, Subscriber,
     };
     use chrono::TimeZone;
     use std::sync::Arc;
@@ -195,20 +196,21 @@ fn the_layout_the_file_holds_is_the_one_its_format_names() {
         expiry_seconds: 60,
         run: 1,
     });
-    site.engine.deliveries.push(Delivery {
-        delivery_id: 8,
+    let dispatch = Arc::new(Dispatch {
         content,
+        source: Source::Broadcast,
         source_id: 4,
         notification_id: 4,
         queued_at: at,
-        sent_at: None,
         expires_at: at,
-        viewed_at: Some(at),
-        clicked_at: None,
-        subscriber: 0,
-        source: Source::Broadcast,
-        status: Status::Pending,
     });
+    site.engine.deliveries.push(Delivery::new(
+        8,
+        dispatch,
+        0,
+        Status::Pending,
+        [None, Some(at), None],
+    ));
     site.engine.waiting.insert(0, vec![0]);
     site.engine.pending = 1;
     site.engine.sends.insert((6, 0), vec![0]);

@@ -114,17 +114,17 @@ pub fn summary_rows(s: &Site, from: NaiveDate, to: NaiveDate, g: GroupBy) -> Vec
         .iter()
         .filter(|d| d.status == "delivered")
     {
-        if let Some(i) = d.sent_at.and_then(&mut row_of) {
+        if let Some(i) = d.sent_at().and_then(&mut row_of) {
             if let Some(r) = rows.get_mut(i) {
                 r.net_subscriber_sent += 1;
-                let key = (i, d.source, d.notification_id);
+                let key = (i, d.dispatch.source, d.dispatch.notification_id);
                 if last != Some(key) {
-                    notifications[i].insert((d.source, d.notification_id));
+                    notifications[i].insert((d.dispatch.source, d.dispatch.notification_id));
                     last = Some(key);
                 }
             }
         }
-        for (at, views) in [(d.viewed_at, true), (d.clicked_at, false)] {
+        for (at, views) in [(d.viewed_at(), true), (d.clicked_at(), false)] {
             if let Some(r) = at.and_then(&mut row_of).and_then(|i| rows.get_mut(i)) {
                 if views {
                     r.view_count += 1;

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::hash::SubscriberHash;
-use super::time::{loose, ser_opt_time, ser_time};
+use super::time::{loose, ser_opt_time, ser_time, Stamp};
 use crate::model::Action;
 
 /// What a notification shows.
@@ -93,49 +93,120 @@ impl std::fmt::Display for Status {
     }
 }
 
-/// A notification handed to one subscriber's device: a small fixed record, a million of
-/// them for a broadcast to a million. The subscriber is its position in `Site::subscribers`
-/// (4 bytes, where a copy of the hash took 56), the content is shared with the send's other
-/// deliveries, the status is a byte. What the admin API shows of it is [`Delivery::shown`],
-/// the hash read from the subscriber.
-#[derive(Debug, Clone)]
-pub struct Delivery {
-    pub delivery_id: i64,
+/// What every delivery of one send shares: a broadcast to a million makes one, each of its
+/// deliveries points at it (a drip's or a trigger's send, to one subscriber, makes one for
+/// its one delivery).
+#[derive(Debug)]
+pub struct Dispatch {
     pub content: Arc<Content>,
+    pub source: Source,
     pub source_id: i64,
     pub notification_id: i64,
     pub queued_at: DateTime<Utc>,
-    pub sent_at: Option<DateTime<Utc>>,
     pub expires_at: DateTime<Utc>,
-    pub viewed_at: Option<DateTime<Utc>>,
-    pub clicked_at: Option<DateTime<Utc>>,
+}
+
+impl Dispatch {
+    /// Whether `other` is the same send (its content the same one, not merely equal).
+    pub fn is_same_send(&self, other: &Dispatch) -> bool {
+        Arc::ptr_eq(&self.content, &other.content)
+            && self.source == other.source
+            && self.source_id == other.source_id
+            && self.notification_id == other.notification_id
+            && self.queued_at == other.queued_at
+            && self.expires_at == other.expires_at
+    }
+}
+
+/// A notification handed to one subscriber's device: a fixed record of 48 bytes, ten
+/// million of them for a broadcast to ten million. What the send's deliveries share is in
+/// their one [`Dispatch`]; the subscriber is its position in `Site::subscribers` (4 bytes,
+/// where a copy of the hash took 56); the times its own are [`Stamp`]s (8 bytes each), the
+/// status a byte. What the admin API shows of it is [`Delivery::shown`], the hash read from
+/// the subscriber.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub delivery_id: i64,
+    pub dispatch: Arc<Dispatch>,
+    sent_at: Stamp,
+    viewed_at: Stamp,
+    clicked_at: Stamp,
     /// Its place in `Site::subscribers` (a site holds fewer than 4 billion).
     pub subscriber: u32,
-    pub source: Source,
     pub status: Status,
 }
 
+// What a broadcast to ten million costs a delivery, held to at compile time.
+const _: () = assert!(std::mem::size_of::<Delivery>() == 48);
+
 impl Delivery {
+    pub fn new(
+        delivery_id: i64,
+        dispatch: Arc<Dispatch>,
+        subscriber: u32,
+        status: Status,
+        [sent_at, viewed_at, clicked_at]: [Option<DateTime<Utc>>; 3],
+    ) -> Delivery {
+        Delivery {
+            delivery_id,
+            dispatch,
+            sent_at: Stamp::of(sent_at),
+            viewed_at: Stamp::of(viewed_at),
+            clicked_at: Stamp::of(clicked_at),
+            subscriber,
+            status,
+        }
+    }
+
     /// Where its subscriber is in `Site::subscribers`.
     pub fn subscriber_at(&self) -> usize {
         self.subscriber as usize
     }
 
+    pub fn sent_at(&self) -> Option<DateTime<Utc>> {
+        self.sent_at.get()
+    }
+
+    pub fn viewed_at(&self) -> Option<DateTime<Utc>> {
+        self.viewed_at.get()
+    }
+
+    pub fn clicked_at(&self) -> Option<DateTime<Utc>> {
+        self.clicked_at.get()
+    }
+
+    pub fn set_sent_at(&mut self, at: DateTime<Utc>) {
+        self.sent_at = Stamp::of(Some(at));
+    }
+
+    /// Records a view (or a click) at `at`, unless one was recorded before.
+    pub fn record(&mut self, click: bool, at: DateTime<Utc>) {
+        let slot = if click {
+            &mut self.clicked_at
+        } else {
+            &mut self.viewed_at
+        };
+        if !slot.is_some() {
+            *slot = Stamp::of(Some(at));
+        }
+    }
+
     /// The delivery as the admin API shows it, for the subscriber of hash `hash`.
     pub fn shown<'a>(&'a self, hash: &'a SubscriberHash) -> Shown<'a> {
+        let d = &*self.dispatch;
         Shown {
             delivery_id: self.delivery_id,
             subscriber_hash: hash,
-            content: &self.content,
-            source: self.source,
-            source_id: self.source_id,
-            notification_id: self.notification_id,
+            content: &d.content,
+            source: d.source,
+            source_id: d.source_id,
+            notification_id: d.notification_id,
             status: self.status.as_str(),
-            queued_at: self.queued_at,
-            sent_at: self.sent_at,
-            expires_at: self.expires_at,
-            viewed_at: self.viewed_at,
-            clicked_at: self.clicked_at,
+            queued_at: d.queued_at,
+            sent_at: self.sent_at(),
+            expires_at: d.expires_at,
+            viewed_at: self.viewed_at(),
+            clicked_at: self.clicked_at(),
         }
     }
 }

@@ -12,7 +12,9 @@ mod store;
 mod time;
 
 pub use self::attributes::Attributes;
-pub use self::deliveries::{Alert, Content, Delivery, EngineState, Scheduled, Source, Status};
+pub use self::deliveries::{
+    Alert, Content, Delivery, Dispatch, EngineState, Scheduled, Source, Status,
+};
 pub use self::hash::SubscriberHash;
 pub use self::index::{Field, Index};
 pub use self::interned::Sym;

@@ -21,6 +21,33 @@ pub(crate) fn ser_opt_time<S: serde::Serializer>(
     }
 }
 
+/// An optional instant in 8 bytes, for records held by the million (a delivery's sent,
+/// viewed and clicked times): microseconds since 1970, `i64::MIN` for none, where an
+/// `Option<DateTime<Utc>>` takes 12 bytes and aligns its record to 4. Microseconds: the
+/// admin API and the service show milliseconds, and they span any year a clock can reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp(i64);
+
+impl Stamp {
+    pub const NONE: Stamp = Stamp(i64::MIN);
+
+    pub fn of(t: Option<DateTime<Utc>>) -> Stamp {
+        t.map_or(Stamp::NONE, |t| Stamp(t.timestamp_micros()))
+    }
+
+    pub fn get(self) -> Option<DateTime<Utc>> {
+        if self == Stamp::NONE {
+            None
+        } else {
+            DateTime::from_timestamp_micros(self.0)
+        }
+    }
+
+    pub fn is_some(self) -> bool {
+        self != Stamp::NONE
+    }
+}
+
 /// A timestamp both ways: as [`iso`] in a human-readable format (the admin API's JSON), and
 /// exact, as seconds and nanoseconds since 1970, in a binary one (the state file, which keeps
 /// what the clock said to the nanosecond).
