@@ -79,7 +79,7 @@ pub fn subscriber_of(args: &Map<String, Value>) -> Result<NewSubscriber, String>
             Some(h) => h.into(),
             None => SubscriberHash::default(),
         },
-        profile_id: str_arg(args, "profile_id")?,
+        profile_id: str_arg(args, "profile_id")?.map(String::into_boxed_str),
         country: str_arg(args, "country")?.map(Sym::from),
         state: str_arg(args, "state")?.map(Sym::from),
         city: str_arg(args, "city")?.map(Sym::from),

@@ -260,7 +260,7 @@ mod tests {
         for i in 0..n {
             site.add_subscriber(Subscriber {
                 subscriber_hash: format!("h{i}").as_str().into(),
-                profile_id: (i % 3 == 0).then(|| format!("p{}", i % 50)),
+                profile_id: (i % 3 == 0).then(|| format!("p{}", i % 50).into()),
                 country: pick(rng, &COUNTRIES),
                 state: None,
                 city: pick(rng, &["Paris", "Berlin"]),

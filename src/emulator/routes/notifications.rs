@@ -16,12 +16,9 @@ pub async fn create(call: Call, FormBody(form): FormBody) -> ApiResult {
     validate::broadcast(&new).map_err(|v| ApiError::bad(v.message))?;
     let id = call.in_site(|s, ids, now| {
         if !new.profile_id.is_empty()
-            && !s.subscribers.iter().any(|sub| {
-                sub.unsubscribed_at.is_none()
-                    && sub
-                        .profile_id
-                        .as_ref()
-                        .is_some_and(|p| new.profile_id.contains(p))
+            && !new.profile_id.iter().any(|p| {
+                // Through the profile index, not a read of every subscriber.
+                s.with_profile(p).any(|sub| sub.unsubscribed_at.is_none())
             })
         {
             return Err(ApiError::bad(NO_PROFILE_SUBSCRIBERS));
