@@ -90,6 +90,10 @@ pub type Profile = [Option<Sym>; 7];
 /// The rows agreeing with some given values, and a draw among them by weight.
 type Agreeing = (Vec<usize>, Dist);
 
+/// The given fields' values of a table (at most four fields), with whether each was given
+/// and empty: a key on the stack, looked up once per subscriber.
+type Key = [(bool, Option<Sym>); 4];
+
 /// One table, interned, with the draws it has made ready for each combination of given
 /// values it met (a population draws from a handful of them, ten million times).
 struct Table {
@@ -98,9 +102,10 @@ struct Table {
     weights: Vec<f64>,
     /// Which of the table's fields have a distribution of their own (left as drawn).
     given: Vec<bool>,
-    /// For a combination of the given fields' values: the rows agreeing with it, drawn by
+    /// For a combination of the given fields' values (in the table's order, `None` where
+    /// a field is not given or its value is empty): the rows agreeing with it, drawn by
     /// weight; `None` when none agrees.
-    ready: HashMap<Vec<Option<Sym>>, Option<Agreeing>>,
+    ready: HashMap<Key, Option<Agreeing>>,
 }
 
 impl Table {
@@ -123,29 +128,23 @@ impl Table {
         if self.given.iter().all(|g| *g) {
             return;
         }
-        let key: Vec<Option<Sym>> = self
-            .fields
-            .iter()
-            .zip(&self.given)
-            .filter(|(_, g)| **g)
-            .map(|(&f, _)| profile[f])
-            .collect();
+        let mut key: Key = [(false, None); 4];
+        for (i, (&f, &g)) in self.fields.iter().zip(&self.given).enumerate() {
+            key[i] = (g, if g { profile[f] } else { None });
+        }
         let Table {
-            fields,
             rows,
             weights,
-            given,
             ready,
+            ..
         } = self;
         let draw = ready.entry(key).or_insert_with_key(|key| {
+            // A row agrees when each given field's value is the row's (an empty one none).
             let agreeing: Vec<usize> = (0..rows.len())
                 .filter(|&r| {
-                    let wanted = given
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, g)| **g)
-                        .map(|(i, _)| Some(rows[r][i]));
-                    wanted.eq(key.iter().copied())
+                    key.iter()
+                        .zip(&rows[r])
+                        .all(|((given, value), have)| !given || *value == Some(*have))
                 })
                 .collect();
             let w: Vec<f64> = agreeing.iter().map(|&r| weights[r]).collect();
@@ -153,8 +152,8 @@ impl Table {
         });
         if let Some((agreeing, dist)) = draw {
             let row = &rows[agreeing[dist.pick(rng)]];
-            for (i, &f) in fields.iter().enumerate() {
-                if !given[i] {
+            for (i, &f) in self.fields.iter().enumerate() {
+                if !self.given[i] {
                     profile[f] = Some(row[i]);
                 }
             }

@@ -373,7 +373,10 @@ impl Population {
             given[*i] = true;
         }
         let mut mix = Mix::new(&given);
-        let mut hashes = Vec::with_capacity(self.count);
+        // The new hashes, for the drips they may start (none kept when no drip is active:
+        // a million strings made for nothing).
+        let starts_drips = site.drips.iter().any(|d| d.drip.status == "active");
+        let mut hashes = Vec::with_capacity(if starts_drips { self.count } else { 0 });
         site.reserve_subscribers(self.count);
         // Each field's values and each attribute's name interned once, not per subscriber.
         let fields: Vec<(usize, &Dist, Vec<Option<Sym>>)> = self
@@ -418,11 +421,10 @@ impl Population {
                 .filter(|(_, share)| rng.f64() < *share)
                 .map(|(id, _)| *id)
                 .collect();
-            let hash = fresh_hash(site, &mut rng);
-            let packed = SubscriberHash::of(&hash);
-            hashes.push(hash);
-            site.add_subscriber(Subscriber {
-                subscriber_hash: packed,
+            // A made-up hash is 32 hex digits, packed as it is drawn; one already taken
+            // (the same seed twice on one site) is drawn again.
+            let mut sub = Subscriber {
+                subscriber_hash: SubscriberHash::Hex(rng.u128(..).to_be_bytes()),
                 profile_id: None,
                 country,
                 state,
@@ -436,9 +438,17 @@ impl Population {
                 unsubscribed_at: None,
                 segments,
                 online,
-            });
+            };
+            while let Err(back) = site.try_add_subscriber(sub) {
+                sub = back;
+                sub.subscriber_hash = SubscriberHash::Hex(rng.u128(..).to_be_bytes());
+            }
+            if starts_drips {
+                let added = &site.subscribers[site.subscribers.len() - 1];
+                hashes.push(added.subscriber_hash.to_string());
+            }
         }
         engine::on_audience_change(site, ids, now, &hashes);
-        Ok(hashes.len())
+        Ok(self.count)
     }
 }

@@ -337,6 +337,14 @@ impl Site {
 
     /// Adds a subscriber; false (and nothing added) when its hash is taken.
     pub fn add_subscriber(&mut self, sub: Subscriber) -> bool {
+        self.try_add_subscriber(sub).is_ok()
+    }
+
+    /// Adds a subscriber, or hands it back when its hash is taken (one look-up of the
+    /// index for both: a generated population draws another hash then). Handed back by
+    /// value, not boxed: the row is moved either way, a box would be an allocation more.
+    #[allow(clippy::result_large_err)]
+    pub fn try_add_subscriber(&mut self, sub: Subscriber) -> Result<(), Subscriber> {
         let Site {
             by_hash,
             hasher,
@@ -351,7 +359,7 @@ impl Site {
             |&i| hasher.hash_one(subscribers[i as usize].subscriber_hash.key()),
         );
         match entry {
-            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Occupied(_) => Err(sub),
             hashbrown::hash_table::Entry::Vacant(slot) => {
                 let at = subscribers.len();
                 slot.insert(position(at));
@@ -360,7 +368,7 @@ impl Site {
                 }
                 index.add(position(at), sub.indexed(), sub.segments.iter().copied());
                 subscribers.push(sub);
-                true
+                Ok(())
             }
         }
     }
