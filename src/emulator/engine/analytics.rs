@@ -3,10 +3,11 @@
 //! counts is written out in docs/analytics.md.
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::emulator::state::{Delivery, Site, Source, Subscriber};
+use crate::emulator::state::{Delivery, Site, Source, Subscriber, Sym};
 use crate::model::common::ctr;
 use crate::model::{Analytics, Drip, TriggeredCampaign};
 
@@ -20,7 +21,9 @@ pub fn device_type(sub: &Subscriber) -> &str {
 /// Whether the summary counts a subscriber as mobile: a phone or a tablet. Any other device
 /// type, or none, is desktop.
 pub fn is_mobile(sub: &Subscriber) -> bool {
-    matches!(device_type(sub), "mobile" | "tablet")
+    // Compared as interned numbers: the summary asks it of every subscriber.
+    static MOBILE: LazyLock<[Sym; 2]> = LazyLock::new(|| [Sym::of("mobile"), Sym::of("tablet")]);
+    sub.device_type.is_some_and(|t| MOBILE.contains(&t))
 }
 
 /// An inclusive range of UTC dates; an open end is unbounded.

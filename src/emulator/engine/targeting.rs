@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use roaring::RoaringBitmap;
 use serde_json::Value;
 
-use crate::emulator::state::{Field, Site, Subscriber};
+use crate::emulator::state::{Field, Scalar, Site, Subscriber};
 use crate::model::{AttributeRule, AudienceRule, NewNotification};
 
 /// A `from_date` / `to_date` bound: a date is its midnight UTC; a date-time without an
@@ -132,8 +132,21 @@ pub fn attributes_match(groups: &[Vec<AttributeRule>], sub: &Subscriber) -> bool
     groups.is_empty()
         || groups.iter().any(|g| {
             g.iter()
-                .all(|r| rule_holds(r, sub.attributes.get(&r.key).as_deref()))
+                .all(|r| scalar_holds(r, sub.attributes.scalar(&r.key)))
         })
+}
+
+/// [`rule_holds`] on an attribute as a subscriber holds it: a text compared where it lies,
+/// not copied into a JSON value for each subscriber a broadcast reads.
+fn scalar_holds(rule: &AttributeRule, attr: Option<&Scalar>) -> bool {
+    match attr {
+        Some(Scalar::Text(text)) => {
+            // A string equals and orders against strings only (as `same` and `order`).
+            let order = |want: &Value| want.as_str().map(|w| (**text).cmp(w));
+            holds(rule, order, order)
+        }
+        other => rule_holds(rule, other.map(Scalar::value).as_deref()),
+    }
 }
 
 /// Numbers compare as numbers, strings as strings; values of different types are never
@@ -142,22 +155,30 @@ pub fn rule_holds(rule: &AttributeRule, attr: Option<&Value>) -> bool {
     let Some(attr) = attr.filter(|a| !a.is_null()) else {
         return rule.op == "not_exists";
     };
+    let equal = |want: &Value| same(attr, want).then_some(Ordering::Equal);
+    holds(rule, equal, |want| order(attr, want))
+}
+
+/// `rule` on a present attribute, told how it equals (`Some(Equal)`) and orders against a
+/// wanted value.
+fn holds(
+    rule: &AttributeRule,
+    equal: impl Fn(&Value) -> Option<Ordering>,
+    order: impl Fn(&Value) -> Option<Ordering>,
+) -> bool {
     let want = &rule.value.0;
+    let same = |w: &Value| equal(w) == Some(Ordering::Equal);
     match rule.op.as_str() {
         "exists" => true,
         "not_exists" => false,
-        "eq" => same(attr, want),
-        "ne" => !same(attr, want),
-        "lt" => order(attr, want) == Some(Ordering::Less),
-        "lte" => matches!(order(attr, want), Some(Ordering::Less | Ordering::Equal)),
-        "gt" => order(attr, want) == Some(Ordering::Greater),
-        "gte" => matches!(order(attr, want), Some(Ordering::Greater | Ordering::Equal)),
-        "in" => want
-            .as_array()
-            .is_some_and(|xs| xs.iter().any(|x| same(attr, x))),
-        "nin" => !want
-            .as_array()
-            .is_some_and(|xs| xs.iter().any(|x| same(attr, x))),
+        "eq" => same(want),
+        "ne" => !same(want),
+        "lt" => order(want) == Some(Ordering::Less),
+        "lte" => matches!(order(want), Some(Ordering::Less | Ordering::Equal)),
+        "gt" => order(want) == Some(Ordering::Greater),
+        "gte" => matches!(order(want), Some(Ordering::Greater | Ordering::Equal)),
+        "in" => want.as_array().is_some_and(|xs| xs.iter().any(same)),
+        "nin" => !want.as_array().is_some_and(|xs| xs.iter().any(same)),
         _ => false,
     }
 }
@@ -231,6 +252,8 @@ pub fn audience_match(groups: &[Vec<AudienceRule>], sub: &Subscriber) -> bool {
 #[cfg(test)]
 mod tests {
     use chrono::{Duration, TimeZone};
+
+    use serde_json::json;
 
     use super::*;
     use crate::emulator::state::{SegmentRec, Sym};
@@ -336,5 +359,46 @@ mod tests {
         assert_eq!(members, holders);
         assert!(site.subscribers.iter().all(|s| !s.segments.contains(&3)));
         assert_eq!(site.index().members(3).count(), 0);
+    }
+
+    #[test]
+    fn a_text_attribute_is_judged_where_it_lies_as_its_json_value_would_be() {
+        let values = [
+            json!("pro"),
+            json!("free"),
+            json!(3),
+            json!(null),
+            json!(true),
+            json!(["pro"]),
+        ];
+        let ops = [
+            "eq",
+            "ne",
+            "lt",
+            "lte",
+            "gt",
+            "gte",
+            "in",
+            "nin",
+            "exists",
+            "not_exists",
+            "x",
+        ];
+        for held in [json!("pro"), json!("apple"), json!(7), json!(false)] {
+            let scalar = Scalar::from(held.clone());
+            for op in ops {
+                for want in &values {
+                    let rule: AttributeRule = serde_json::from_value(
+                        json!({"key": "plan", "op": op, "value": want.clone()}),
+                    )
+                    .unwrap();
+                    assert_eq!(
+                        scalar_holds(&rule, Some(&scalar)),
+                        rule_holds(&rule, Some(&held)),
+                        "{held} {op} {want}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -17,9 +17,11 @@ const CHUNK: usize = 16_384;
 /// A list: the items when saved; as read, its chunks still encoded (each with how many
 /// items it holds), decoded by [`Chunked::decode`] on every core.
 pub enum Chunked<'a, T> {
-    Items(&'a [T]),
     /// Items made for the save (images of the state's own).
     Made(Vec<T>),
+    /// As many items as it says, each made when its chunk is written (the rows of the
+    /// state's own records: no list of them all is ever made).
+    Rows(usize, Box<dyn Fn(usize) -> T + Sync + 'a>),
     Encoded(Vec<(u32, &'a [u8])>),
 }
 
@@ -36,7 +38,7 @@ impl<'a, T: Deserialize<'a> + Send> Chunked<'a, T> {
     ) -> Result<Vec<U>, String> {
         let chunks = match self {
             Chunked::Encoded(chunks) => chunks,
-            Chunked::Items(_) | Chunked::Made(_) => {
+            Chunked::Made(_) | Chunked::Rows(..) => {
                 return Err("a list to save, not one read".into())
             }
         };
@@ -123,22 +125,55 @@ impl Serialize for Bytes<'_> {
     }
 }
 
+/// Items `range` of a [`Chunked::Rows`], made one at a time as they are written.
+struct RowsOf<'r, T> {
+    range: std::ops::Range<usize>,
+    row: &'r (dyn Fn(usize) -> T + Sync),
+}
+
+impl<T: Serialize> Serialize for RowsOf<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.range.clone().map(self.row))
+    }
+}
+
+/// Writes each chunk's item count and encoded bytes.
+fn write_chunks<S: Serializer>(
+    s: S,
+    encoded: Vec<(usize, postcard::Result<Vec<u8>>)>,
+) -> Result<S::Ok, S::Error> {
+    let mut seq = s.serialize_seq(Some(encoded.len()))?;
+    for (count, bytes) in encoded {
+        let bytes = bytes.map_err(S::Error::custom)?;
+        // CHUNK items at most: a u32 holds the count.
+        seq.serialize_element(&(count as u32, Bytes(&bytes)))?;
+    }
+    seq.end()
+}
+
 impl<T: Serialize + Sync> Serialize for Chunked<'_, T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let items = match self {
-            Chunked::Items(items) => items,
             Chunked::Made(items) => items.as_slice(),
+            Chunked::Rows(n, row) => {
+                let ranges: Vec<std::ops::Range<usize>> = (0..*n)
+                    .step_by(CHUNK)
+                    .map(|start| start..(start + CHUNK).min(*n))
+                    .collect();
+                let encoded = on_all_cores(&ranges, |range| {
+                    let rows = RowsOf {
+                        range: range.clone(),
+                        row: &**row,
+                    };
+                    (range.len(), postcard::to_stdvec(&rows))
+                });
+                return write_chunks(s, encoded);
+            }
             Chunked::Encoded(_) => return Err(S::Error::custom("a list read, not one to save")),
         };
         let chunks: Vec<&[T]> = items.chunks(CHUNK).collect();
-        let encoded = on_all_cores(&chunks, postcard::to_stdvec);
-        let mut seq = s.serialize_seq(Some(encoded.len()))?;
-        for (chunk, bytes) in chunks.iter().zip(encoded) {
-            let bytes = bytes.map_err(S::Error::custom)?;
-            // CHUNK items at most: a u32 holds the count.
-            seq.serialize_element(&(chunk.len() as u32, Bytes(&bytes)))?;
-        }
-        seq.end()
+        let encoded = on_all_cores(&chunks, |chunk| (chunk.len(), postcard::to_stdvec(chunk)));
+        write_chunks(s, encoded)
     }
 }
 

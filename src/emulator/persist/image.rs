@@ -10,7 +10,6 @@
 //! shared again when read.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -19,10 +18,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::chunked::Chunked;
+use super::rows::{DeliveryRow, DispatchRow, Dispatches, SubscriberRow, Texts};
 use crate::emulator::state::{loose, opt_stamp, stamp};
 use crate::emulator::state::{
-    Alert, Content, Counters, Delivery, Dispatch, DripRec, EngineState, EventRec, LogEntry,
-    NotificationRec, ProductRec, Scheduled, SegmentRec, Site, Source, State, Status, Subscriber,
+    Alert, Content, Counters, Dispatch, DripRec, EngineState, EventRec, LogEntry, NotificationRec,
+    ProductRec, Scheduled, SegmentRec, Site, Source, State, Sym,
 };
 use crate::model::TriggeredCampaign;
 
@@ -68,8 +68,11 @@ struct SiteImage<'a> {
     api_key: Cow<'a, str>,
     /// East of UTC, in seconds.
     timezone: i32,
+    /// The texts its subscribers' rows name by number.
     #[serde(borrow)]
-    subscribers: Chunked<'a, Subscriber>,
+    texts: Vec<Cow<'a, str>>,
+    #[serde(borrow)]
+    subscribers: Chunked<'a, SubscriberRow<'a>>,
     segments: Cow<'a, [SegmentRec]>,
     #[serde(with = "loose")]
     triggers: Cow<'a, [TriggeredCampaign]>,
@@ -88,8 +91,10 @@ struct EngineImage<'a> {
     contents: Vec<Cow<'a, Content>>,
     #[serde(borrow)]
     scheduled: Chunked<'a, ScheduledImage<'a>>,
+    /// The sends the deliveries name by number.
+    dispatches: Vec<DispatchRow>,
     #[serde(borrow)]
-    deliveries: Chunked<'a, DeliveryImage<'a>>,
+    deliveries: Chunked<'a, DeliveryRow>,
     drip_starts: Cow<'a, HashSet<(i64, String)>>,
     alerts: Vec<AlertImage<'a>>,
     runs: Cow<'a, BTreeMap<(i64, String), Vec<u64>>>,
@@ -114,27 +119,6 @@ struct ScheduledImage<'a> {
     content: u32,
     expiry_seconds: i64,
     run: u64,
-}
-
-#[derive(Serialize, Deserialize)]
-struct DeliveryImage<'a> {
-    delivery_id: i64,
-    subscriber_hash: Cow<'a, str>,
-    content: u32,
-    source: Source,
-    source_id: i64,
-    notification_id: i64,
-    status: Cow<'a, str>,
-    #[serde(with = "stamp")]
-    queued_at: DateTime<Utc>,
-    #[serde(with = "opt_stamp")]
-    sent_at: Option<DateTime<Utc>>,
-    #[serde(with = "stamp")]
-    expires_at: DateTime<Utc>,
-    #[serde(with = "opt_stamp")]
-    viewed_at: Option<DateTime<Utc>>,
-    #[serde(with = "opt_stamp")]
-    clicked_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -245,11 +229,20 @@ impl<'a> LogImage<'a> {
 
 impl<'a> SiteImage<'a> {
     fn of(site: &'a Site) -> Self {
+        let texts = Texts::of(&site.subscribers);
         SiteImage {
             site_id: site.site_id,
             api_key: Cow::Borrowed(&site.api_key),
             timezone: site.timezone.local_minus_utc(),
-            subscribers: Chunked::Items(&site.subscribers),
+            texts: texts
+                .list
+                .iter()
+                .map(|s| Cow::Borrowed(s.as_str()))
+                .collect(),
+            subscribers: Chunked::Rows(
+                site.subscribers.len(),
+                Box::new(move |i| SubscriberRow::of(&site.subscribers[i], &texts)),
+            ),
             segments: Cow::Borrowed(&site.segments),
             triggers: Cow::Borrowed(&site.triggers),
             drips: Cow::Borrowed(&site.drips),
@@ -257,7 +250,7 @@ impl<'a> SiteImage<'a> {
             products: Cow::Borrowed(&site.products),
             events: Cow::Borrowed(&site.events),
             events_pruned: site.events_pruned,
-            engine: EngineImage::of(&site.engine, &site.subscribers),
+            engine: EngineImage::of(&site.engine),
         }
     }
 
@@ -265,7 +258,9 @@ impl<'a> SiteImage<'a> {
         let mut site = Site::new(self.site_id, self.api_key.into_owned());
         site.timezone = FixedOffset::east_opt(self.timezone)
             .ok_or_else(|| format!("a time zone {} s east of UTC", self.timezone))?;
-        if !site.adopt_subscribers(self.subscribers.decode(Ok)?) {
+        let texts: Vec<Sym> = self.texts.iter().map(|t| Sym::of(t)).collect();
+        let subscribers = self.subscribers.decode(|row| row.into_subscriber(&texts))?;
+        if !site.adopt_subscribers(subscribers) {
             return Err(format!("site {} holds a subscriber twice", site.site_id));
         }
         site.segments = self.segments.into_owned();
@@ -281,30 +276,8 @@ impl<'a> SiteImage<'a> {
     }
 }
 
-thread_local! {
-    /// The dispatch the last delivery read on this thread shares: the deliveries of a send
-    /// lie together in the file, so a load makes one per send, as the engine did, not one
-    /// per delivery.
-    static LAST_DISPATCH: RefCell<Option<Arc<Dispatch>>> = const { RefCell::new(None) };
-}
-
-/// `d`, or the last dispatch read on this thread when it is the same send.
-fn shared_dispatch(d: Dispatch) -> Arc<Dispatch> {
-    LAST_DISPATCH.with(|last| {
-        let mut last = last.borrow_mut();
-        match last.as_ref() {
-            Some(prev) if prev.is_same_send(&d) => prev.clone(),
-            _ => {
-                let made = Arc::new(d);
-                *last = Some(made.clone());
-                made
-            }
-        }
-    })
-}
-
 impl<'a> EngineImage<'a> {
-    fn of(engine: &'a EngineState, subscribers: &'a [Subscriber]) -> Self {
+    fn of(engine: &'a EngineState) -> Self {
         // Contents by address: every delivery of a send shares its send's one.
         let mut place: HashMap<*const Content, u32> = HashMap::new();
         let mut contents: Vec<Cow<'a, Content>> = Vec::new();
@@ -339,31 +312,22 @@ impl<'a> EngineImage<'a> {
                 run: s.run,
             })
             .collect();
-        let deliveries = engine
-            .deliveries
+        let sends = Dispatches::of(&engine.deliveries);
+        let dispatches = sends
+            .list
             .iter()
-            .map(|d| DeliveryImage {
-                delivery_id: d.delivery_id,
-                // The file names the subscriber by hash: a position is only this list's.
-                subscriber_hash: Cow::Owned(
-                    subscribers[d.subscriber_at()].subscriber_hash.to_string(),
-                ),
-                content: content_of(&d.dispatch.content),
-                source: d.dispatch.source,
-                source_id: d.dispatch.source_id,
-                notification_id: d.dispatch.notification_id,
-                status: Cow::Borrowed(d.status.as_str()),
-                queued_at: d.dispatch.queued_at,
-                sent_at: d.sent_at(),
-                expires_at: d.dispatch.expires_at,
-                viewed_at: d.viewed_at(),
-                clicked_at: d.clicked_at(),
-            })
+            .map(|d| DispatchRow::of(d, content_of(&d.content)))
             .collect();
+        let of_delivery = sends.of_delivery;
+        let deliveries = Chunked::Rows(
+            engine.deliveries.len(),
+            Box::new(move |i| DeliveryRow::of(&engine.deliveries[i], of_delivery[i])),
+        );
         EngineImage {
             contents,
             scheduled: Chunked::Made(scheduled),
-            deliveries: Chunked::Made(deliveries),
+            dispatches,
+            deliveries,
             drip_starts: Cow::Borrowed(&engine.drip_starts),
             alerts: engine.alerts.iter().map(AlertImage::of).collect(),
             runs: Cow::Borrowed(&engine.runs),
@@ -402,31 +366,17 @@ impl<'a> EngineImage<'a> {
                 run: s.run,
             })
         })?;
-        let deliveries = self.deliveries.decode(|d| {
-            let at = site
-                .subscriber_position(&d.subscriber_hash)
-                .ok_or_else(|| {
-                    "a delivery names a subscriber the site does not hold".to_string()
-                })?;
-            let dispatch = shared_dispatch(Dispatch {
-                content: content(d.content)?,
-                source: d.source,
-                source_id: d.source_id,
-                notification_id: d.notification_id,
-                queued_at: d.queued_at,
-                expires_at: d.expires_at,
-            });
-            Ok(Delivery::new(
-                d.delivery_id,
-                dispatch,
-                u32::try_from(at).map_err(|e| e.to_string())?,
-                Status::of(&d.status)
-                    .ok_or_else(|| format!("a delivery's status is {:?}", d.status))?,
-                [d.sent_at, d.viewed_at, d.clicked_at],
-            ))
-        });
-        LAST_DISPATCH.with(|last| last.borrow_mut().take());
-        let deliveries = deliveries?;
+        let dispatches: Vec<Arc<Dispatch>> = self
+            .dispatches
+            .into_iter()
+            .map(|d| {
+                let c = content(d.content)?;
+                Ok(Arc::new(d.into_dispatch(c)))
+            })
+            .collect::<Result<_, Inconsistent>>()?;
+        let deliveries = self
+            .deliveries
+            .decode(|row| row.into_delivery(&dispatches, subscribers))?;
         let sends = self.sends.into_owned();
         let waiting = self.waiting.into_owned();
         // The engine indexes `deliveries` and the subscribers by these positions.

@@ -16,6 +16,7 @@ mod chunked;
 mod file;
 mod image;
 mod lock;
+mod rows;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -61,7 +62,8 @@ fn write(emu: &Emu, path: &Path) -> Result<Saved, StateFileError> {
     let started = Instant::now();
     let encoded = {
         let st = emu.lock();
-        postcard::to_stdvec(&Image::of(&st, &emu.default_key))
+        let image = Image::of(&st, &emu.default_key);
+        postcard::to_stdvec(&image)
     };
     let payload = encoded.map_err(|e| StateFileError::Encoding {
         path: path.to_owned(),

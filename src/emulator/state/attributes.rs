@@ -76,6 +76,23 @@ impl Attributes {
         self.0.iter().map(|(k, v)| (k.as_str(), v))
     }
 
+    /// The value of `key` as held.
+    pub fn scalar(&self, key: &str) -> Option<&Scalar> {
+        self.0
+            .iter()
+            .find(|(k, _)| k.as_str() == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The pairs, name and value, in the order given.
+    pub fn pairs(&self) -> &[(Sym, Scalar)] {
+        &self.0
+    }
+
+    pub fn of_pairs(pairs: Vec<(Sym, Scalar)>) -> Attributes {
+        Attributes(pairs.into_boxed_slice())
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }

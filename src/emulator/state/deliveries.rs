@@ -48,8 +48,9 @@ pub struct Scheduled {
     pub run: u64,
 }
 
-/// How a delivery stands, a byte (the admin API spells it as [`Status::as_str`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a delivery stands, a byte (the admin API spells it as [`Status::as_str`]; the state
+/// file as its place in this list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Status {
     Delivered,
     /// The device is offline: it waits until the device comes online, or it expires.

@@ -60,6 +60,12 @@ impl Sym {
         table.get(text).copied()
     }
 
+    /// Its number, from 0 in the order the texts were first seen (dense: a table indexed
+    /// by it is as long as the texts interned).
+    pub fn number(self) -> u32 {
+        self.0.get() - 1
+    }
+
     pub fn as_str(self) -> &'static str {
         let texts: &'static boxcar::Vec<Box<str>> = &TEXTS;
         &texts[self.0.get() as usize - 1]

@@ -11,7 +11,7 @@ mod site;
 mod store;
 mod time;
 
-pub use self::attributes::Attributes;
+pub use self::attributes::{Attributes, Scalar};
 pub use self::deliveries::{
     Alert, Content, Delivery, Dispatch, EngineState, Scheduled, Source, Status,
 };

@@ -60,6 +60,10 @@ impl SegmentSet {
     pub fn iter(&self) -> std::slice::Iter<'_, i64> {
         self.0.iter()
     }
+
+    pub fn as_slice(&self) -> &[i64] {
+        &self.0
+    }
 }
 
 impl FromIterator<i64> for SegmentSet {
@@ -103,6 +107,24 @@ pub struct Subscriber {
 }
 
 impl Subscriber {
+    /// Its profile fields: country, state, city, device, device type, browser, platform.
+    pub fn profile(&self) -> [Option<Sym>; 7] {
+        [
+            self.country,
+            self.state,
+            self.city,
+            self.device,
+            self.device_type,
+            self.browser,
+            self.platform,
+        ]
+    }
+
+    /// The interned texts of its profile.
+    pub fn texts(&self) -> impl Iterator<Item = Sym> {
+        self.profile().into_iter().flatten()
+    }
+
     /// Its values of each indexed field (`index::Field`: country, state, city, device type,
     /// browser).
     fn indexed(&self) -> [Option<Sym>; 5] {
