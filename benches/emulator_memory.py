@@ -25,7 +25,7 @@ import tempfile
 import time
 from typing import Any
 
-from emulator_scale import START, each_in_own_process, main, rss
+from emulator_scale import START, each_in_own_process, main, results_in_own_processes, rss
 
 from pushwire.testing import Emulator
 
@@ -137,6 +137,63 @@ def table(results: list[dict[str, Any]]) -> list[str]:
             f"| {r['empty_track_us']:.0f} / {r['full_track_us']:.0f} us | {r['rss_mb']:,.0f} MB |"
         )
     return lines
+
+
+def goals(r: dict[str, Any]) -> list[str]:
+    """Issue 40's goals against one row (the largest size), met or not."""
+    n, d = r["n"], max(r["deliveries"], 1)
+    checks = [
+        (
+            "memory per subscriber <= 250 B",
+            f"{r['bytes_per_subscriber']:.0f} B",
+            r["bytes_per_subscriber"] <= 250,
+        ),
+        (
+            "memory per delivery <= 64 B",
+            f"{r['bytes_per_delivery']:.0f} B",
+            r["bytes_per_delivery"] <= 64,
+        ),
+        (
+            "generate <= 0.4 us a subscriber",
+            f"{r['generate_s'] / n * 1e6:.2f} us",
+            r["generate_s"] / n <= 0.4e-6,
+        ),
+        (
+            "a broadcast to everyone <= 100 ns a delivery",
+            f"{r['broadcast_s'] / d * 1e9:.0f} ns",
+            r["broadcast_s"] / d <= 100e-9,
+        ),
+        ("a year's summary < 300 ms", f"{r['summary_ms']:.0f} ms", r["summary_ms"] < 300),
+        (
+            "save <= 0.5 us a subscriber",
+            f"{r['save_s'] / n * 1e6:.2f} us",
+            r["save_s"] / n <= 0.5e-6,
+        ),
+        (
+            "load <= 0.8 us a subscriber",
+            f"{r['load_s'] / n * 1e6:.2f} us",
+            r["load_s"] / n <= 0.8e-6,
+        ),
+        ("file <= 100 B a subscriber", f"{r['file_bytes'] / n:.0f} B", r["file_bytes"] / n <= 100),
+        (
+            "segments.list within 1.25x of empty",
+            f"{r['full_list_us'] / r['empty_list_us']:.2f}x",
+            r["full_list_us"] <= 1.25 * r["empty_list_us"],
+        ),
+        (
+            "events.track within 1.25x of empty",
+            f"{r['full_track_us'] / r['empty_track_us']:.2f}x",
+            r["full_track_us"] <= 1.25 * r["empty_track_us"],
+        ),
+    ]
+    lines = [f"Goals at {n:,}:", "", "| goal | measured | met |", "|---|---|---|"]
+    lines += [f"| {g} | {m} | {'yes' if ok else '**no**'} |" for g, m, ok in checks]
+    return lines
+
+
+def measured(sizes: list[int]) -> list[dict[str, Any]]:
+    """Each size measured in its own process."""
+    return results_in_own_processes(__file__, sizes, table)
 
 
 def run(sizes: list[int]) -> list[str]:

@@ -166,11 +166,11 @@ def table(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def each_in_own_process(
+def results_in_own_processes(
     script: str, sizes: list[int], table: Callable[[list[dict[str, Any]]], list[str]]
-) -> list[str]:
-    """`script --one N` for each size, each in a fresh process (its memory its own); the
-    table of their results, each row printed as it comes."""
+) -> list[dict[str, Any]]:
+    """`script --one N` for each size, each in a fresh process (its memory its own): their
+    results, each row of `table` printed as it comes."""
     results = []
     for n in sizes:
         done = subprocess.run(
@@ -178,7 +178,14 @@ def each_in_own_process(
         )
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(table(results[-1:])[-1], flush=True)
-    return table(results)
+    return results
+
+
+def each_in_own_process(
+    script: str, sizes: list[int], table: Callable[[list[dict[str, Any]]], list[str]]
+) -> list[str]:
+    """The table of `results_in_own_processes`."""
+    return table(results_in_own_processes(script, sizes, table))
 
 
 def main(

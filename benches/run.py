@@ -28,6 +28,7 @@ from typing import Any, Optional
 
 import aiohttp
 import celery_throughput
+import emulator_memory
 import emulator_scale
 import httpx
 import msgspec
@@ -605,6 +606,25 @@ def main() -> int:
         "",
     ]
     lines += emulator_scale.run(sizes)
+    # Issue 40: the emulator at ten million subscribers, the issue's population and measures,
+    # each size in its own process; the goals checked against the 10M row.
+    print("emulator at ten million", flush=True)
+    memory_sizes = [10_000] if q else [1_000_000, 10_000_000]
+    lines += [
+        "",
+        "## Ten million subscribers (benches/emulator_memory.py)",
+        "",
+        "In-process `Emulator`, request log off; `generate_subscribers` with five countries, "
+        "twenty cities, two device types, four browsers, a plan attribute and a segment of half "
+        "(all online); a broadcast targeting a country, the segment and an attribute rule; one "
+        "broadcast to everyone; a year's `analytics.summary`; the state saved and read back; "
+        "plain requests (median of 2,000) on the empty emulator, then with the site. Memory is "
+        "RSS growth.",
+        "",
+    ]
+    memory_results = emulator_memory.measured(memory_sizes)
+    lines += emulator_memory.table(memory_results)
+    lines += ["", *emulator_memory.goals(memory_results[-1])]
     # Issue 30: the state file, saved and read back, up to a million subscribers (under 2 s
     # each is the target).
     print("state file", flush=True)

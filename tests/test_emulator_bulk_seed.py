@@ -417,3 +417,39 @@ def test_a_default_population_is_targeted_and_counted_like_a_real_one() -> None:
     assert reached == expected and 400 < len(expected) < 800
     assert dims["country"]["US"] == sum(s["country"] == "US" for s in subs)
     assert set(dims["device_type"]) == {"desktop", "mobile", "tablet"}
+
+
+def test_one_seed_twice_on_one_site_draws_new_hashes_and_keeps_targeting_exact() -> None:
+    with Emulator(record_requests=False) as emu:
+        vip = emu.create_segment("vip")
+        for _ in range(2):
+            emu.generate_subscribers(3_000, segments={vip: 0.3}, seed=3)
+        subs = emu.subscribers()
+        with emu.client() as client:
+            nid = client.notifications.create(
+                title="t",
+                message="m",
+                url="https://shop.example/",
+                include_segments=[vip],
+                include_countries=["US", "IN"],
+            )
+        reached = {d["subscriber_hash"] for d in emu.deliveries(notification_id=nid, status="all")}
+    assert len({s["subscriber_hash"] for s in subs}) == 6_000
+    # The second draw repeats the first's profiles under new hashes: the audience doubles.
+    expected = {
+        s["subscriber_hash"] for s in subs if vip in s["segments"] and s["country"] in ("US", "IN")
+    }
+    assert reached == expected and len(expected) % 2 == 0 and len(expected) > 500
+
+
+def test_a_segment_of_many_is_counted_from_its_index_without_its_list() -> None:
+    with Emulator(record_requests=False) as emu:
+        vip = emu.create_segment("vip")
+        emu.generate_subscribers(5_000, segments={vip: 0.4}, seed=2)
+        holders = sum(vip in s["segments"] for s in emu.subscribers())
+        (counted,) = emu.segments(members=False)
+        (listed,) = emu.segments()
+        last = emu._call("subscribers", limit=3, offset=4_998, meta=True)
+    assert "members" not in counted and counted["member_count"] == holders
+    assert listed["member_count"] == len(listed["members"]) == holders
+    assert len(last["entries"]) == 2 and last["total"] == 5_000  # a page cut at the end

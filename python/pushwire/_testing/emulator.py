@@ -559,11 +559,14 @@ class Emulator(_Controls, _Clients):
             row["segments"] = [str(s) for s in row.get("segments") or []]
         return rows
 
-    def segments(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
+    def segments(
+        self, *, members: bool = True, api_key: Optional[str] = None
+    ) -> list[dict[str, Any]]:
         """Every segment of the site: ``segment_id`` (a ``str``, as :meth:`create_segment`
-        and ``segments.list()`` give it), ``segment_name``, ``segment_type``, ``created_at``
-        and its ``members`` (subscriber hashes)."""
-        rows = _with_times(self._call("segments", api_key=api_key))
+        and ``segments.list()`` give it), ``segment_name``, ``segment_type``, ``created_at``,
+        ``member_count`` and its ``members`` (subscriber hashes, in the order they
+        subscribed); ``members=False`` leaves the lists out, for a site of millions."""
+        rows = _with_times(self._call("segments", members=members, api_key=api_key))
         for row in rows:
             row["segment_id"] = str(row["segment_id"])
         return rows

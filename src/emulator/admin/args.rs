@@ -97,6 +97,16 @@ impl Page {
     }
 
     /// The page of `all`: the entries alone, or with `meta` `{entries, total}`.
+    /// The page of `all`, read where it lies.
+    pub fn of_slice<T: serde::Serialize>(&self, all: &[T], meta: bool) -> Value {
+        let from = self.offset.min(all.len());
+        let to = self
+            .limit
+            .map_or(all.len(), |l| from.saturating_add(l).min(all.len()));
+        let page: Vec<&T> = all[from..to].iter().collect();
+        Self::answer(page, all.len(), meta)
+    }
+
     pub fn of<T: serde::Serialize>(&self, all: Vec<T>, meta: bool) -> Value {
         self.of_shown(all, meta, |t| t)
     }
@@ -115,6 +125,11 @@ impl Page {
             .take(self.limit.unwrap_or(usize::MAX))
             .map(show)
             .collect();
+        Self::answer(page, total, meta)
+    }
+
+    /// A page as the listing answers it: with its total (`meta`), or alone.
+    fn answer<U: serde::Serialize>(page: Vec<U>, total: usize, meta: bool) -> Value {
         if meta {
             json!({"entries": page, "total": total})
         } else {

@@ -378,6 +378,7 @@ impl Population {
         let starts_drips = site.drips.iter().any(|d| d.drip.status == "active");
         let mut hashes = Vec::with_capacity(if starts_drips { self.count } else { 0 });
         site.reserve_subscribers(self.count);
+        let first = site.subscribers.len();
         // Each field's values and each attribute's name interned once, not per subscriber.
         let fields: Vec<(usize, &Dist, Vec<Option<Sym>>)> = self
             .fields
@@ -421,9 +422,9 @@ impl Population {
                 .filter(|(_, share)| rng.f64() < *share)
                 .map(|(id, _)| *id)
                 .collect();
-            // A made-up hash is 32 hex digits, packed as it is drawn; one already taken
-            // (the same seed twice on one site) is drawn again.
-            let mut sub = Subscriber {
+            // A made-up hash is 32 hex digits, packed as it is drawn; pushed as drawn, the
+            // rows are indexed together below.
+            let sub = Subscriber {
                 subscriber_hash: SubscriberHash::Hex(rng.u128(..).to_be_bytes()),
                 profile_id: None,
                 country,
@@ -439,14 +440,16 @@ impl Population {
                 segments,
                 online,
             };
-            while let Err(back) = site.try_add_subscriber(sub) {
-                sub = back;
-                sub.subscriber_hash = SubscriberHash::Hex(rng.u128(..).to_be_bytes());
-            }
-            if starts_drips {
-                let added = &site.subscribers[site.subscribers.len() - 1];
-                hashes.push(added.subscriber_hash.to_string());
-            }
+            site.subscribers.push(sub);
+        }
+        // Indexed once, all of them; a hash already taken drawn again.
+        site.index_pushed(first, || SubscriberHash::Hex(rng.u128(..).to_be_bytes()));
+        if starts_drips {
+            hashes.extend(
+                site.subscribers[first..]
+                    .iter()
+                    .map(|s| s.subscriber_hash.to_string()),
+            );
         }
         engine::on_audience_change(site, ids, now, &hashes);
         Ok(self.count)

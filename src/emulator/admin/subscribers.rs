@@ -76,10 +76,8 @@ pub(super) fn subscribers(emu: &Emu, site: Pinned, args: Args) -> Result<Value, 
             .subscriber(&h)
             .map(|sub| json!(sub))
             .ok_or_else(|| format!("subscriber {h} does not exist")),
-        None if paged || meta => {
-            let all: Vec<_> = s.subscribers.iter().collect();
-            Ok(page.of(all, meta))
-        }
+        // The page sliced where it lies: no list of ten million made to page.
+        None if paged || meta => Ok(page.of_slice(&s.subscribers, meta)),
         None => Ok(json!(s.subscribers)),
     })?
 }
@@ -100,7 +98,13 @@ pub(super) fn create_segment(emu: &Emu, site: Pinned, args: Args) -> Result<Valu
     Ok(json!({"segment_id": id}))
 }
 
-pub(super) fn segments(emu: &Emu, site: Pinned, _args: Args) -> Result<Value, String> {
+pub(super) fn segments(emu: &Emu, site: Pinned, args: Args) -> Result<Value, String> {
+    // `members: false`: each segment's count without its list (the inspector's names).
+    let with_members = match args.get("members") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("members must be true or false".into()),
+    };
     emu.with_site(site, |s, _, _| {
         let members = |id: i64| -> Vec<&SubscriberHash> {
             s.index()
@@ -113,7 +117,10 @@ pub(super) fn segments(emu: &Emu, site: Pinned, _args: Args) -> Result<Value, St
                 .iter()
                 .map(|seg| {
                     let mut v = json!(seg);
-                    v["members"] = json!(members(seg.segment_id));
+                    v["member_count"] = json!(s.index().member_count(seg.segment_id));
+                    if with_members {
+                        v["members"] = json!(members(seg.segment_id));
+                    }
                     v
                 })
                 .collect(),

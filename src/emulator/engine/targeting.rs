@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use roaring::RoaringBitmap;
 use serde_json::Value;
 
-use crate::emulator::state::{Field, Scalar, Site, Subscriber};
+use crate::emulator::state::{Field, Scalar, Site, Subscriber, Sym};
 use crate::model::{AttributeRule, AudienceRule, NewNotification};
 
 /// A `from_date` / `to_date` bound: a date is its midnight UTC; a date-time without an
@@ -33,6 +33,24 @@ pub struct Selector<'a> {
     to: Option<DateTime<Utc>>,
     /// `subscriber_hash` as a set: a broadcast may name thousands.
     hashes: HashSet<&'a str>,
+    /// The profile filters' values as interned texts, compared by number for each
+    /// subscriber read (a value never interned is held by no one, so it is left out).
+    include_countries: Vec<Sym>,
+    exclude_countries: Vec<Sym>,
+    include_states: Vec<Sym>,
+    include_cities: Vec<Sym>,
+    include_device_types: Vec<Sym>,
+    include_browsers: Vec<Sym>,
+}
+
+/// The interned texts of `list`'s values that were ever interned.
+fn interned(list: &[String]) -> Vec<Sym> {
+    list.iter().filter_map(|v| Sym::existing(v)).collect()
+}
+
+/// Whether `value` is one of `list`.
+fn one_of(list: &[Sym], value: Option<Sym>) -> bool {
+    value.is_some_and(|v| list.contains(&v))
 }
 
 impl<'a> Selector<'a> {
@@ -49,6 +67,12 @@ impl<'a> Selector<'a> {
             from: n.from_date.as_deref().and_then(instant),
             to: n.to_date.as_deref().and_then(instant),
             hashes: n.subscriber_hash.iter().map(String::as_str).collect(),
+            include_countries: interned(&n.include_countries),
+            exclude_countries: interned(&n.exclude_countries),
+            include_states: interned(&n.include_states),
+            include_cities: interned(&n.include_cities),
+            include_device_types: interned(&n.include_device_types),
+            include_browsers: interned(&n.include_browsers),
         }
     }
 
@@ -110,13 +134,13 @@ impl<'a> Selector<'a> {
         let in_segments = |ids: &[i64]| ids.iter().any(|id| sub.segments.contains(id));
         (n.include_segments.is_empty() || in_segments(&self.include_segments))
             && !in_segments(&self.exclude_segments)
-            && (n.include_countries.is_empty() || any_of(&n.include_countries, &sub.country))
-            && !any_of(&n.exclude_countries, &sub.country)
-            && (n.include_states.is_empty() || any_of(&n.include_states, &sub.state))
-            && (n.include_cities.is_empty() || any_of(&n.include_cities, &sub.city))
+            && (n.include_countries.is_empty() || one_of(&self.include_countries, sub.country))
+            && !one_of(&self.exclude_countries, sub.country)
+            && (n.include_states.is_empty() || one_of(&self.include_states, sub.state))
+            && (n.include_cities.is_empty() || one_of(&self.include_cities, sub.city))
             && (n.include_device_types.is_empty()
-                || any_of(&n.include_device_types, &sub.device_type))
-            && (n.include_browsers.is_empty() || any_of(&n.include_browsers, &sub.browser))
+                || one_of(&self.include_device_types, sub.device_type))
+            && (n.include_browsers.is_empty() || one_of(&self.include_browsers, sub.browser))
             && (n.profile_id.is_empty() || any_of(&n.profile_id, &sub.profile_id))
             && (self.hashes.is_empty() || self.hashes.contains(&*sub.subscriber_hash.text()))
             && self.from.is_none_or(|from| sub.subscribed_at >= from)

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::attributes::Attributes;
 use super::deliveries::EngineState;
 use super::hash::{Key, SubscriberHash};
-use super::index::Index;
+use super::index::{Index, Indexed};
 use super::interned::Sym;
 use super::time::{loose, opt_stamp, stamp};
 use crate::emulator::parallel::on_all_cores;
@@ -106,6 +106,22 @@ pub struct Subscriber {
     pub online: bool,
 }
 
+impl Indexed for Subscriber {
+    fn indexed(&self) -> [Option<Sym>; 5] {
+        [
+            self.country,
+            self.state,
+            self.city,
+            self.device_type,
+            self.browser,
+        ]
+    }
+
+    fn segment_ids(&self) -> &[i64] {
+        self.segments.as_slice()
+    }
+}
+
 impl Subscriber {
     /// Its profile fields: country, state, city, device, device type, browser, platform.
     pub fn profile(&self) -> [Option<Sym>; 7] {
@@ -123,18 +139,6 @@ impl Subscriber {
     /// The interned texts of its profile.
     pub fn texts(&self) -> impl Iterator<Item = Sym> {
         self.profile().into_iter().flatten()
-    }
-
-    /// Its values of each indexed field (`index::Field`: country, state, city, device type,
-    /// browser).
-    fn indexed(&self) -> [Option<Sym>; 5] {
-        [
-            self.country,
-            self.state,
-            self.city,
-            self.device_type,
-            self.browser,
-        ]
     }
 }
 
@@ -357,16 +361,60 @@ impl Site {
         true
     }
 
-    /// Adds a subscriber; false (and nothing added) when its hash is taken.
-    pub fn add_subscriber(&mut self, sub: Subscriber) -> bool {
-        self.try_add_subscriber(sub).is_ok()
+    /// Indexes the subscribers pushed onto `subscribers` from position `first` on, in bulk
+    /// (a generated population: rows pushed as drawn, indexed once): the hash index filled
+    /// in the order of the slots the hashes land in, as [`Site::adopt_subscribers`] does,
+    /// a hash already taken (the same seed twice on one site) drawn again by `redraw`; the
+    /// targeting indexes column by column.
+    pub fn index_pushed(&mut self, first: usize, mut redraw: impl FnMut() -> SubscriberHash) {
+        let Site {
+            by_hash,
+            hasher,
+            subscribers,
+            by_profile,
+            index,
+            ..
+        } = self;
+        let new = subscribers.len() - first;
+        by_hash.reserve(new, |&i| {
+            hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
+        });
+        let slots = (by_hash.capacity().saturating_mul(8) / 7)
+            .max(1)
+            .next_power_of_two() as u64;
+        let mut hashes: Vec<(u64, usize)> = (first..subscribers.len())
+            .map(|i| (hasher.hash_one(subscribers[i].subscriber_hash.key()), i))
+            .collect();
+        hashes.sort_unstable_by_key(|&(h, _)| (h & (slots - 1), h));
+        for (mut h, at) in hashes {
+            loop {
+                let entry = by_hash.entry(
+                    h,
+                    |&i| subscribers[i as usize].subscriber_hash == subscribers[at].subscriber_hash,
+                    |&i| hasher.hash_one(subscribers[i as usize].subscriber_hash.key()),
+                );
+                match entry {
+                    hashbrown::hash_table::Entry::Vacant(slot) => {
+                        slot.insert(position(at));
+                        break;
+                    }
+                    hashbrown::hash_table::Entry::Occupied(_) => {
+                        subscribers[at].subscriber_hash = redraw();
+                        h = hasher.hash_one(subscribers[at].subscriber_hash.key());
+                    }
+                }
+            }
+        }
+        for (at, sub) in subscribers.iter().enumerate().skip(first) {
+            if let Some(p) = &sub.profile_id {
+                by_profile.entry(p.clone()).or_default().push(at);
+            }
+        }
+        index.add_all(position(first), &subscribers[first..]);
     }
 
-    /// Adds a subscriber, or hands it back when its hash is taken (one look-up of the
-    /// index for both: a generated population draws another hash then). Handed back by
-    /// value, not boxed: the row is moved either way, a box would be an allocation more.
-    #[allow(clippy::result_large_err)]
-    pub fn try_add_subscriber(&mut self, sub: Subscriber) -> Result<(), Subscriber> {
+    /// Adds a subscriber; false (and nothing added) when its hash is taken.
+    pub fn add_subscriber(&mut self, sub: Subscriber) -> bool {
         let Site {
             by_hash,
             hasher,
@@ -381,7 +429,7 @@ impl Site {
             |&i| hasher.hash_one(subscribers[i as usize].subscriber_hash.key()),
         );
         match entry {
-            hashbrown::hash_table::Entry::Occupied(_) => Err(sub),
+            hashbrown::hash_table::Entry::Occupied(_) => false,
             hashbrown::hash_table::Entry::Vacant(slot) => {
                 let at = subscribers.len();
                 slot.insert(position(at));
@@ -390,7 +438,7 @@ impl Site {
                 }
                 index.add(position(at), sub.indexed(), sub.segments.iter().copied());
                 subscribers.push(sub);
-                Ok(())
+                true
             }
         }
     }

@@ -238,7 +238,7 @@
   }
   function loadSegments() {
     if (!has("segments")) return Promise.resolve();
-    return admin("segments").then(function (segs) {
+    return admin("segments", { members: false }).then(function (segs) {
       var names = {};
       (segs || []).forEach(function (s) { names[String(s.segment_id)] = s.segment_name || s.name; });
       state.segmentNames = names;
