@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value};
 use super::emu::Emu;
 use super::engine::analytics::{fill_drip, fill_trigger, Range};
 use super::routes::analytics::summary_rows;
-use super::state::{iso, Site, Source, Status};
+use super::state::{iso, Dispatch, Site, Source, Status};
 use crate::model::{Drip, NewNotification};
 
 const HTML: &str = include_str!("ui/inspector.html");
@@ -156,16 +156,43 @@ struct Counts {
     sent_at: Option<DateTime<Utc>>,
 }
 
+impl Counts {
+    fn add(&mut self, other: Counts) {
+        self.deliveries += other.deliveries;
+        self.delivered += other.delivered;
+        self.pending += other.pending;
+        self.expired += other.expired;
+        self.views += other.views;
+        self.clicks += other.clicks;
+        self.sent_at = self.sent_at.or(other.sent_at);
+    }
+}
+
 /// `broadcasts`: newest first, each with its content, audience, status and counts.
 pub fn broadcasts(site: &Site, now: DateTime<Utc>, offset: usize, limit: usize) -> Value {
     let mut counts: HashMap<i64, Counts> = HashMap::new();
+    // A send's deliveries lie together: counted into one tally until the send changes,
+    // then added to its broadcast's, not looked up for each of ten million.
+    let mut run: Option<(*const Dispatch, i64, Counts)> = None;
+    let mut settle = |run: Option<(*const Dispatch, i64, Counts)>| {
+        if let Some((_, id, tally)) = run {
+            counts.entry(id).or_default().add(tally);
+        }
+    };
     for d in site
         .engine
         .deliveries
         .iter()
         .filter(|d| d.dispatch.source == Source::Broadcast)
     {
-        let c = counts.entry(d.dispatch.source_id).or_default();
+        let ptr = Arc::as_ptr(&d.dispatch);
+        if run.as_ref().is_none_or(|(p, _, _)| *p != ptr) {
+            settle(run.take());
+            run = Some((ptr, d.dispatch.source_id, Counts::default()));
+        }
+        let Some((_, _, c)) = run.as_mut() else {
+            continue;
+        };
         c.deliveries += 1;
         match d.status {
             Status::Delivered => c.delivered += 1,
@@ -177,6 +204,7 @@ pub fn broadcasts(site: &Site, now: DateTime<Utc>, offset: usize, limit: usize) 
         c.clicks += u64::from(d.clicked_at().is_some());
         c.sent_at.get_or_insert(d.dispatch.queued_at);
     }
+    settle(run);
     let due: HashMap<i64, DateTime<Utc>> = site
         .engine
         .scheduled
