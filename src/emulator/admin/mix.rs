@@ -105,7 +105,7 @@ struct Table {
     /// For a combination of the given fields' values (in the table's order, `None` where
     /// a field is not given or its value is empty): the rows agreeing with it, drawn by
     /// weight; `None` when none agrees.
-    ready: HashMap<Key, Option<Agreeing>>,
+    ready: HashMap<Key, Option<Agreeing>, foldhash::fast::RandomState>,
 }
 
 impl Table {
@@ -118,7 +118,7 @@ impl Table {
                 .collect(),
             weights: rows.iter().map(|(_, w)| f64::from(*w)).collect(),
             given: fields.iter().map(|&f| given[f]).collect(),
-            ready: HashMap::new(),
+            ready: HashMap::default(),
         }
     }
 

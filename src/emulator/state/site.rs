@@ -213,7 +213,9 @@ pub struct Site {
     /// Positions as `u32` (a site holds fewer than 4 billion subscribers): 4 bytes a slot
     /// saved on a table of millions.
     by_hash: hashbrown::HashTable<u32>,
-    hasher: std::hash::RandomState,
+    /// Seeded per process (foldhash: the hashes a test gives are its own, and a few
+    /// nanoseconds a look-up, where SipHash took tens, count at ten million).
+    hasher: foldhash::fast::RandomState,
     /// The positions of each profile's subscribers (an event names a profile, which may
     /// have several devices).
     by_profile: HashMap<Box<str>, Vec<usize>>,
@@ -245,7 +247,7 @@ impl Site {
             subscribers: Vec::new(),
             index: Index::default(),
             by_hash: hashbrown::HashTable::new(),
-            hasher: std::hash::RandomState::new(),
+            hasher: foldhash::fast::RandomState::default(),
             by_profile: HashMap::new(),
             segments: Vec::new(),
             triggers: Vec::new(),
