@@ -773,6 +773,21 @@ def test_subscriber_page_shows_attributes_segments_and_notifications(page: Page)
     assert detail.is_displayed()
 
 
+def test_the_subscriber_list_names_segments_when_it_is_the_first_view(browser: Any) -> None:
+    with Emulator() as emu:
+        vip = emu.create_segment("vip-first")
+        ada = emu.add_subscriber(segments=[vip])
+        browser.get(emu.ui_url + "#subscribers")
+        page = Page(browser, emu)
+        try:
+            page.wait(
+                lambda d: "vip-first" in page.find(f"[data-hash='{ada}']").text,
+                "the segment's name in ada's row",
+            )
+        finally:
+            browser.get("about:blank")
+
+
 def test_campaigns_show_their_steps(page: Page, images: dict[str, str]) -> None:
     emu = page.emu
     emu.create_trigger(

@@ -357,9 +357,8 @@ impl Site {
             if let Some(p) = &sub.profile_id {
                 by_profile.entry(p.clone()).or_default().push(at);
             }
-            self.index
-                .add(position(at), sub.indexed(), sub.segments.iter().copied());
         }
+        self.index.add_all(0, &self.subscribers);
         true
     }
 

@@ -339,11 +339,16 @@
     if (state.subscriber) return viewSubscriber(state.subscriber);
     $("subscriber-index").hidden = false;
     $("subscriber-detail").hidden = true;
-    return admin("subscribers", { meta: true, limit: PAGE, offset: state.subscriberPage * PAGE }).then(function (answer) {
-      var list = entriesOf(answer);
+    // The segments' names with the page: the list shows a member's segments by name even
+    // when no other view loaded them first.
+    return Promise.all([
+      admin("subscribers", { meta: true, limit: PAGE, offset: state.subscriberPage * PAGE }),
+      loadSegments()
+    ]).then(function (out) {
+      var list = entriesOf(out[0]);
       // An emulator that pages nothing answers every subscriber: page here.
       var rows = list.entries.length > PAGE ? list.entries.slice(state.subscriberPage * PAGE, (state.subscriberPage + 1) * PAGE) : list.entries;
-      if (!changed("subscribers", [rows, list.total])) return;
+      if (!changed("subscribers", [rows, list.total, state.segmentNames])) return;
       $("subscribers-total").textContent = "(" + list.total + ")";
       fill("subscriber-table-wrap", rows.length ? el("table", { id: "subscriber-table", "data-testid": "subscriber-table" },
         el("thead", null, el("tr", null, ["hash", "profile", "country", "device", "browser", "segments", "subscribed", "status"].map(function (h) { return el("th", null, h); }))),
