@@ -25,7 +25,14 @@ import tempfile
 import time
 from typing import Any
 
-from emulator_scale import START, each_in_own_process, main, results_in_own_processes, rss
+from emulator_scale import (
+    START,
+    each_in_own_process,
+    issue_40_population,
+    main,
+    results_in_own_processes,
+    rss,
+)
 
 from pushwire.testing import Emulator
 
@@ -40,18 +47,7 @@ def measure(n: int) -> dict[str, Any]:
         out["empty_list_us"], out["empty_track_us"] = plain_requests(client)
         before = rss()
         t0 = time.perf_counter()
-        emu.generate_subscribers(
-            n,
-            country=["US", "DE", "FR", "GB", "JP"],
-            city=[f"city{i}" for i in range(20)],
-            device_type={"desktop": 0.6, "mobile": 0.4},
-            browser=["chrome", "firefox", "safari", "edge"],
-            attributes={"plan": {"free": 0.8, "pro": 0.2}},
-            subscribed_between=(START, START + dt.timedelta(days=364)),
-            segments={half: 0.5},
-            online=1.0,
-            seed=1,
-        )
+        issue_40_population(emu, n, half)
         out["generate_s"] = time.perf_counter() - t0
         out["bytes_per_subscriber"] = (rss() - before) / n
 

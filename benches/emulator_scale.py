@@ -28,6 +28,24 @@ START = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 TRIGGER_EVENTS = 100_000
 
 
+def issue_40_population(emu: Emulator, n: int, half: str) -> None:
+    """Issue 40's population of `n`: five countries, twenty cities, two device types, four
+    browsers, a plan attribute, half in segment `half`, every device online (as the issue's
+    figures were drawn), join dates over 2026."""
+    emu.generate_subscribers(
+        n,
+        country=["US", "DE", "FR", "GB", "JP"],
+        city=[f"city{i}" for i in range(20)],
+        device_type={"desktop": 0.6, "mobile": 0.4},
+        browser=["chrome", "firefox", "safari", "edge"],
+        attributes={"plan": {"free": 0.8, "pro": 0.2}},
+        subscribed_between=(START, START + dt.timedelta(days=364)),
+        segments={half: 0.5},
+        online=1.0,
+        seed=1,
+    )
+
+
 def rss() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from emulator_scale import START
+from emulator_scale import START, issue_40_population
 
 from pushwire.testing import Emulator
 
@@ -159,18 +159,7 @@ def measure(n: int) -> list[str]:
         emu.travel_to(START + dt.timedelta(days=365))
         half = emu.create_segment("half")
         t0 = time.perf_counter()
-        emu.generate_subscribers(
-            n,
-            country=["US", "DE", "FR", "GB", "JP"],
-            city=[f"city{i}" for i in range(20)],
-            device_type={"desktop": 0.6, "mobile": 0.4},
-            browser=["chrome", "firefox", "safari", "edge"],
-            attributes={"plan": {"free": 0.8, "pro": 0.2}},
-            subscribed_between=(START, START + dt.timedelta(days=364)),
-            segments={half: 0.5},
-            online=1.0,
-            seed=1,
-        )
+        issue_40_population(emu, n, half)
         first: list[dict[str, Any]] = emu._call("subscribers", meta=True, limit=50, offset=0)[
             "entries"
         ]

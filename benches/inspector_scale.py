@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from emulator_scale import START
+from emulator_scale import START, issue_40_population
 
 from pushwire.testing import Emulator
 
@@ -45,18 +45,7 @@ def measure(n: int) -> list[str]:
     with Emulator(record_requests=False) as emu:
         emu.travel_to(START + dt.timedelta(days=365))
         half = emu.create_segment("half")
-        emu.generate_subscribers(
-            n,
-            country=["US", "DE", "FR", "GB", "JP"],
-            city=[f"city{i}" for i in range(20)],
-            device_type={"desktop": 0.6, "mobile": 0.4},
-            browser=["chrome", "firefox", "safari", "edge"],
-            attributes={"plan": {"free": 0.8, "pro": 0.2}},
-            subscribed_between=(START, START + dt.timedelta(days=364)),
-            segments={half: 0.5},
-            online=1.0,
-            seed=1,
-        )
+        issue_40_population(emu, n, half)
         with emu.client(timeout=600) as client:
             client.notifications.create(title="All", message="m", url="https://shop.example/")
         one = emu._call("subscribers", meta=True, limit=1, offset=n // 2)["entries"][0]

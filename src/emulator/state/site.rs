@@ -234,6 +234,32 @@ pub struct Site {
     pub engine: EngineState,
 }
 
+/// The hashes of the subscribers from `first` on, each with its position, computed on every
+/// core, in the order of the slots they land in (then by hash) in a table of `capacity`: the
+/// table filled front to back instead of at random (a cache and TLB miss each, most of a
+/// million's indexing otherwise). The slot is the hash's low bits, the table's size a power
+/// of two: an assumption of speed only, every order gives the same index.
+fn slot_ordered(
+    hasher: &foldhash::fast::RandomState,
+    subscribers: &[Subscriber],
+    first: usize,
+    capacity: usize,
+) -> Vec<(u64, usize)> {
+    let positions: Vec<usize> = (first..subscribers.len()).collect();
+    let parts: Vec<&[usize]> = positions.chunks(65_536).collect();
+    let mut hashes: Vec<(u64, usize)> = on_all_cores(&parts, |part| {
+        part.iter()
+            .map(|&i| (hasher.hash_one(subscribers[i].subscriber_hash.key()), i))
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    let slots = (capacity.saturating_mul(8) / 7).max(1).next_power_of_two() as u64;
+    hashes.sort_unstable_by_key(|&(h, _)| (h & (slots - 1), h));
+    hashes
+}
+
 /// A position in `Site::subscribers` as the hash index holds it.
 fn position(at: usize) -> u32 {
     u32::try_from(at).expect("a site holds fewer than 4 billion subscribers")
@@ -320,27 +346,9 @@ impl Site {
         by_hash.reserve(subscribers.len(), |&i| {
             hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
         });
-        // Each subscriber's hash, on every core; then inserted in the order of the slots
-        // they land in, so that the table is filled front to back instead of at random (a
-        // cache and TLB miss each, which on a million made most of a load's indexing). The
-        // slot is the hash's low bits, the table's size a power of two: an assumption of
-        // speed only, every order gives the same index.
-        let positions: Vec<usize> = (0..subscribers.len()).collect();
-        let parts: Vec<&[usize]> = positions.chunks(65_536).collect();
-        let mut hashes: Vec<(u64, usize)> = on_all_cores(&parts, |part| {
-            part.iter()
-                .map(|&i| (hasher.hash_one(subscribers[i].subscriber_hash.key()), i))
-                .collect::<Vec<_>>()
-        })
-        .into_iter()
-        .flatten()
-        .collect();
-        let slots = (by_hash.capacity().saturating_mul(8) / 7)
-            .max(1)
-            .next_power_of_two() as u64;
-        // Equal hashes side by side: two subscribers of one hash are told by comparing
+        let hashes = slot_ordered(hasher, subscribers, 0, by_hash.capacity());
+        // Equal hashes lie side by side: two subscribers of one hash are told by comparing
         // neighbours, not by a look-up each.
-        hashes.sort_unstable_by_key(|&(h, _)| (h & (slots - 1), h));
         let twice = hashes.windows(2).any(|w| {
             w[0].0 == w[1].0
                 && subscribers[w[0].1].subscriber_hash == subscribers[w[1].1].subscriber_hash
@@ -380,13 +388,7 @@ impl Site {
         by_hash.reserve(new, |&i| {
             hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
         });
-        let slots = (by_hash.capacity().saturating_mul(8) / 7)
-            .max(1)
-            .next_power_of_two() as u64;
-        let mut hashes: Vec<(u64, usize)> = (first..subscribers.len())
-            .map(|i| (hasher.hash_one(subscribers[i].subscriber_hash.key()), i))
-            .collect();
-        hashes.sort_unstable_by_key(|&(h, _)| (h & (slots - 1), h));
+        let hashes = slot_ordered(hasher, subscribers, first, by_hash.capacity());
         for (mut h, at) in hashes {
             loop {
                 let entry = by_hash.entry(
