@@ -1,17 +1,14 @@
 //! Work spread over the machine's cores, for the few jobs over millions of items (the state
-//! file's lists, the subscriber index read back with them). Scoped threads from the
+//! file's lists, the subscriber index read back with them, a generated population's draws). Scoped threads from the
 //! standard library rather than a parallel-iterator crate: one split in as many contiguous
 //! parts as there are cores is all these need.
 
 /// `f` of each contiguous part of `items`, with its number, one part per core (fewer when
 /// there are fewer items); the results in the parts' order.
 pub fn in_parts<I: Sync, O: Send>(items: &[I], f: impl Fn(usize, &[I]) -> O + Sync) -> Vec<O> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = cores.min(items.len()).max(1);
-    if threads == 1 {
+    let Some(per) = part_size(items.len()) else {
         return vec![f(0, items)];
-    }
-    let per = items.len().div_ceil(threads);
+    };
     let f = &f;
     std::thread::scope(|scope| {
         let handles: Vec<_> = items
@@ -19,12 +16,35 @@ pub fn in_parts<I: Sync, O: Send>(items: &[I], f: impl Fn(usize, &[I]) -> O + Sy
             .enumerate()
             .map(|(n, part)| scope.spawn(move || f(n, part)))
             .collect();
-        handles
-            .into_iter()
-            // A panic on another thread is carried to this one, as it would be inline.
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+        handles.into_iter().map(joined).collect()
     })
+}
+
+/// `f` on each item, changed where it lies, one contiguous part of `items` per core.
+pub fn each_mut<I: Send>(items: &mut [I], f: impl Fn(&mut I) + Sync) {
+    let Some(per) = part_size(items.len()) else {
+        return items.iter_mut().for_each(f);
+    };
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks_mut(per)
+            .map(|part| scope.spawn(move || part.iter_mut().for_each(f)))
+            .collect();
+        handles.into_iter().for_each(joined);
+    });
+}
+
+/// How many items each core takes; `None` when one thread is all there is to use.
+fn part_size(items: usize) -> Option<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(items).max(1);
+    (threads > 1).then(|| items.div_ceil(threads))
+}
+
+/// A part's result; a panic on its thread carried to this one, as it would be inline.
+fn joined<O>(h: std::thread::ScopedJoinHandle<'_, O>) -> O {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// `f` of each item, on every core; the results in the items' order.

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use super::args::{str_arg, time_arg};
 use super::dist::Dist;
 use super::mix::{self, Mix};
-use crate::emulator::engine;
 use crate::emulator::state::{Attributes, Counters, Site, Subscriber, SubscriberHash, Sym};
+use crate::emulator::{engine, parallel};
 
 /// The profile fields of a subscriber, which a population draws from a distribution each.
 const DRAWN: [&str; 7] = [
@@ -246,6 +246,9 @@ static GENERATE_ARGS: LazyLock<Vec<&str>> = LazyLock::new(|| {
     .concat()
 });
 
+/// How many subscribers of a generated population one generator draws.
+const BLOCK: usize = 1 << 16;
+
 /// A population described by its distributions, ready to draw from.
 pub struct Population {
     count: usize,
@@ -372,7 +375,6 @@ impl Population {
         for (i, _) in &self.fields {
             given[*i] = true;
         }
-        let mut mix = Mix::new(&given);
         // The new hashes, for the drips they may start (none kept when no drip is active:
         // a million strings made for nothing).
         let starts_drips = site.drips.iter().any(|d| d.drip.status == "active");
@@ -396,17 +398,17 @@ impl Population {
             .iter()
             .map(|(k, d)| (Sym::of(k), d))
             .collect();
-        for _ in 0..self.count {
+        let draw = |rng: &mut fastrand::Rng, mix: &mut Mix| {
             let mut profile: mix::Profile = [None; 7];
             for (i, d, syms) in &fields {
-                profile[*i] = syms[d.pick(&mut rng)];
+                profile[*i] = syms[d.pick(rng)];
             }
-            mix.fill(&mut profile, &mut rng);
+            mix.fill(&mut profile, rng);
             let [country, state, city, device, device_type, browser, platform] = profile;
             let attributes = names
                 .iter()
                 .filter_map(|(k, d)| {
-                    let v = &d.values[d.pick(&mut rng)];
+                    let v = &d.values[d.pick(rng)];
                     (!v.is_null()).then(|| (*k, v.clone()))
                 })
                 .collect();
@@ -422,9 +424,8 @@ impl Population {
                 .filter(|(_, share)| rng.f64() < *share)
                 .map(|(id, _)| *id)
                 .collect();
-            // A made-up hash is 32 hex digits, packed as it is drawn; pushed as drawn, the
-            // rows are indexed together below.
-            let sub = Subscriber {
+            Subscriber {
+                // A made-up hash is 32 hex digits, packed as it is drawn.
                 subscriber_hash: SubscriberHash::Hex(rng.u128(..).to_be_bytes()),
                 profile_id: None,
                 country,
@@ -439,10 +440,24 @@ impl Population {
                 unsubscribed_at: None,
                 segments,
                 online,
-            };
-            site.subscribers.push(sub);
-        }
-        // Indexed once, all of them; a hash already taken drawn again.
+            }
+        };
+        // The rows set aside, then drawn where they lie on every core, a block at a time,
+        // each block from a generator forked in turn from the population's: the same
+        // population for a seed however many cores draw it.
+        site.subscribers
+            .resize_with(first + self.count, Subscriber::blank);
+        let mut blocks: Vec<(&mut [Subscriber], fastrand::Rng)> = site.subscribers[first..]
+            .chunks_mut(BLOCK)
+            .map(|rows| (rows, rng.fork()))
+            .collect();
+        parallel::each_mut(&mut blocks, |(rows, rng)| {
+            let mut mix = Mix::new(&given);
+            for row in rows.iter_mut() {
+                *row = draw(rng, &mut mix);
+            }
+        });
+        // Indexed together, all of them; a hash already taken drawn again.
         site.index_pushed(first, || SubscriberHash::Hex(rng.u128(..).to_be_bytes()));
         if starts_drips {
             hashes.extend(
@@ -453,5 +468,52 @@ impl Population {
         }
         engine::on_audience_change(site, ids, now, &hashes);
         Ok(self.count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::BLOCK;
+    use crate::emulator::admin::dispatch;
+    use crate::emulator::Emu;
+
+    /// A population of several blocks, seeded, twice: its countries, devices and hashes.
+    fn drawn(seed: u64) -> Vec<(Option<&'static str>, Option<&'static str>, String)> {
+        let emu = Emu::new("default-key-1234");
+        let args = json!({"api_key": "default-key-1234", "count": 2 * BLOCK + 17, "seed": seed});
+        dispatch(&emu, "generate_subscribers", args).expect("generated");
+        let site = emu.pin_site("default-key-1234").expect("the site");
+        emu.with_site(site, |s, _, _| {
+            s.subscribers
+                .iter()
+                .map(|r| {
+                    let text = |t: Option<crate::emulator::state::Sym>| t.map(|t| t.as_str());
+                    (
+                        text(r.country),
+                        text(r.device),
+                        r.subscriber_hash.to_string(),
+                    )
+                })
+                .collect()
+        })
+        .expect("read")
+    }
+
+    #[test]
+    fn a_seed_draws_the_same_population_across_blocks_and_each_block_its_own() {
+        let first = drawn(5);
+        assert_eq!(
+            first,
+            drawn(5),
+            "a seed makes the same population on every run"
+        );
+        // Each block drawn from a generator of its own: no block starts as another does.
+        let profiles = |block: &[(_, _, String)]| -> Vec<_> {
+            block[..17].iter().map(|(c, d, _)| (*c, *d)).collect()
+        };
+        let blocks: Vec<_> = first.chunks(BLOCK).map(profiles).collect();
+        assert!(blocks.windows(2).all(|w| w[0] != w[1]));
     }
 }
