@@ -473,32 +473,31 @@ impl Population {
 
 #[cfg(test)]
 mod tests {
+    use chrono::Utc;
     use serde_json::json;
 
-    use super::BLOCK;
-    use crate::emulator::admin::dispatch;
-    use crate::emulator::Emu;
+    use super::{Population, BLOCK};
+    use crate::emulator::state::{Counters, Site};
 
-    /// A population of several blocks, seeded, twice: its countries, devices and hashes.
+    /// A population of several blocks, seeded: its countries, devices and hashes.
     fn drawn(seed: u64) -> Vec<(Option<&'static str>, Option<&'static str>, String)> {
-        let emu = Emu::new("default-key-1234");
-        let args = json!({"api_key": "default-key-1234", "count": 2 * BLOCK + 17, "seed": seed});
-        dispatch(&emu, "generate_subscribers", args).expect("generated");
-        let site = emu.pin_site("default-key-1234").expect("the site");
-        emu.with_site(site, |s, _, _| {
-            s.subscribers
-                .iter()
-                .map(|r| {
-                    let text = |t: Option<crate::emulator::state::Sym>| t.map(|t| t.as_str());
-                    (
-                        text(r.country),
-                        text(r.device),
-                        r.subscriber_hash.to_string(),
-                    )
-                })
-                .collect()
-        })
-        .expect("read")
+        let args = json!({"count": 2 * BLOCK + 17, "seed": seed});
+        let population = Population::of(args.as_object().expect("an object")).expect("valid");
+        let mut site = Site::new(1, "site-key-1234".into());
+        population
+            .add_to(&mut site, &mut Counters::default(), Utc::now())
+            .expect("generated");
+        let text = |t: Option<crate::emulator::state::Sym>| t.map(|t| t.as_str());
+        site.subscribers
+            .iter()
+            .map(|r| {
+                (
+                    text(r.country),
+                    text(r.device),
+                    r.subscriber_hash.to_string(),
+                )
+            })
+            .collect()
     }
 
     #[test]

@@ -395,22 +395,11 @@ mod tests {
             json!(true),
             json!(["pro"]),
         ];
-        let ops = [
-            "eq",
-            "ne",
-            "lt",
-            "lte",
-            "gt",
-            "gte",
-            "in",
-            "nin",
-            "exists",
-            "not_exists",
-            "x",
-        ];
+        // Every operator the API takes, and one it does not.
+        let ops = crate::validate::ATTRIBUTE_OPS.iter().chain(&["x"]);
         for held in [json!("pro"), json!("apple"), json!(7), json!(false)] {
             let scalar = Scalar::from(held.clone());
-            for op in ops {
+            for op in ops.clone() {
                 for want in &values {
                     let rule: AttributeRule = serde_json::from_value(
                         json!({"key": "plan", "op": op, "value": want.clone()}),

@@ -13,7 +13,6 @@
 //! fields never change once added, and segment membership changes through `Site`'s methods.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
 use roaring::RoaringBitmap;
 
@@ -32,36 +31,9 @@ pub enum Field {
     Browser,
 }
 
-/// Hashes a `Sym` or a segment id, a number handed out in order: one multiplication
-/// (Fibonacci hashing) instead of SipHash's rounds, for five look-ups per subscriber added.
-#[derive(Default, Clone, Copy)]
-pub struct NumberHasher(u64);
-
-impl std::hash::Hasher for NumberHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-
-    fn write_i64(&mut self, n: i64) {
-        self.write_u64(n as u64);
-    }
-}
-
-type ByNumber<K, V = RoaringBitmap> = HashMap<K, V, BuildHasherDefault<NumberHasher>>;
+/// Maps keyed by a `Sym` or a segment id, hashed by foldhash (as the hash index is): a few
+/// multiplications, not SipHash's rounds, for five look-ups per subscriber added.
+type ByNumber<K, V = RoaringBitmap> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// What the index reads of a subscriber (`Site`'s rows).
 pub trait Indexed {

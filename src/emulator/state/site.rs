@@ -227,16 +227,8 @@ pub struct Site {
     pub subscribers: Vec<Subscriber>,
     /// The targeting indexes over `subscribers` (see [`Index`]).
     index: Index,
-    /// Each subscriber's position in `subscribers`: seeding, broadcasts, drips and triggers
-    /// look a subscriber up by hash once per item, which a scan made quadratic.
-    /// The hashes themselves stay in `subscribers`: a map keyed by a copy of each would
-    /// hold another 60 bytes a subscriber.
-    /// Positions as `u32` (a site holds fewer than 4 billion subscribers): 4 bytes a slot
-    /// saved on a table of millions.
-    by_hash: hashbrown::HashTable<u32>,
-    /// Seeded per process (foldhash: the hashes a test gives are its own, and a few
-    /// nanoseconds a look-up, where SipHash took tens, count at ten million).
-    hasher: foldhash::fast::RandomState,
+    /// Each subscriber's position in `subscribers`, by its hash.
+    by_hash: ByHash,
     /// The positions of each profile's subscribers (an event names a profile, which may
     /// have several devices).
     by_profile: HashMap<Box<str>, Vec<usize>>,
@@ -255,30 +247,88 @@ pub struct Site {
     pub engine: EngineState,
 }
 
-/// The hashes of the subscribers from `first` on, each with its position, computed on every
-/// core, in the order of the slots they land in (then by hash) in a table of `capacity`: the
-/// table filled front to back instead of at random (a cache and TLB miss each, most of a
-/// million's indexing otherwise). The slot is the hash's low bits, the table's size a power
-/// of two: an assumption of speed only, every order gives the same index.
-fn slot_ordered(
-    hasher: &foldhash::fast::RandomState,
-    subscribers: &[Subscriber],
-    first: usize,
-    capacity: usize,
-) -> Vec<(u64, usize)> {
-    let positions: Vec<usize> = (first..subscribers.len()).collect();
-    let parts: Vec<&[usize]> = positions.chunks(65_536).collect();
-    let mut hashes: Vec<(u64, usize)> = on_all_cores(&parts, |part| {
-        part.iter()
-            .map(|&i| (hasher.hash_one(subscribers[i].subscriber_hash.key()), i))
-            .collect::<Vec<_>>()
-    })
-    .into_iter()
-    .flatten()
-    .collect();
-    let slots = (capacity.saturating_mul(8) / 7).max(1).next_power_of_two() as u64;
-    hashes.sort_unstable_by_key(|&(h, _)| (h & (slots - 1), h));
-    hashes
+/// Each subscriber's position in `Site::subscribers`, found by its hash: seeding, broadcasts,
+/// drips and triggers look a subscriber up by hash once per item, which a scan made
+/// quadratic. The hashes themselves stay in the rows (a map keyed by a copy of each would
+/// hold another 60 bytes a subscriber), so each method is given the rows.
+#[derive(Debug, Clone, Default)]
+struct ByHash {
+    /// Positions as `u32` (a site holds fewer than 4 billion subscribers): 4 bytes a slot
+    /// saved on a table of millions.
+    table: hashbrown::HashTable<u32>,
+    /// Seeded per process (foldhash: the hashes a test gives are its own, and a few
+    /// nanoseconds a look-up, where SipHash took tens, count at ten million).
+    hasher: foldhash::fast::RandomState,
+}
+
+impl ByHash {
+    fn hash(&self, hash: &SubscriberHash) -> u64 {
+        self.hasher.hash_one(hash.key())
+    }
+
+    fn find(&self, rows: &[Subscriber], key: Key) -> Option<usize> {
+        self.table
+            .find(self.hasher.hash_one(key), |&i| {
+                rows[i as usize].subscriber_hash.key() == key
+            })
+            .map(|&i| i as usize)
+    }
+
+    /// Room for `n` more.
+    fn reserve(&mut self, rows: &[Subscriber], n: usize) {
+        let hasher = &self.hasher;
+        self.table.reserve(n, |&i| {
+            hasher.hash_one(rows[i as usize].subscriber_hash.key())
+        });
+    }
+
+    /// Adds position `at`, whose hash `hash` hashes to `h`; false (and nothing added) when
+    /// another position holds that hash.
+    fn insert(&mut self, rows: &[Subscriber], h: u64, hash: &SubscriberHash, at: usize) -> bool {
+        let hasher = &self.hasher;
+        let entry = self.table.entry(
+            h,
+            |&i| rows[i as usize].subscriber_hash == *hash,
+            |&i| hasher.hash_one(rows[i as usize].subscriber_hash.key()),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                slot.insert(position(at));
+                true
+            }
+        }
+    }
+
+    /// Adds position `at`, whose hash hashes to `h`, known to be the only one of its hash.
+    fn insert_unique(&mut self, rows: &[Subscriber], h: u64, at: usize) {
+        let hasher = &self.hasher;
+        self.table.insert_unique(h, position(at), |&i| {
+            hasher.hash_one(rows[i as usize].subscriber_hash.key())
+        });
+    }
+
+    /// The hashes of the rows from `first` on, each with its position, computed on every
+    /// core, in the order of the slots they land in (then by hash): the table filled front
+    /// to back instead of at random (a cache and TLB miss each, most of a million's
+    /// indexing otherwise). The slot is the hash's low bits, the table's size a power of
+    /// two: an assumption of speed only, every order gives the same index.
+    fn slot_ordered(&self, rows: &[Subscriber], first: usize) -> Vec<(u64, usize)> {
+        let positions: Vec<usize> = (first..rows.len()).collect();
+        let parts: Vec<&[usize]> = positions.chunks(65_536).collect();
+        let mut hashes: Vec<(u64, usize)> = on_all_cores(&parts, |part| {
+            part.iter()
+                .map(|&i| (self.hash(&rows[i].subscriber_hash), i))
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        let capacity = self.table.capacity();
+        let slots = (capacity.saturating_mul(8) / 7).max(1).next_power_of_two() as u64;
+        hashes.sort_unstable_by_key(|&(h, _)| (h & (slots - 1), h));
+        hashes
+    }
 }
 
 /// A position in `Site::subscribers` as the hash index holds it.
@@ -293,8 +343,7 @@ impl Site {
             api_key,
             subscribers: Vec::new(),
             index: Index::default(),
-            by_hash: hashbrown::HashTable::new(),
-            hasher: foldhash::fast::RandomState::default(),
+            by_hash: ByHash::default(),
             by_profile: HashMap::new(),
             segments: Vec::new(),
             triggers: Vec::new(),
@@ -320,36 +369,19 @@ impl Site {
 
     /// The subscribers of a profile, in the order they subscribed.
     pub fn with_profile<'a>(&'a self, profile_id: &str) -> impl Iterator<Item = &'a Subscriber> {
-        let at = self
-            .by_profile
-            .get(profile_id)
-            .map_or(&[][..], Vec::as_slice);
+        let at = self.profile_positions(profile_id);
         at.iter().map(|&i| &self.subscribers[i])
     }
 
     /// Where the subscriber with this hash stands in `subscribers`.
     pub fn subscriber_position(&self, hash: &str) -> Option<usize> {
-        let subscribers = &self.subscribers;
-        let key = Key::of(hash);
-        self.by_hash
-            .find(self.hasher.hash_one(key), |&i| {
-                subscribers[i as usize].subscriber_hash.key() == key
-            })
-            .map(|&i| i as usize)
+        self.by_hash.find(&self.subscribers, Key::of(hash))
     }
 
     /// Room for `n` more subscribers (a bulk seeding grows the list and index once).
     pub fn reserve_subscribers(&mut self, n: usize) {
         self.subscribers.reserve(n);
-        let Site {
-            by_hash,
-            hasher,
-            subscribers,
-            ..
-        } = self;
-        by_hash.reserve(n, |&i| {
-            hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
-        });
+        self.by_hash.reserve(&self.subscribers, n);
     }
 
     /// Takes `subscribers` as the site's (it has none yet: one read back from a state file),
@@ -357,114 +389,84 @@ impl Site {
     pub fn adopt_subscribers(&mut self, subscribers: Vec<Subscriber>) -> bool {
         debug_assert!(self.subscribers.is_empty());
         self.subscribers = subscribers;
-        let Site {
-            by_hash,
-            hasher,
-            subscribers,
-            by_profile,
-            ..
-        } = self;
-        by_hash.reserve(subscribers.len(), |&i| {
-            hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
-        });
-        let hashes = slot_ordered(hasher, subscribers, 0, by_hash.capacity());
-        // Equal hashes lie side by side: two subscribers of one hash are told by comparing
-        // neighbours, not by a look-up each.
-        let twice = hashes.windows(2).any(|w| {
-            w[0].0 == w[1].0
-                && subscribers[w[0].1].subscriber_hash == subscribers[w[1].1].subscriber_hash
-        });
-        if twice {
-            return false;
-        }
-        for (h, at) in hashes {
-            by_hash.insert_unique(h, position(at), |&i| {
-                hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
-            });
-        }
-        for (at, sub) in subscribers.iter().enumerate() {
-            if let Some(p) = &sub.profile_id {
-                by_profile.entry(p.clone()).or_default().push(at);
-            }
-        }
-        self.index.add_all(0, &self.subscribers);
-        true
+        self.index_from(0, None)
     }
 
     /// Indexes the subscribers pushed onto `subscribers` from position `first` on, in bulk
-    /// (a generated population: rows pushed as drawn, indexed once): the hash index filled
-    /// in the order of the slots the hashes land in, as [`Site::adopt_subscribers`] does,
-    /// a hash already taken (the same seed twice on one site) drawn again by `redraw`; the
-    /// targeting indexes column by column.
+    /// (a generated population: rows drawn in place, indexed once), as
+    /// [`Site::adopt_subscribers`] does; a hash already taken (the same seed twice on one
+    /// site) drawn again by `redraw`.
     pub fn index_pushed(&mut self, first: usize, mut redraw: impl FnMut() -> SubscriberHash) {
-        let Site {
-            by_hash,
-            hasher,
-            subscribers,
-            by_profile,
-            index,
-            ..
-        } = self;
-        let new = subscribers.len() - first;
-        by_hash.reserve(new, |&i| {
-            hasher.hash_one(subscribers[i as usize].subscriber_hash.key())
-        });
-        let hashes = slot_ordered(hasher, subscribers, first, by_hash.capacity());
-        for (mut h, at) in hashes {
-            loop {
-                let entry = by_hash.entry(
-                    h,
-                    |&i| subscribers[i as usize].subscriber_hash == subscribers[at].subscriber_hash,
-                    |&i| hasher.hash_one(subscribers[i as usize].subscriber_hash.key()),
-                );
-                match entry {
-                    hashbrown::hash_table::Entry::Vacant(slot) => {
-                        slot.insert(position(at));
-                        break;
-                    }
-                    hashbrown::hash_table::Entry::Occupied(_) => {
-                        subscribers[at].subscriber_hash = redraw();
-                        h = hasher.hash_one(subscribers[at].subscriber_hash.key());
+        self.index_from(first, Some(&mut redraw));
+    }
+
+    /// Indexes the rows from `first` on: the hash index filled in the order of the slots
+    /// the hashes land in, a hash already taken replaced by `redraw` (or, with none, the
+    /// whole refused: false); the targeting indexes column by column.
+    fn index_from(
+        &mut self,
+        first: usize,
+        redraw: Option<&mut dyn FnMut() -> SubscriberHash>,
+    ) -> bool {
+        self.by_hash
+            .reserve(&self.subscribers, self.subscribers.len() - first);
+        let hashes = self.by_hash.slot_ordered(&self.subscribers, first);
+        match redraw {
+            // Rows read back: equal hashes lie side by side, so two subscribers of one hash
+            // are told by comparing neighbours, and the rest go in without a look-up each.
+            None => {
+                let rows = &self.subscribers;
+                let twice = |w: &[(u64, usize)]| {
+                    w[0].0 == w[1].0 && rows[w[0].1].subscriber_hash == rows[w[1].1].subscriber_hash
+                };
+                if hashes.windows(2).any(twice) {
+                    return false;
+                }
+                for (h, at) in hashes {
+                    self.by_hash.insert_unique(rows, h, at);
+                }
+            }
+            Some(redraw) => {
+                for (mut h, at) in hashes {
+                    loop {
+                        let rows = &self.subscribers;
+                        if self.by_hash.insert(rows, h, &rows[at].subscriber_hash, at) {
+                            break;
+                        }
+                        let again = redraw();
+                        h = self.by_hash.hash(&again);
+                        self.subscribers[at].subscriber_hash = again;
                     }
                 }
             }
         }
-        for (at, sub) in subscribers.iter().enumerate().skip(first) {
+        for (at, sub) in self.subscribers.iter().enumerate().skip(first) {
             if let Some(p) = &sub.profile_id {
-                by_profile.entry(p.clone()).or_default().push(at);
+                self.by_profile.entry(p.clone()).or_default().push(at);
             }
         }
-        index.add_all(position(first), &subscribers[first..]);
+        self.index
+            .add_all(position(first), &self.subscribers[first..]);
+        true
     }
 
     /// Adds a subscriber; false (and nothing added) when its hash is taken.
     pub fn add_subscriber(&mut self, sub: Subscriber) -> bool {
-        let Site {
-            by_hash,
-            hasher,
-            subscribers,
-            by_profile,
-            index,
-            ..
-        } = self;
-        let entry = by_hash.entry(
-            hasher.hash_one(sub.subscriber_hash.key()),
-            |&i| subscribers[i as usize].subscriber_hash == sub.subscriber_hash,
-            |&i| hasher.hash_one(subscribers[i as usize].subscriber_hash.key()),
-        );
-        match entry {
-            hashbrown::hash_table::Entry::Occupied(_) => false,
-            hashbrown::hash_table::Entry::Vacant(slot) => {
-                let at = subscribers.len();
-                slot.insert(position(at));
-                if let Some(p) = &sub.profile_id {
-                    by_profile.entry(p.clone()).or_default().push(at);
-                }
-                index.add(position(at), sub.indexed(), sub.segments.iter().copied());
-                subscribers.push(sub);
-                true
-            }
+        let at = self.subscribers.len();
+        let h = self.by_hash.hash(&sub.subscriber_hash);
+        if !self
+            .by_hash
+            .insert(&self.subscribers, h, &sub.subscriber_hash, at)
+        {
+            return false;
         }
+        if let Some(p) = &sub.profile_id {
+            self.by_profile.entry(p.clone()).or_default().push(at);
+        }
+        self.index
+            .add(position(at), sub.indexed(), sub.segments.iter().copied());
+        self.subscribers.push(sub);
+        true
     }
 
     /// The targeting indexes.
