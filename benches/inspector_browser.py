@@ -110,14 +110,14 @@ SHOWN = "(e => !!e && e.offsetParent !== null)"
 HEADER = (
     f"{SHOWN}(document.getElementById('clock')) && /\\d/.test(document.getElementById('clock')"
     ".textContent) && Array.from(document.querySelectorAll('#site-select option'))"
-    ".some(o => o.textContent.includes(' ' + arguments[0] + ' subscribers'))"
+    ".some(o => o.textContent.includes(' ' + arguments[0].toLocaleString() + ' subscribers'))"
 )
 BROADCASTS = (
     "Array.from(document.querySelectorAll('[data-testid=broadcast]')).filter(c => "
     f"{SHOWN}(c)).length === 2 && Array.from(document.querySelectorAll("
     "'[data-testid=broadcast]')).some(c => c.querySelector('[data-testid=preview-title]')"
     ".textContent === 'All' && c.querySelector('[data-testid=count-deliveries] b')"
-    ".textContent === String(arguments[0]))"
+    ".textContent === arguments[0].toLocaleString())"
 )
 ANALYTICS = (
     f"{SHOWN}(document.getElementById('analytics-chart')) && Number(document.getElementById("
@@ -126,11 +126,18 @@ ANALYTICS = (
 ROWS = "Array.from(document.querySelectorAll('[data-testid=subscriber-row]'))"
 SUBSCRIBERS = (
     f"{ROWS}.filter(r => {SHOWN}(r)).length === 50 && "
-    "document.getElementById('subscribers-total').textContent === '(' + arguments[0] + ')'"
+    "document.getElementById('subscribers-total').textContent === "
+    "'(' + arguments[0].toLocaleString() + ')'"
 )
 PAGE = (
     f"{ROWS}.filter(r => {SHOWN}(r)).length === 50 && {ROWS}[0].dataset.hash === arguments[0] "
-    "&& document.getElementById('subscriber-pager').textContent.includes('page ' + arguments[1])"
+    "&& document.getElementById('subscriber-pager').textContent"
+    ".includes('page ' + arguments[1].toLocaleString() + ' of')"
+)
+LAST_PAGE = (
+    f"{ROWS}.filter(r => {SHOWN}(r)).length > 0 && {ROWS}.at(-1).dataset.hash === arguments[0] "
+    "&& document.getElementById('subscriber-pager').textContent"
+    ".includes('page ' + arguments[1].toLocaleString() + ' of')"
 )
 SUBSCRIBER = (
     f"{SHOWN}(document.querySelector('[data-testid=subscriber-hash]')) && document."
@@ -171,6 +178,7 @@ def measure(n: int) -> list[str]:
             )
         print(f"population and broadcasts: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         second = emu._call("subscribers", meta=True, limit=1, offset=50)["entries"][0]
+        last = emu._call("subscribers", meta=True, limit=1, offset=n - 1)["entries"][0]
         members = [s["subscriber_hash"] for s in first if int(half) in s["segments"]]
 
         with chromium() as driver:
@@ -208,17 +216,25 @@ def measure(n: int) -> list[str]:
                         "shows segment ids, not names"
                     )
 
-                # The pager, from the first page on.
-                older = "#subscriber-pager button:last-child"
-                newer = "#subscriber-pager button:first-child"
+                # The pager, from the first page on, to the last and back.
                 timed(
-                    "subscribers next page (Older)",
-                    page.click(older),
+                    "subscribers next page",
+                    page.click("#subscriber-pager [data-testid=page-next]"),
                     page.until(PAGE, second["subscriber_hash"], 2),
                 )
                 timed(
-                    "subscribers previous page (Newer)",
-                    page.click(newer),
+                    "subscribers previous page",
+                    page.click("#subscriber-pager [data-testid=page-prev]"),
+                    page.until(PAGE, first[0]["subscriber_hash"], 1),
+                )
+                timed(
+                    "subscribers last page",
+                    page.click("#subscriber-pager [data-testid=page-last]"),
+                    page.until(LAST_PAGE, last["subscriber_hash"], -(-n // 50)),
+                )
+                timed(
+                    "subscribers first page",
+                    page.click("#subscriber-pager [data-testid=page-first]"),
                     page.until(PAGE, first[0]["subscriber_hash"], 1),
                 )
 

@@ -438,6 +438,7 @@ def browser() -> Iterator[Any]:
         "--no-first-run",
         "--disable-extensions",
         "--disable-background-networking",
+        "--lang=en-US",  # counts written 1,234 whatever the machine's locale
     ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -786,6 +787,99 @@ def test_the_subscriber_list_names_segments_when_it_is_the_first_view(browser: A
             )
         finally:
             browser.get("about:blank")
+
+
+def test_seven_tabs_all_load_and_follow_changes_on_one_stream(browser: Any) -> None:
+    # A browser keeps six connections to a host: a stream per tab would leave the sixth
+    # tab unable to load (its page load times out).
+    with Emulator() as emu:
+        home = browser.current_window_handle
+        opened: list[str] = []
+        try:
+            browser.get(emu.ui_url + "#subscribers")
+            for _ in range(6):
+                browser.switch_to.new_window("tab")
+                opened.append(browser.current_window_handle)
+                browser.get(emu.ui_url + "#subscribers")
+            seventh = Page(browser, emu)
+            seventh.wait(
+                lambda d: seventh.find("#live").get_attribute("data-state") == "live",
+                "the seventh tab live",
+            )
+            emu.add_subscriber()
+            seventh.wait(
+                lambda d: seventh.find("#count-subscribers").text == "1",
+                "the new subscriber counted in the seventh tab, unreloaded",
+            )
+            # The first tab, which holds the stream, leaves; another tab takes it over.
+            browser.switch_to.window(home)
+            browser.get("about:blank")
+            browser.switch_to.window(opened[-1])
+            emu.add_subscriber()
+            seventh.wait(
+                lambda d: seventh.find("#count-subscribers").text == "2",
+                "the next change seen once another tab holds the stream",
+            )
+            assert len(seventh.find_all("[data-testid=subscriber-row]")) == 2
+        finally:
+            for handle in opened:
+                browser.switch_to.window(handle)
+                browser.close()
+            browser.switch_to.window(home)
+            browser.get("about:blank")
+
+
+TABS = ("subscribers", "campaigns", "broadcasts", "events", "requests")
+
+
+def test_counts_read_with_separators_and_the_pager_reaches_either_end(page: Page) -> None:
+    emu = page.emu
+    emu.generate_subscribers(1234, seed=1)
+    subs = [s["subscriber_hash"] for s in emu.subscribers()]
+    with emu.client() as client:
+        client.notifications.create(title="Everyone", message="m", url="https://shop.example/")
+        client.events.track("page_view", profile_id="nobody")
+    many = page.driver.execute_script("return (1234).toLocaleString();")
+    assert many != "1234", "the browser's locale writes no separator: the test cannot tell"
+    page.tab("broadcasts")
+    page.wait(
+        lambda d: (
+            page.broadcast("Everyone")
+            .find_element("css selector", "[data-testid=count-deliveries] b")
+            .text
+            == many
+        ),
+        "1,234 deliveries",
+    )
+    kept = admin(emu, "retention")["requests"]["kept"]
+    assert kept >= 2
+    kept_shown = page.driver.execute_script("return arguments[0].toLocaleString();", kept)
+    page.wait(
+        lambda d: (
+            [page.find(f"#count-{t}").text for t in TABS] == [many, "0", "1", "1", kept_shown]
+        ),
+        "each tab's count beside its name",
+    )
+    page.tab("subscribers")
+    page.wait(lambda d: page.find("#subscribers-total").text == f"({many})", "the total")
+
+    def rows_end(first: str, last: str) -> Callable[[Any], bool]:
+        def shown(_: Any) -> bool:
+            rows = page.find_all("[data-testid=subscriber-row]")
+            hashes = [r.get_attribute("data-hash") for r in rows]
+            return bool(hashes) and (hashes[0], hashes[-1]) == (first, last)
+
+        return shown
+
+    pager = "#subscriber-pager [data-testid=page-{}]"
+    page.find(pager.format("last")).click()
+    page.wait(rows_end(subs[1200], subs[-1]), "the last page: the last 34 subscribers")
+    assert page.find(pager.format("of")).text == "page 25 of 25"
+    assert page.find(pager.format("next")).get_attribute("disabled") is not None
+    page.find(pager.format("first")).click()
+    page.wait(rows_end(subs[0], subs[49]), "the first page again")
+    assert page.find(pager.format("prev")).get_attribute("disabled") is not None
+    not_reloaded(page)
 
 
 def test_campaigns_show_their_steps(page: Page, images: dict[str, str]) -> None:

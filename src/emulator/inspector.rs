@@ -115,7 +115,8 @@ pub async fn stream(State(emu): State<Arc<Emu>>) -> impl IntoResponse {
     Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
-/// `sites`: each site's id, the end of its key (never the key), its subscriber count.
+/// `sites`: each site's id, the end of its key (never the key), its counts of subscribers,
+/// broadcasts and campaigns (what the inspector's tabs show beside their names).
 pub fn sites(emu: &Emu) -> Value {
     let st = emu.lock();
     let default = st.site_id_for_key(&emu.default_key);
@@ -127,6 +128,8 @@ pub fn sites(emu: &Emu) -> Value {
                 "site_id": s.site_id,
                 "key_hint": key_hint(&s.api_key, s.site_id),
                 "subscribers": s.subscribers.len(),
+                "broadcasts": s.notifications.len(),
+                "campaigns": s.triggers.len() + s.drips.len(),
                 "default": Some(s.site_id) == default,
             })
         })

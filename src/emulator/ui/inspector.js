@@ -89,7 +89,9 @@
     if (minutes % 60 === 0) return plural(minutes / 60, "hour");
     return plural(minutes, "minute");
   }
-  function plural(n, one, many) { return n + " " + (n === 1 ? one : (many || one + "s")); }
+  // A count as the reader's locale writes it: 10,000,000 reads at a glance, 10000000 does not.
+  function count(v) { return num(v).toLocaleString(); }
+  function plural(n, one, many) { return count(n) + " " + (n === 1 ? one : (many || one + "s")); }
   function compact(v) {
     if (v === null || v === undefined) return "";
     if (typeof v === "string") return v;
@@ -136,14 +138,24 @@
       String(status || "") + (extra || ""));
   }
   function stat(label, value, testid) {
-    return el("div", { class: "stat", "data-testid": testid }, el("b", null, String(num(value))), el("span", null, label));
+    return el("div", { class: "stat", "data-testid": testid }, el("b", null, count(value)), el("span", null, label));
   }
-  function pager(id, page, total, go) {
+  // A page back or on at a time, and the first and the last at once (at ten million
+  // subscribers, the last is 200,000 pages away). `labels` name the four in the list's order:
+  // broadcasts newest first, subscribers in the order they subscribed.
+  var BY_AGE = ["« Newest", "‹ Newer", "Older ›", "Oldest »"];
+  var IN_ORDER = ["« First", "‹ Previous", "Next ›", "Last »"];
+  function pager(id, page, total, go, labels) {
     var pages = Math.max(1, Math.ceil(total / PAGE));
+    function button(label, to, testid, off) {
+      return el("button", { type: "button", disabled: off, "data-testid": testid, onclick: function () { go(to); } }, label);
+    }
     fill(id, total > PAGE ? [
-      el("button", { type: "button", disabled: page <= 0, onclick: function () { go(page - 1); } }, "‹ Newer"),
-      el("span", { class: "muted" }, "page " + (page + 1) + " of " + pages),
-      el("button", { type: "button", disabled: page + 1 >= pages, onclick: function () { go(page + 1); } }, "Older ›")
+      button(labels[0], 0, "page-first", page <= 0),
+      button(labels[1], page - 1, "page-prev", page <= 0),
+      el("span", { class: "muted", "data-testid": "page-of" }, "page " + count(page + 1) + " of " + count(pages)),
+      button(labels[2], page + 1, "page-next", page + 1 >= pages),
+      button(labels[3], pages - 1, "page-last", page + 1 >= pages)
     ] : null);
   }
 
@@ -255,8 +267,10 @@
       if (!changed("broadcasts", [got, state.segmentNames])) return;
       fill("broadcast-list", shown.length ? shown.map(broadcastCard)
         : empty("No broadcast yet: create one through the API and it shows here at once."));
-      var total = state.broadcastPage * PAGE + shown.length + (more ? 1 : 0);
-      pager("broadcast-pager", state.broadcastPage, total, function (p) { state.broadcastPage = p; rendered.broadcasts = null; refresh(); });
+      var site = state.sites.filter(function (s) { return s.site_id === state.site; })[0] || {};
+      var total = typeof site.broadcasts === "number" ? site.broadcasts
+        : state.broadcastPage * PAGE + shown.length + (more ? 1 : 0);
+      pager("broadcast-pager", state.broadcastPage, total, function (p) { state.broadcastPage = p; rendered.broadcasts = null; refresh(); }, BY_AGE);
     });
   }
 
@@ -349,7 +363,7 @@
       // An emulator that pages nothing answers every subscriber: page here.
       var rows = list.entries.length > PAGE ? list.entries.slice(state.subscriberPage * PAGE, (state.subscriberPage + 1) * PAGE) : list.entries;
       if (!changed("subscribers", [rows, list.total, state.segmentNames])) return;
-      $("subscribers-total").textContent = "(" + list.total + ")";
+      $("subscribers-total").textContent = "(" + count(list.total) + ")";
       fill("subscriber-table-wrap", rows.length ? el("table", { id: "subscriber-table", "data-testid": "subscriber-table" },
         el("thead", null, el("tr", null, ["hash", "profile", "country", "device", "browser", "segments", "subscribed", "status"].map(function (h) { return el("th", null, h); }))),
         el("tbody", null, rows.map(function (s) {
@@ -366,7 +380,7 @@
               : el("span", { class: "badge " + (s.online === false ? "status-draft" : "status-sent"), "data-testid": "subscriber-status" }, s.online === false ? "offline" : "online")));
         })))
         : empty("No subscriber on this site."));
-      pager("subscriber-pager", state.subscriberPage, list.total, function (p) { state.subscriberPage = p; refresh(); });
+      pager("subscriber-pager", state.subscriberPage, list.total, function (p) { state.subscriberPage = p; refresh(); }, IN_ORDER);
     });
   }
   function openSubscriber(hash) {
@@ -658,6 +672,10 @@
     $("freeze-toggle").textContent = state.frozen ? "Unfreeze" : "Freeze";
     $("freeze-toggle").setAttribute("aria-pressed", state.frozen ? "true" : "false");
   }
+  // A tab's count beside its name, left out where the emulator does not tell it.
+  function tabCount(tab, n) {
+    $("count-" + tab).textContent = typeof n === "number" ? count(n) : "";
+  }
   function refreshHeader() {
     return Promise.all([
       admin("now"),
@@ -677,6 +695,10 @@
         var def = sites.filter(function (s) { return s.default; })[0] || sites[0];
         state.defaultSite = def ? def.site_id : null;
         if (state.site === null || !sites.some(function (s) { return s.site_id === state.site; })) state.site = state.defaultSite;
+        var shown = sites.filter(function (s) { return s.site_id === state.site; })[0] || {};
+        tabCount("subscribers", shown.subscribers);
+        tabCount("broadcasts", shown.broadcasts);
+        tabCount("campaigns", shown.campaigns);
         if (changed("sites", [sites, state.site])) {
           var select = $("site-select");
           fill(select, sites.map(function (s) {
@@ -690,6 +712,10 @@
       }
       return has("retention") ? admin("retention") : null;
     }).then(function (r) {
+      if (r) {
+        tabCount("requests", (r.requests || {}).kept);
+        tabCount("events", (r.events || {}).kept);
+      }
       if (!r || !changed("retention", r)) return;
       var req = r.requests || {}, ev = r.events || {};
       fill("retention", [
@@ -771,22 +797,56 @@
     if (debounce) return;
     debounce = setTimeout(function () { debounce = null; refresh(); }, 60);
   }
+  // ---- live: one stream for every tab of this emulator ------------------------------------
+  // A browser keeps at most six connections to a host over HTTP/1.1, and a stream holds one
+  // for as long as its page is open: a stream per tab would leave the sixth tab waiting for
+  // a connection it never gets. So one tab holds the stream (the holder of a Web Lock, taken
+  // over by another when it closes) and passes each change to the others on a
+  // BroadcastChannel; every tab then reads again for itself. Where the browser has no Web
+  // Locks (a page served over plain HTTP from a host other than this machine is no secure
+  // context), each tab keeps a stream of its own.
   function connect() {
     var live = $("live");
-    if (!window.EventSource) { live.dataset.state = "offline"; live.textContent = "polling"; return; }
-    var source = new EventSource(BASE + "ui/stream");
-    source.addEventListener("open", function () { live.dataset.state = "live"; live.textContent = "live"; });
-    source.addEventListener("change", function (ev) {
-      live.dataset.state = "live";
-      live.textContent = "live";
-      try { live.title = "state version " + JSON.parse(ev.data).version; } catch (e) { /* not JSON */ }
-      onChange();
-    });
-    source.addEventListener("error", function () {
+    function show(m) {
+      var on = m.kind === "open" || m.kind === "change";
+      live.dataset.state = on ? "live" : "offline";
+      live.textContent = on ? "live" : m.kind === "polling" ? "polling" : "reconnecting";
+      if (m.version !== undefined) live.title = "state version " + m.version;
+      if (m.kind === "change") onChange();
+    }
+    function stream(tell) {
+      var source = new EventSource(BASE + "ui/stream");
+      source.addEventListener("open", function () { tell({ kind: "open" }); });
+      source.addEventListener("change", function (ev) {
+        var version;
+        try { version = JSON.parse(ev.data).version; } catch (e) { /* not JSON */ }
+        tell({ kind: "change", version: version });
+      });
       // EventSource reconnects by itself; the emulator may have stopped.
-      live.dataset.state = "offline";
-      live.textContent = "reconnecting";
+      source.addEventListener("error", function () { tell({ kind: "error" }); });
+    }
+    if (!window.EventSource) { show({ kind: "polling" }); return; }
+    if (!(navigator.locks && window.BroadcastChannel)) { stream(show); return; }
+    var name = "pushwire-inspector " + BASE;
+    var channel = new BroadcastChannel(name);
+    // What this tab's stream last said, while it holds the stream: a tab opened later asks.
+    var heard = null;
+    channel.addEventListener("message", function (ev) {
+      var m = ev.data || {};
+      if (m.kind === "hello") { if (heard) channel.postMessage(heard); }
+      else show(m);
     });
+    navigator.locks.request(name, function () {
+      // Held until this tab closes: the promise never settles.
+      return new Promise(function () {
+        stream(function (m) {
+          heard = m.kind === "change" ? { kind: "open", version: m.version } : m;
+          show(m);
+          channel.postMessage(m);
+        });
+      });
+    });
+    channel.postMessage({ kind: "hello" });
   }
 
   // While the clock runs, scheduled broadcasts and drip steps come due with time alone.
