@@ -46,6 +46,21 @@ def issue_40_population(emu: Emulator, n: int, half: str) -> None:
     )
 
 
+def scale_population(emu: Emulator, n: int, vip: str) -> None:
+    """This bench's population of `n` (and the state file's): three countries, two device
+    types, three browsers, a plan and an age, half in segment `vip`, join dates over 2026."""
+    emu.generate_subscribers(
+        n,
+        country={"US": 0.5, "DE": 0.3, "FR": 0.2},
+        device_type={"desktop": 0.6, "mobile": 0.4},
+        browser=["chrome", "firefox", "safari"],
+        attributes={"plan": {"free": 0.8, "pro": 0.2}, "age": range(18, 80)},
+        subscribed_between=(START, START + dt.timedelta(days=364)),
+        segments={vip: 0.5},
+        seed=1,
+    )
+
+
 def rss() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
@@ -58,16 +73,7 @@ def measure(n: int) -> dict[str, Any]:
         vip = emu.create_segment("vip")
         before = rss()
         t0 = time.perf_counter()
-        emu.generate_subscribers(
-            n,
-            country={"US": 0.5, "DE": 0.3, "FR": 0.2},
-            device_type={"desktop": 0.6, "mobile": 0.4},
-            browser=["chrome", "firefox", "safari"],
-            attributes={"plan": {"free": 0.8, "pro": 0.2}, "age": range(18, 80)},
-            subscribed_between=(START, START + dt.timedelta(days=364)),
-            segments={vip: 0.5},
-            seed=1,
-        )
+        scale_population(emu, n, vip)
         out["generate_s"] = time.perf_counter() - t0
         out["bytes_per_subscriber"] = (rss() - before) / n
         out["rss_mb"] = rss() / 2**20

@@ -16,11 +16,10 @@ import tempfile
 import time
 from typing import Any
 
-from emulator_scale import each_in_own_process, main
+from emulator_scale import START, each_in_own_process, main, scale_population
 
 from pushwire.testing import Emulator
 
-START = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 REPEATS = 3
 
 
@@ -49,16 +48,7 @@ def measure(n: int) -> dict[str, Any]:
         path = os.path.join(tmp, "site.state")
         emu.travel_to(START + dt.timedelta(days=365))
         vip = emu.create_segment("vip")
-        emu.generate_subscribers(
-            n,
-            country={"US": 0.5, "DE": 0.3, "FR": 0.2},
-            device_type={"desktop": 0.6, "mobile": 0.4},
-            browser=["chrome", "firefox", "safari"],
-            attributes={"plan": {"free": 0.8, "pro": 0.2}, "age": range(18, 80)},
-            subscribed_between=(START, START + dt.timedelta(days=364)),
-            segments={vip: 0.5},
-            seed=1,
-        )
+        scale_population(emu, n, vip)
         out["subscribers"] = timed(emu, path)
         with emu.client(timeout=600) as client:
             sent = client.notifications.create(

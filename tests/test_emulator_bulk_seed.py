@@ -397,20 +397,22 @@ def test_without_distributions_a_population_looks_like_a_real_site() -> None:
     assert all(s["online"] and s["device_type"] for s in elsewhere)
 
 
+def sent_to(emu: Emulator, **audience: Any) -> set[str]:
+    """The hashes a broadcast to `audience` reached (delivered or waiting)."""
+    with emu.client() as client:
+        nid = client.notifications.create(
+            title="t", message="m", url="https://shop.example/", **audience
+        )
+    return {d["subscriber_hash"] for d in emu.deliveries(notification_id=nid, status="all")}
+
+
 def test_a_default_population_is_targeted_and_counted_like_a_real_one() -> None:
     with Emulator(record_requests=False) as emu:
         emu.generate_subscribers(20_000, seed=9)
         subs = emu.subscribers()
+        reached = sent_to(emu, include_countries=["DE"], include_device_types=["mobile"])
         with emu.client() as client:
-            nid = client.notifications.create(
-                title="Hallo",
-                message="m",
-                url="https://shop.example/",
-                include_countries=["DE"],
-                include_device_types=["mobile"],
-            )
             dims = client.analytics.subscribers(types=["country", "device_type"])
-        reached = {d["subscriber_hash"] for d in emu.deliveries(notification_id=nid, status="all")}
     expected = {
         s["subscriber_hash"] for s in subs if s["country"] == "DE" and s["device_type"] == "mobile"
     }
@@ -425,15 +427,7 @@ def test_one_seed_twice_on_one_site_draws_new_hashes_and_keeps_targeting_exact()
         for _ in range(2):
             emu.generate_subscribers(3_000, segments={vip: 0.3}, seed=3)
         subs = emu.subscribers()
-        with emu.client() as client:
-            nid = client.notifications.create(
-                title="t",
-                message="m",
-                url="https://shop.example/",
-                include_segments=[vip],
-                include_countries=["US", "IN"],
-            )
-        reached = {d["subscriber_hash"] for d in emu.deliveries(notification_id=nid, status="all")}
+        reached = sent_to(emu, include_segments=[vip], include_countries=["US", "IN"])
     assert len({s["subscriber_hash"] for s in subs}) == 6_000
     # The second draw repeats the first's profiles under new hashes: the audience doubles.
     expected = {
