@@ -4,8 +4,9 @@ five countries, twenty cities, two device types, four browsers, a plan attribute
 segment of half (every device online, as the issue's population was drawn); a targeted
 broadcast (a country, the segment and an attribute rule); one broadcast to everyone; a
 year's `analytics.summary`; the state saved to a file and read back; and plain requests
-(`segments.list`, `events.track`) timed on the empty emulator, then with the population and
-its deliveries. Memory is the growth of the process's RSS over each step.
+(`segments.list`, `events.track`) timed in turns on the emulator holding the population and
+its deliveries and on an empty one beside it. Memory is the growth of the process's RSS over
+each step.
 
     python benches/emulator_memory.py 1000000 10000000
 
@@ -39,12 +40,13 @@ from pushwire.testing import Emulator
 
 def measure(n: int) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n}
-    with Emulator(record_requests=False) as emu:
+    # An empty emulator beside the full one: plain requests are timed on each in turn, so
+    # both meet the machine in the same state.
+    with Emulator(record_requests=False) as emu, Emulator(record_requests=False) as empty:
         emu.travel_to(START + dt.timedelta(days=365))
         half = emu.create_segment("half")
+        empty.create_segment("half")
         client = emu.client(timeout=600)
-        client.segments.list()  # the connection made before anything is timed
-        out["empty_list_us"], out["empty_track_us"] = plain_requests(client)
         before = rss()
         t0 = time.perf_counter()
         issue_40_population(emu, n, half)
@@ -75,7 +77,10 @@ def measure(n: int) -> dict[str, Any]:
             "total"
         ]
         out["bytes_per_delivery"] = (rss() - before) / max(out["deliveries"], 1)
-        out["full_list_us"], out["full_track_us"] = plain_requests(client)
+        with empty.client() as bare:
+            timed = plain_requests({"empty": bare, "full": client})
+        for side in ("empty", "full"):
+            out[f"{side}_list_us"], out[f"{side}_track_us"] = timed[side]
 
         t0 = time.perf_counter()
         client.analytics.summary(START.date(), (START + dt.timedelta(days=364)).date())
@@ -95,27 +100,33 @@ def measure(n: int) -> dict[str, Any]:
     return out
 
 
-def plain_requests(client: Any, batches: int = 5, n: int = 400) -> tuple[float, float]:
-    """The latency, in us, of `segments.list()` and of `events.track()`: the median of each of
-    `batches` batches of `n` calls, the lowest of those medians (a batch the machine
-    interrupted, with a page reclaimed or a timer fired, left out, on the empty emulator and
-    the full one alike)."""
-
-    def latency_us(call: Any) -> float:
-        medians = []
-        for _ in range(batches):
-            times = []
-            for _ in range(n):
-                t0 = time.perf_counter()
-                call()
-                times.append(time.perf_counter() - t0)
-            medians.append(statistics.median(times))
-        return min(medians) * 1e6
-
-    return (
-        latency_us(client.segments.list),
-        latency_us(lambda: client.events.track("page_view", profile_id="nobody")),
-    )
+def plain_requests(
+    clients: dict[str, Any], rounds: int = 5, n: int = 400
+) -> dict[str, tuple[float, float]]:
+    """The latency, in us, of `segments.list()` and of `events.track()` on each client: a
+    batch of `n` calls on each in turn, `rounds` times; of each, the lowest of its batches'
+    medians (a batch the machine interrupted, with a page reclaimed or a timer fired, left
+    out, on every side alike)."""
+    calls = {
+        "list": lambda c: c.segments.list(),
+        "track": lambda c: c.events.track("page_view", profile_id="nobody"),
+    }
+    medians: dict[tuple[str, str], list[float]] = {}
+    for client in clients.values():
+        client.segments.list()  # the connection made before anything is timed
+    for _ in range(rounds):
+        for side, client in clients.items():
+            for name, call in calls.items():
+                times = []
+                for _ in range(n):
+                    t0 = time.perf_counter()
+                    call(client)
+                    times.append(time.perf_counter() - t0)
+                medians.setdefault((side, name), []).append(statistics.median(times))
+    return {
+        side: (min(medians[side, "list"]) * 1e6, min(medians[side, "track"]) * 1e6)
+        for side in clients
+    }
 
 
 def table(results: list[dict[str, Any]]) -> list[str]:

@@ -295,6 +295,61 @@ def test_broadcasts_newest_first_with_audience_status_and_counts(
         assert admin(emu, "broadcasts", limit=1)[0]["status"] == "sent"
 
 
+def test_a_broadcasts_counts_follow_each_delivery_and_survive_a_restart(tmp_path: Path) -> None:
+    def walked(emu: Emulator, nid: int) -> dict[str, int]:
+        """The counts as the deliveries themselves tell them."""
+        ds = emu.deliveries(notification_id=nid, status="all")
+        out = {s: sum(d["status"] == s for d in ds) for s in ("delivered", "pending", "expired")}
+        out["views"] = sum(d["viewed_at"] is not None for d in ds)
+        out["clicks"] = sum(d["clicked_at"] is not None for d in ds)
+        return {"deliveries": len(ds), **out}
+
+    def shown(emu: Emulator, nid: int) -> dict[str, int]:
+        [b] = [b for b in admin(emu, "broadcasts") if b["notification_id"] == nid]
+        return {
+            k: b[k] for k in ("deliveries", "delivered", "pending", "expired", "views", "clicks")
+        }
+
+    with Emulator() as emu:
+        hashes = emu.add_subscribers([{"online": i % 3 != 0} for i in range(300)])
+        emu.unsubscribe(hashes[1])
+        with emu.client() as client:
+            nid = client.notifications.create(
+                title="t", message="m", url="https://shop.example/", expiry=60
+            )
+            other = client.notifications.create(
+                title="u", message="m", url="https://shop.example/", subscriber_hash=hashes[:10]
+            )
+        assert (
+            shown(emu, nid)
+            == walked(emu, nid)
+            == {
+                "deliveries": 299,
+                "delivered": 199,
+                "pending": 100,
+                "expired": 0,
+                "views": 0,
+                "clicks": 0,
+            }
+        )
+        for d in emu.deliveries(notification_id=nid)[:40]:
+            emu.record_view(d["delivery_id"])
+            if d["delivery_id"] % 2:
+                emu.record_click(d["delivery_id"])
+        for h in hashes[0:90:3]:  # thirty waiting devices come online
+            emu.set_online(h, True)
+        emu.advance(61 * 60)  # the other seventy expire
+        counts = shown(emu, nid)
+        assert counts == walked(emu, nid)
+        assert (counts["delivered"], counts["pending"], counts["expired"]) == (229, 0, 70)
+        assert counts["views"] == 40 and 0 < counts["clicks"] < 40
+        assert shown(emu, other) == walked(emu, other)
+        path = emu.save(tmp_path / "site.state")
+    with Emulator.load(path) as again:
+        assert shown(again, nid) == counts
+        assert shown(again, other) == walked(again, other)
+
+
 def test_campaign_reads_carry_schedules_and_what_each_sent(images: dict[str, str]) -> None:
     def step(title: str, schedule: dict[str, Any]) -> dict[str, Any]:
         return drip_notification(

@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value};
 use super::emu::Emu;
 use super::engine::analytics::{fill_drip, fill_trigger, Range};
 use super::routes::analytics::summary_rows;
-use super::state::{iso, Dispatch, Site, Source, Status};
+use super::state::{iso, Counts, Site, Source};
 use crate::model::{Drip, NewNotification};
 
 const HTML: &str = include_str!("ui/inspector.html");
@@ -148,66 +148,19 @@ fn key_hint(key: &str, site_id: i64) -> String {
     }
 }
 
-#[derive(Default)]
-struct Counts {
-    deliveries: u64,
-    delivered: u64,
-    pending: u64,
-    expired: u64,
-    views: u64,
-    clicks: u64,
-    sent_at: Option<DateTime<Utc>>,
-}
-
-impl Counts {
-    fn add(&mut self, other: Counts) {
-        self.deliveries += other.deliveries;
-        self.delivered += other.delivered;
-        self.pending += other.pending;
-        self.expired += other.expired;
-        self.views += other.views;
-        self.clicks += other.clicks;
-        self.sent_at = self.sent_at.or(other.sent_at);
-    }
-}
-
 /// `broadcasts`: newest first, each with its content, audience, status and counts.
 pub fn broadcasts(site: &Site, now: DateTime<Utc>, offset: usize, limit: usize) -> Value {
-    let mut counts: HashMap<i64, Counts> = HashMap::new();
-    // A send's deliveries lie together: counted into one tally until the send changes,
-    // then added to its broadcast's, not looked up for each of ten million.
-    let mut run: Option<(*const Dispatch, i64, Counts)> = None;
-    let mut settle = |run: Option<(*const Dispatch, i64, Counts)>| {
-        if let Some((_, id, tally)) = run {
-            counts.entry(id).or_default().add(tally);
-        }
+    // Each send's counts as its deliveries were made and changed: read, not walked.
+    let counts = |id: i64| -> (Counts, Option<DateTime<Utc>>) {
+        let sends = site
+            .engine
+            .broadcast_sends
+            .get(&id)
+            .map_or(&[][..], Vec::as_slice);
+        let mut c = Counts::default();
+        sends.iter().for_each(|d| c.add(d.tally.get()));
+        (c, sends.first().map(|d| d.queued_at))
     };
-    for d in site
-        .engine
-        .deliveries
-        .iter()
-        .filter(|d| d.dispatch.source == Source::Broadcast)
-    {
-        let ptr = Arc::as_ptr(&d.dispatch);
-        if run.as_ref().is_none_or(|(p, _, _)| *p != ptr) {
-            settle(run.take());
-            run = Some((ptr, d.dispatch.source_id, Counts::default()));
-        }
-        let Some((_, _, c)) = run.as_mut() else {
-            continue;
-        };
-        c.deliveries += 1;
-        match d.status {
-            Status::Delivered => c.delivered += 1,
-            Status::Pending => c.pending += 1,
-            Status::Expired => c.expired += 1,
-            Status::Capped => {}
-        }
-        c.views += u64::from(d.viewed_at().is_some());
-        c.clicks += u64::from(d.clicked_at().is_some());
-        c.sent_at.get_or_insert(d.dispatch.queued_at);
-    }
-    settle(run);
     let due: HashMap<i64, DateTime<Utc>> = site
         .engine
         .scheduled
@@ -223,13 +176,11 @@ pub fn broadcasts(site: &Site, now: DateTime<Utc>, offset: usize, limit: usize) 
         .take(limit)
         .map(|rec| {
             let n = &rec.request;
-            let c = counts.remove(&rec.notification_id).unwrap_or_default();
+            let (c, sent_at) = counts(rec.notification_id);
             let expiry_minutes = n
                 .notification_expiry
                 .unwrap_or(crate::validate::BROADCAST_EXPIRY_MAX_MINUTES);
-            let sent_at = c
-                .sent_at
-                .or((rec.status == "sent").then_some(rec.created_at));
+            let sent_at = sent_at.or((rec.status == "sent").then_some(rec.created_at));
             let expired = rec.status == "sent"
                 && sent_at.is_some_and(|at| now >= at + chrono::Duration::minutes(expiry_minutes));
             json!({

@@ -1,7 +1,11 @@
 //! Work spread over the machine's cores, for the few jobs over millions of items (the state
-//! file's lists, the subscriber index read back with them, a generated population's draws). Scoped threads from the
-//! standard library rather than a parallel-iterator crate: one split in as many contiguous
-//! parts as there are cores is all these need.
+//! file's lists, the subscriber index read back with them, a generated population's rows).
+//! Scoped threads from the standard library rather than a parallel-iterator crate: one split
+//! in as many contiguous parts as there are cores is all these need, and no pool of threads
+//! outlives a job (a process that forks, as Celery's prefork workers do, inherits none
+//! half-held, where rayon's global pool would be left without its threads in the child).
+
+use std::mem::MaybeUninit;
 
 /// `f` of each contiguous part of `items`, with its number, one part per core (fewer when
 /// there are fewer items); the results in the parts' order.
@@ -33,6 +37,39 @@ pub fn each_mut<I: Send>(items: &mut [I], f: impl Fn(&mut I) + Sync) {
             .collect();
         handles.into_iter().for_each(joined);
     });
+}
+
+/// Appends to `items` what `make` makes of each part's state, as many as the part's count,
+/// every part on some core, in the parts' order: the items are written where they will lie,
+/// with no second copy of a list of millions (as `Vec::extend` of each core's own list
+/// would make) and no placeholder written first (whose fresh pages one core would fault in
+/// alone).
+pub fn extend_in_parts<T: Send, S: Send>(
+    items: &mut Vec<T>,
+    parts: Vec<(usize, S)>,
+    make: impl Fn(&mut S) -> T + Sync,
+) {
+    let total: usize = parts.iter().map(|(n, _)| n).sum();
+    items.reserve(total);
+    let mut spare = &mut items.spare_capacity_mut()[..total];
+    let mut slots: Vec<(&mut [MaybeUninit<T>], S)> = Vec::with_capacity(parts.len());
+    for (n, state) in parts {
+        let (part, rest) = std::mem::take(&mut spare).split_at_mut(n);
+        slots.push((part, state));
+        spare = rest;
+    }
+    each_mut(&mut slots, |(part, state)| {
+        for slot in part.iter_mut() {
+            slot.write(make(state));
+        }
+    });
+    drop(slots);
+    let len = items.len();
+    // SAFETY: the `total` slots past `len` are initialised: the parts cover them end to
+    // end (their counts sum to `total`), and `each_mut` returns only once every part has
+    // written each of its slots (a part's panic is carried here first, so that written
+    // items then leak rather than a slot being read unwritten).
+    unsafe { items.set_len(len + total) };
 }
 
 /// How many items each core takes; `None` when one thread is all there is to use.

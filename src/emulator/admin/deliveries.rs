@@ -44,7 +44,7 @@ pub(super) fn deliveries(emu: &Emu, site: Pinned, args: Args) -> Result<Value, S
             .deliveries
             .iter()
             .filter(|d| whose.is_none_or(|at| d.subscriber_at() == at))
-            .filter(|d| status == "all" || d.status.as_str() == status)
+            .filter(|d| status == "all" || d.status().as_str() == status)
             .filter(|d| notification.is_none_or(|n| d.dispatch.notification_id == n))
             .filter(|d| source.as_ref().is_none_or(|src| d.dispatch.source == *src))
             .filter(|d| source_id.is_none_or(|id| d.dispatch.source_id == id))
@@ -73,8 +73,8 @@ pub(super) fn record(emu: &Emu, site: Pinned, args: Args, click: bool) -> Result
             .ok()
             .map(|i| &mut deliveries[i])
             .ok_or_else(|| format!("delivery {id} does not exist"))?;
-        if d.status != state::Status::Delivered {
-            return Err(format!("delivery {id} was not delivered ({})", d.status));
+        if d.status() != state::Status::Delivered {
+            return Err(format!("delivery {id} was not delivered ({})", d.status()));
         }
         d.record(click, now);
         Ok(json!({}))

@@ -442,21 +442,19 @@ impl Population {
                 online,
             }
         };
-        // The rows set aside, then drawn where they lie on every core, a block at a time,
-        // each block from a generator forked in turn from the population's: the same
-        // population for a seed however many cores draw it.
-        site.subscribers
-            .resize_with(first + self.count, Subscriber::blank);
-        let mut blocks: Vec<(&mut [Subscriber], fastrand::Rng)> = site.subscribers[first..]
-            .chunks_mut(BLOCK)
-            .map(|rows| (rows, rng.fork()))
+        // Drawn where they will lie, on every core, a block at a time, each block from a
+        // generator forked in turn from the population's: the same population for a seed
+        // however many cores draw it.
+        let blocks: Vec<(usize, (fastrand::Rng, Mix))> = (0..self.count)
+            .step_by(BLOCK)
+            .map(|start| {
+                (
+                    BLOCK.min(self.count - start),
+                    (rng.fork(), Mix::new(&given)),
+                )
+            })
             .collect();
-        parallel::each_mut(&mut blocks, |(rows, rng)| {
-            let mut mix = Mix::new(&given);
-            for row in rows.iter_mut() {
-                *row = draw(rng, &mut mix);
-            }
-        });
+        parallel::extend_in_parts(&mut site.subscribers, blocks, |(rng, mix)| draw(rng, mix));
         // Indexed together, all of them; a hash already taken drawn again.
         site.index_pushed(first, || SubscriberHash::Hex(rng.u128(..).to_be_bytes()));
         if starts_drips {

@@ -51,7 +51,7 @@ fn count<'a>(
     let (mut sent, mut views, mut clicks) = (0, 0, 0);
     let mut unsubscribed = HashSet::new();
     for d in deliveries {
-        if d.status != "delivered" {
+        if d.status() != "delivered" {
             continue;
         }
         if range.contains(d.sent_at()) {

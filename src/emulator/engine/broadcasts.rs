@@ -138,10 +138,10 @@ mod tests {
         s.add_subscriber(subscriber("a", now - Duration::days(1), false));
         broadcast(&mut s, NotificationType::Now, None);
         on_broadcast(&mut s, &mut ids, now);
-        assert_eq!(s.engine.deliveries[0].status, "pending");
+        assert_eq!(s.engine.deliveries[0].status(), "pending");
         s.subscribers[0].unsubscribed_at = Some(now + Duration::minutes(1));
         set_online(&mut s, "a", true, now + Duration::minutes(2));
-        assert_eq!(s.engine.deliveries[0].status, "pending");
+        assert_eq!(s.engine.deliveries[0].status(), "pending");
         assert_eq!(s.engine.deliveries[0].sent_at(), None);
     }
 }

@@ -8,7 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::targeting::{audience_match, Selector};
 use crate::emulator::state::{
-    Counters, Delivery, Dispatch, Scheduled, Site, Source, Status, Subscriber,
+    Counters, Delivery, Dispatch, Scheduled, Site, Source, Status, Subscriber, Tally,
 };
 
 /// Delivers everything due by `now`, in due order, and expires what waited too long.
@@ -40,7 +40,7 @@ pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
             let d = &mut deliveries[i];
             let expires_at = d.dispatch.expires_at;
             if now >= expires_at {
-                d.status = Status::Expired;
+                d.set_status(Status::Expired);
                 expired += 1;
                 false
             } else {
@@ -85,6 +85,9 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             let dispatch = Dispatch::of(&item);
             for at in targets {
                 hand_over(site, ids, &dispatch, at);
+            }
+            if dispatch.tally.get().deliveries > 0 {
+                site.engine.note_broadcast_send(&dispatch);
             }
         }
         (Some(hash), Source::Drip) => {
@@ -162,7 +165,7 @@ fn within_caps(
     let sent = site.engine.sends.get(&(trigger_id, at));
     for &i in sent.into_iter().flatten() {
         let d = &site.engine.deliveries[i];
-        if d.status == Status::Expired {
+        if d.status() == Status::Expired {
             continue;
         }
         let queued_at = d.dispatch.queued_at;
@@ -217,6 +220,7 @@ impl Dispatch {
             notification_id: item.notification_id,
             queued_at: item.due_at,
             expires_at: item.due_at + Duration::seconds(item.expiry_seconds),
+            tally: Tally::default(),
         }
     }
 
@@ -226,8 +230,8 @@ impl Dispatch {
 }
 
 impl Delivery {
-    /// A delivery of `dispatch` to the subscriber at `at`, numbered now: sent when it is
-    /// queued when delivered.
+    /// A delivery of `dispatch` to the subscriber at `at`, numbered now and counted in its
+    /// send's tally: sent when it is queued when delivered.
     pub(super) fn of(
         ids: &mut Counters,
         dispatch: &Arc<Dispatch>,
@@ -235,13 +239,15 @@ impl Delivery {
         status: Status,
     ) -> Delivery {
         let sent_at = (status == Status::Delivered).then_some(dispatch.queued_at);
-        Delivery::new(
+        let delivery = Delivery::new(
             Counters::next(&mut ids.delivery),
             dispatch.clone(),
             u32::try_from(at).expect("a site holds fewer than 4 billion subscribers"),
             status,
             [sent_at, None, None],
-        )
+        );
+        dispatch.tally.count(&delivery);
+        delivery
     }
 }
 
@@ -259,10 +265,10 @@ pub fn set_online(site: &mut Site, hash: &str, online: bool, now: DateTime<Utc>)
         for i in engine.waiting.remove(&at).unwrap_or_default() {
             let d = &mut engine.deliveries[i];
             if now < d.dispatch.expires_at {
-                d.status = Status::Delivered;
+                d.set_status(Status::Delivered);
                 d.set_sent_at(now);
             } else {
-                d.status = Status::Expired;
+                d.set_status(Status::Expired);
             }
             engine.pending -= 1;
         }

@@ -377,6 +377,8 @@ impl<'a> EngineImage<'a> {
         let deliveries = self
             .deliveries
             .decode(|row| row.into_delivery(&dispatches, subscribers))?;
+        // Counted once all are decoded, on this thread (see `Tally`).
+        deliveries.iter().for_each(|d| d.dispatch.tally.count(d));
         let sends = self.sends.into_owned();
         let waiting = self.waiting.into_owned();
         // The engine indexes `deliveries` and the subscribers by these positions.
@@ -396,6 +398,13 @@ impl<'a> EngineImage<'a> {
                 self.pending
             ));
         }
+        let mut broadcast_sends: HashMap<i64, Vec<Arc<Dispatch>>> = HashMap::new();
+        for d in dispatches.iter().filter(|d| d.source == Source::Broadcast) {
+            broadcast_sends
+                .entry(d.source_id)
+                .or_default()
+                .push(d.clone());
+        }
         Ok(EngineState {
             scheduled: scheduled.into(),
             deliveries,
@@ -412,6 +421,7 @@ impl<'a> EngineImage<'a> {
             waiting,
             pending: self.pending,
             next_expiry: self.next_expiry,
+            broadcast_sends,
         })
     }
 }

@@ -22,7 +22,7 @@ use serde_json::{Number, Value};
 
 use crate::emulator::state::{
     stamp, Attributes, Content, Delivery, Dispatch, Scalar, SegmentSet, Source, Status, Subscriber,
-    SubscriberHash, Sym,
+    SubscriberHash, Sym, Tally,
 };
 
 /// The texts a site's subscribers use, each with its number in the file.
@@ -251,6 +251,7 @@ impl DispatchRow {
             notification_id: self.notification_id,
             queued_at: self.queued_at,
             expires_at: self.expires_at,
+            tally: Tally::default(),
         }
     }
 }
@@ -313,7 +314,7 @@ impl DeliveryRow {
             delivery_id: d.delivery_id,
             dispatch,
             subscriber: d.subscriber,
-            status: d.status,
+            status: d.status(),
             sent_at: after(d.sent_at()),
             viewed_at: after(d.viewed_at()),
             clicked_at: after(d.clicked_at()),

@@ -203,6 +203,7 @@ fn the_layout_the_file_holds_is_the_one_its_format_names() {
         notification_id: 4,
         queued_at: at,
         expires_at: at,
+        tally: Default::default(),
     });
     site.engine.deliveries.push(Delivery::new(
         8,

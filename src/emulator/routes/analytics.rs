@@ -156,7 +156,7 @@ fn delivery_counts(
         .engine
         .deliveries
         .iter()
-        .filter(|d| d.status == "delivered")
+        .filter(|d| d.status() == "delivered")
     {
         if let Some(i) = d.sent_at().and_then(&mut row_of) {
             if let Some(r) = rows.get_mut(i) {

@@ -3,6 +3,7 @@
 //! Data only: the engine (`emulator::engine`) decides what goes in.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -105,6 +106,91 @@ pub struct Dispatch {
     pub notification_id: i64,
     pub queued_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
+    /// Its deliveries counted by status, views and clicks.
+    pub tally: Tally,
+}
+
+/// How many of a send's deliveries stand in each status and were viewed and clicked, kept
+/// as each is made ([`Tally::count`]) and changes ([`Delivery::set_status`],
+/// [`Delivery::record`]): a broadcast's counts are read, not walked from ten million
+/// deliveries on every look.
+///
+/// Atomics because a `Dispatch` is shared behind an `Arc`; each count is changed by a load
+/// and a store, not a read-modify-write, because every change happens under the emulator's
+/// state lock (one writer at a time), and a plain store costs a broadcast to ten million
+/// nothing where a locked add would cost it tens of milliseconds.
+#[derive(Debug, Default)]
+pub struct Tally {
+    counts: [AtomicU32; 6],
+}
+
+/// What a [`Tally`] counts, in the order `Tally::get` gives them.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub deliveries: u32,
+    pub delivered: u32,
+    pub pending: u32,
+    pub expired: u32,
+    pub views: u32,
+    pub clicks: u32,
+}
+
+const DELIVERIES: usize = 0;
+const VIEWS: usize = 4;
+const CLICKS: usize = 5;
+
+impl Tally {
+    /// The count of a status's deliveries (a capped one is counted only as a delivery).
+    fn of_status(status: Status) -> Option<usize> {
+        match status {
+            Status::Delivered => Some(1),
+            Status::Pending => Some(2),
+            Status::Expired => Some(3),
+            Status::Capped => None,
+        }
+    }
+
+    fn add(&self, which: usize, n: i64) {
+        let count = &self.counts[which];
+        let was = i64::from(count.load(Ordering::Relaxed));
+        debug_assert!(was + n >= 0, "a count below zero");
+        count.store(u32::try_from(was + n).unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// Counts `d`, a delivery of this send just made (or read back from a state file, counted
+    /// on one thread once all are decoded: the counts are not safe to change on two at once).
+    pub fn count(&self, d: &Delivery) {
+        self.add(DELIVERIES, 1);
+        if let Some(i) = Tally::of_status(d.status) {
+            self.add(i, 1);
+        }
+        self.add(VIEWS, i64::from(d.viewed_at.is_some()));
+        self.add(CLICKS, i64::from(d.clicked_at.is_some()));
+    }
+
+    pub fn get(&self) -> Counts {
+        let [deliveries, delivered, pending, expired, views, clicks] =
+            std::array::from_fn(|i| self.counts[i].load(Ordering::Relaxed));
+        Counts {
+            deliveries,
+            delivered,
+            pending,
+            expired,
+            views,
+            clicks,
+        }
+    }
+}
+
+impl Counts {
+    pub fn add(&mut self, other: Counts) {
+        self.deliveries += other.deliveries;
+        self.delivered += other.delivered;
+        self.pending += other.pending;
+        self.expired += other.expired;
+        self.views += other.views;
+        self.clicks += other.clicks;
+    }
 }
 
 impl Dispatch {
@@ -134,7 +220,8 @@ pub struct Delivery {
     clicked_at: Stamp,
     /// Its place in `Site::subscribers` (a site holds fewer than 4 billion).
     pub subscriber: u32,
-    pub status: Status,
+    /// Changed only through [`Delivery::set_status`], which keeps its send's tally.
+    status: Status,
 }
 
 // What a broadcast to ten million costs a delivery, held to at compile time.
@@ -157,6 +244,22 @@ impl Delivery {
             subscriber,
             status,
         }
+    }
+
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// Moves it to `status`, its send's tally with it.
+    pub fn set_status(&mut self, status: Status) {
+        let tally = &self.dispatch.tally;
+        if let Some(i) = Tally::of_status(self.status) {
+            tally.add(i, -1);
+        }
+        if let Some(i) = Tally::of_status(status) {
+            tally.add(i, 1);
+        }
+        self.status = status;
     }
 
     /// Where its subscriber is in `Site::subscribers`.
@@ -189,6 +292,9 @@ impl Delivery {
         };
         if !slot.is_some() {
             *slot = Stamp::of(Some(at));
+            self.dispatch
+                .tally
+                .add(if click { CLICKS } else { VIEWS }, 1);
         }
     }
 
@@ -280,9 +386,21 @@ pub struct EngineState {
     /// of going through every delivery on every request.
     pub pending: usize,
     pub next_expiry: Option<DateTime<Utc>>,
+    /// Each broadcast's sends that reached anyone (by notification id), in the order they
+    /// went out: the inspector reads a broadcast's counts from their tallies. Not in the
+    /// state file: a load finds them among its deliveries' sends.
+    pub broadcast_sends: HashMap<i64, Vec<Arc<Dispatch>>>,
 }
 
 impl EngineState {
+    /// Notes `dispatch`, which reached someone, among its broadcast's sends.
+    pub fn note_broadcast_send(&mut self, dispatch: &Arc<Dispatch>) {
+        if dispatch.source == Source::Broadcast {
+            let sends = self.broadcast_sends.entry(dispatch.source_id).or_default();
+            sends.push(dispatch.clone());
+        }
+    }
+
     /// Adds `item` to the schedule, after those due at the same time.
     pub fn schedule(&mut self, item: Scheduled) {
         let at = self.scheduled.partition_point(|s| s.due_at <= item.due_at);

@@ -13,7 +13,7 @@ mod time;
 
 pub use self::attributes::{Attributes, Scalar};
 pub use self::deliveries::{
-    Alert, Content, Delivery, Dispatch, EngineState, Scheduled, Source, Status,
+    Alert, Content, Counts, Delivery, Dispatch, EngineState, Scheduled, Source, Status, Tally,
 };
 pub use self::hash::SubscriberHash;
 pub use self::index::{Field, Index};

@@ -123,27 +123,6 @@ impl Indexed for Subscriber {
 }
 
 impl Subscriber {
-    /// A row holding nothing, to be written over: a generated population's rows are set
-    /// aside first and drawn where they lie, on every core.
-    pub fn blank() -> Subscriber {
-        Subscriber {
-            subscriber_hash: SubscriberHash::Hex([0; 16]),
-            profile_id: None,
-            country: None,
-            state: None,
-            city: None,
-            device: None,
-            device_type: None,
-            browser: None,
-            platform: None,
-            attributes: Attributes::default(),
-            subscribed_at: DateTime::default(),
-            unsubscribed_at: None,
-            segments: SegmentSet::default(),
-            online: false,
-        }
-    }
-
     /// Its profile fields: country, state, city, device, device type, browser, platform.
     pub fn profile(&self) -> [Option<Sym>; 7] {
         [
