@@ -618,8 +618,8 @@ def main() -> int:
         "twenty cities, two device types, four browsers, a plan attribute and a segment of half "
         "(all online); a broadcast targeting a country, the segment and an attribute rule; one "
         "broadcast to everyone; a year's `analytics.summary`; the state saved and read back; "
-        "plain requests (median of 2,000) on the empty emulator, then with the site. Memory is "
-        "RSS growth.",
+        "plain requests in turns on the site and on an empty emulator beside it (the lowest "
+        "median of five batches of 400). Memory is RSS growth.",
         "",
     ]
     memory_results = emulator_memory.measured(memory_sizes)
