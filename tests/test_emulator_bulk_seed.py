@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -447,3 +449,24 @@ def test_a_segment_of_many_is_counted_from_its_index_without_its_list() -> None:
     assert "members" not in counted and counted["member_count"] == holders
     assert listed["member_count"] == len(listed["members"]) == holders
     assert len(last["entries"]) == 2 and last["total"] == 5_000  # a page cut at the end
+
+
+TWICE = """
+from pushwire.testing import Emulator
+with Emulator(record_requests=False) as emu:
+    for _ in range(2):
+        emu.generate_subscribers(2_000, seed=4)
+    print(" ".join(s["subscriber_hash"] for s in emu.subscribers()))
+"""
+
+
+def test_one_seed_twice_draws_the_same_new_hashes_in_every_process() -> None:
+    # Each process hashes with a seed of its own: the second draw's new hashes must not
+    # depend on it.
+    runs = [
+        subprocess.run([sys.executable, "-c", TWICE], capture_output=True, text=True, check=True)
+        for _ in range(2)
+    ]
+    first, second = (r.stdout.split() for r in runs)
+    assert len(set(first)) == 4_000
+    assert first == second

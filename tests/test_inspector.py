@@ -861,6 +861,12 @@ def test_seven_tabs_all_load_and_follow_changes_on_one_stream(browser: Any) -> N
                 lambda d: seventh.find("#live").get_attribute("data-state") == "live",
                 "the seventh tab live",
             )
+            # One tab holds the stream (the first, which asked first); six wait their turn.
+            locks = browser.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "navigator.locks.query().then(q => done([q.held.length, q.pending.length]));"
+            )
+            assert locks == [1, 6]
             emu.add_subscriber()
             seventh.wait(
                 lambda d: seventh.find("#count-subscribers").text == "1",

@@ -91,3 +91,29 @@ pub fn on_all_cores<I: Sync, O: Send>(items: &[I], f: impl Fn(&I) -> O + Sync) -
         .flatten()
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extend_in_parts_appends_each_parts_items_in_the_parts_order() {
+        // Uneven parts, more of them than cores, one empty, after items already held.
+        let counts = [3, 0, 5, 1, 7, 2, 4];
+        let parts: Vec<(usize, (usize, usize))> = counts
+            .iter()
+            .enumerate()
+            .map(|(part, &n)| (n, (part, 0)))
+            .collect();
+        let mut items = vec![(99, 99)];
+        extend_in_parts(&mut items, parts, |(part, i)| {
+            *i += 1;
+            (*part, *i)
+        });
+        let mut expected = vec![(99, 99)];
+        for (part, &n) in counts.iter().enumerate() {
+            expected.extend((1..=n).map(|i| (part, i)));
+        }
+        assert_eq!(items, expected);
+    }
+}

@@ -8,7 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::targeting::{audience_match, Selector};
 use crate::emulator::state::{
-    Counters, Delivery, Dispatch, Scheduled, Site, Source, Status, Subscriber, Tally,
+    Counters, Counts, Delivery, Dispatch, Scheduled, Site, Source, Status, Subscriber, Tally,
 };
 
 /// Delivers everything due by `now`, in due order, and expires what waited too long.
@@ -83,10 +83,12 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             };
             site.engine.deliveries.reserve(targets.len());
             let dispatch = Dispatch::of(&item);
+            let mut made = Counts::default();
             for at in targets {
-                hand_over(site, ids, &dispatch, at);
+                hand_over(site, ids, &dispatch, at, &mut made);
             }
-            if dispatch.tally.get().deliveries > 0 {
+            dispatch.tally.add(made);
+            if made.deliveries > 0 {
                 site.engine.note_broadcast_send(&dispatch);
             }
         }
@@ -101,7 +103,7 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                 return;
             };
             if active && audience_match(&audience, &site.subscribers[at]) {
-                hand_over(site, ids, &Dispatch::of(&item), at);
+                hand_over_one(site, ids, &item, at);
             }
         }
         (Some(hash), Source::Trigger) => {
@@ -132,7 +134,7 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                 return;
             };
             if within_caps(site, item.source_id, at, item.due_at, daily, weekly) {
-                hand_over(site, ids, &Dispatch::of(&item), at);
+                hand_over_one(site, ids, &item, at);
             } else if site.subscribers[at].unsubscribed_at.is_none() {
                 // Kept in sight (status `capped`): a test can tell "held back by the cap"
                 // from "never scheduled". Nothing reaches the device or the analytics.
@@ -141,6 +143,7 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                     ..Dispatch::new(&item)
                 });
                 let held = Delivery::of(ids, &dispatch, at, Status::Capped);
+                dispatch.tally.count(&held);
                 site.engine.deliveries.push(held);
             }
         }
@@ -181,7 +184,22 @@ fn within_caps(
 
 /// Hands a notification to the subscriber at `at` in `Site::subscribers`: delivered at once
 /// if its device is online, else kept until it comes online or the notification expires.
-fn hand_over(site: &mut Site, ids: &mut Counters, dispatch: &Arc<Dispatch>, at: usize) {
+/// `item`, a send to one subscriber (a drip's step, a trigger's), handed over to the one at
+/// `at` and counted.
+fn hand_over_one(site: &mut Site, ids: &mut Counters, item: &Scheduled, at: usize) {
+    let dispatch = Dispatch::of(item);
+    let mut made = Counts::default();
+    hand_over(site, ids, &dispatch, at, &mut made);
+    dispatch.tally.add(made);
+}
+
+fn hand_over(
+    site: &mut Site,
+    ids: &mut Counters,
+    dispatch: &Arc<Dispatch>,
+    at: usize,
+    made: &mut Counts,
+) {
     let sub = &site.subscribers[at];
     if sub.unsubscribed_at.is_some() {
         return;
@@ -192,6 +210,7 @@ fn hand_over(site: &mut Site, ids: &mut Counters, dispatch: &Arc<Dispatch>, at: 
         Status::Pending
     };
     let delivery = Delivery::of(ids, dispatch, at, status);
+    made.add(Counts::one(status, false, false));
     let engine = &mut site.engine;
     let index = engine.deliveries.len();
     if status == Status::Pending {
@@ -230,8 +249,8 @@ impl Dispatch {
 }
 
 impl Delivery {
-    /// A delivery of `dispatch` to the subscriber at `at`, numbered now and counted in its
-    /// send's tally: sent when it is queued when delivered.
+    /// A delivery of `dispatch` to the subscriber at `at`, numbered now (its maker counts it
+    /// in its send's tally): sent when it is queued when delivered.
     pub(super) fn of(
         ids: &mut Counters,
         dispatch: &Arc<Dispatch>,
@@ -239,15 +258,13 @@ impl Delivery {
         status: Status,
     ) -> Delivery {
         let sent_at = (status == Status::Delivered).then_some(dispatch.queued_at);
-        let delivery = Delivery::new(
+        Delivery::new(
             Counters::next(&mut ids.delivery),
             dispatch.clone(),
             u32::try_from(at).expect("a site holds fewer than 4 billion subscribers"),
             status,
             [sent_at, None, None],
-        );
-        dispatch.tally.count(&delivery);
-        delivery
+        )
     }
 }
 

@@ -377,7 +377,8 @@ impl<'a> EngineImage<'a> {
         let deliveries = self
             .deliveries
             .decode(|row| row.into_delivery(&dispatches, subscribers))?;
-        // Counted once all are decoded, on this thread (see `Tally`).
+        // Counted once all are decoded: on one thread, each send's tally its own cache line
+        // for the whole of its run of deliveries.
         deliveries.iter().for_each(|d| d.dispatch.tally.count(d));
         let sends = self.sends.into_owned();
         let waiting = self.waiting.into_owned();

@@ -111,20 +111,17 @@ pub struct Dispatch {
 }
 
 /// How many of a send's deliveries stand in each status and were viewed and clicked, kept
-/// as each is made ([`Tally::count`]) and changes ([`Delivery::set_status`],
+/// as they are made ([`Tally::add`]) and change ([`Delivery::set_status`],
 /// [`Delivery::record`]): a broadcast's counts are read, not walked from ten million
-/// deliveries on every look.
-///
-/// Atomics because a `Dispatch` is shared behind an `Arc`; each count is changed by a load
-/// and a store, not a read-modify-write, because every change happens under the emulator's
-/// state lock (one writer at a time), and a plain store costs a broadcast to ten million
-/// nothing where a locked add would cost it tens of milliseconds.
+/// deliveries on every look. Atomic adds, since a `Dispatch` is shared behind an `Arc`: right
+/// from any thread. A broadcast to millions counts its deliveries as it makes them and adds
+/// them once, not a locked add per delivery.
 #[derive(Debug, Default)]
 pub struct Tally {
     counts: [AtomicU32; 6],
 }
 
-/// What a [`Tally`] counts, in the order `Tally::get` gives them.
+/// What a [`Tally`] counts.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
     pub deliveries: u32,
@@ -135,37 +132,72 @@ pub struct Counts {
     pub clicks: u32,
 }
 
-const DELIVERIES: usize = 0;
-const VIEWS: usize = 4;
-const CLICKS: usize = 5;
+impl Counts {
+    /// One delivery's: of `status` (a capped one counted only as a delivery), viewed and
+    /// clicked or not.
+    pub fn one(status: Status, viewed: bool, clicked: bool) -> Counts {
+        let is = |s: Status| u32::from(status == s);
+        Counts {
+            deliveries: 1,
+            delivered: is(Status::Delivered),
+            pending: is(Status::Pending),
+            expired: is(Status::Expired),
+            views: u32::from(viewed),
+            clicks: u32::from(clicked),
+        }
+    }
+
+    fn as_array(self) -> [u32; 6] {
+        [
+            self.deliveries,
+            self.delivered,
+            self.pending,
+            self.expired,
+            self.views,
+            self.clicks,
+        ]
+    }
+
+    pub fn add(&mut self, other: Counts) {
+        let [a, b, c, d, e, f] = other.as_array();
+        self.deliveries += a;
+        self.delivered += b;
+        self.pending += c;
+        self.expired += d;
+        self.views += e;
+        self.clicks += f;
+    }
+}
 
 impl Tally {
-    /// The count of a status's deliveries (a capped one is counted only as a delivery).
-    fn of_status(status: Status) -> Option<usize> {
-        match status {
-            Status::Delivered => Some(1),
-            Status::Pending => Some(2),
-            Status::Expired => Some(3),
-            Status::Capped => None,
+    pub fn add(&self, counts: Counts) {
+        for (count, n) in self.counts.iter().zip(counts.as_array()) {
+            if n > 0 {
+                count.fetch_add(n, Ordering::Relaxed);
+            }
         }
     }
 
-    fn add(&self, which: usize, n: i64) {
-        let count = &self.counts[which];
-        let was = i64::from(count.load(Ordering::Relaxed));
-        debug_assert!(was + n >= 0, "a count below zero");
-        count.store(u32::try_from(was + n).unwrap_or(0), Ordering::Relaxed);
-    }
-
-    /// Counts `d`, a delivery of this send just made (or read back from a state file, counted
-    /// on one thread once all are decoded: the counts are not safe to change on two at once).
+    /// Counts `d`, one delivery of this send.
     pub fn count(&self, d: &Delivery) {
-        self.add(DELIVERIES, 1);
-        if let Some(i) = Tally::of_status(d.status) {
-            self.add(i, 1);
+        self.add(Counts::one(
+            d.status,
+            d.viewed_at.is_some(),
+            d.clicked_at.is_some(),
+        ));
+    }
+
+    /// A delivery moved from status `from` to `to`.
+    fn moved(&self, from: Status, to: Status) {
+        let [_, was @ ..] = Counts::one(from, false, false).as_array();
+        let [_, now @ ..] = Counts::one(to, false, false).as_array();
+        for (count, (was, now)) in self.counts[1..].iter().zip(was.into_iter().zip(now)) {
+            if was > now {
+                count.fetch_sub(1, Ordering::Relaxed);
+            } else if now > was {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
         }
-        self.add(VIEWS, i64::from(d.viewed_at.is_some()));
-        self.add(CLICKS, i64::from(d.clicked_at.is_some()));
     }
 
     pub fn get(&self) -> Counts {
@@ -179,17 +211,6 @@ impl Tally {
             views,
             clicks,
         }
-    }
-}
-
-impl Counts {
-    pub fn add(&mut self, other: Counts) {
-        self.deliveries += other.deliveries;
-        self.delivered += other.delivered;
-        self.pending += other.pending;
-        self.expired += other.expired;
-        self.views += other.views;
-        self.clicks += other.clicks;
     }
 }
 
@@ -211,7 +232,7 @@ impl Dispatch {
 /// where a copy of the hash took 56); the times its own are [`Stamp`]s (8 bytes each), the
 /// status a byte. What the admin API shows of it is [`Delivery::shown`], the hash read from
 /// the subscriber.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Delivery {
     pub delivery_id: i64,
     pub dispatch: Arc<Dispatch>,
@@ -228,6 +249,8 @@ pub struct Delivery {
 const _: () = assert!(std::mem::size_of::<Delivery>() == 48);
 
 impl Delivery {
+    /// A delivery, not yet counted in its send's tally: its maker counts it ([`Tally::add`],
+    /// [`Tally::count`]).
     pub fn new(
         delivery_id: i64,
         dispatch: Arc<Dispatch>,
@@ -252,13 +275,7 @@ impl Delivery {
 
     /// Moves it to `status`, its send's tally with it.
     pub fn set_status(&mut self, status: Status) {
-        let tally = &self.dispatch.tally;
-        if let Some(i) = Tally::of_status(self.status) {
-            tally.add(i, -1);
-        }
-        if let Some(i) = Tally::of_status(status) {
-            tally.add(i, 1);
-        }
+        self.dispatch.tally.moved(self.status, status);
         self.status = status;
     }
 
@@ -292,9 +309,11 @@ impl Delivery {
         };
         if !slot.is_some() {
             *slot = Stamp::of(Some(at));
-            self.dispatch
-                .tally
-                .add(if click { CLICKS } else { VIEWS }, 1);
+            self.dispatch.tally.add(Counts {
+                views: u32::from(!click),
+                clicks: u32::from(click),
+                ..Counts::default()
+            });
         }
     }
 
@@ -359,7 +378,7 @@ pub struct Alert {
 }
 
 /// The engine's share of a site's state.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct EngineState {
     /// Kept sorted by `due_at`; the earliest leaves from the front (a `Vec` shifted every
     /// item left for each one that went out).

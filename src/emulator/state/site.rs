@@ -195,8 +195,9 @@ pub struct EventRec {
     pub received_at: DateTime<Utc>,
 }
 
-/// Everything one site (one API key) holds. Lists are kept in creation order.
-#[derive(Debug, Clone)]
+/// Everything one site (one API key) holds. Lists are kept in creation order. Not `Clone`:
+/// a copy's deliveries would share their sends' tallies with the original's.
+#[derive(Debug)]
 pub struct Site {
     pub site_id: i64,
     pub api_key: String,
@@ -288,10 +289,10 @@ impl ByHash {
     }
 
     /// The hashes of the rows from `first` on, each with its position, computed on every
-    /// core, in the order of the slots they land in (then by hash): the table filled front
-    /// to back instead of at random (a cache and TLB miss each, most of a million's
-    /// indexing otherwise). The slot is the hash's low bits, the table's size a power of
-    /// two: an assumption of speed only, every order gives the same index.
+    /// core, in the order of the slots they land in (then by hash and position): the table
+    /// filled front to back instead of at random (a cache and TLB miss each, most of a
+    /// million's indexing otherwise). The slot is the hash's low bits, the table's size a
+    /// power of two: an assumption of speed only, every order gives the same index.
     fn slot_ordered(&self, rows: &[Subscriber], first: usize) -> Vec<(u64, usize)> {
         let positions: Vec<usize> = (first..rows.len()).collect();
         let parts: Vec<&[usize]> = positions.chunks(65_536).collect();
@@ -305,7 +306,7 @@ impl ByHash {
         .collect();
         let capacity = self.table.capacity();
         let slots = (capacity.saturating_mul(8) / 7).max(1).next_power_of_two() as u64;
-        hashes.sort_unstable_by_key(|&(h, _)| (h & (slots - 1), h));
+        hashes.sort_unstable_by_key(|&(h, at)| (h & (slots - 1), h, at));
         hashes
     }
 }
@@ -406,15 +407,25 @@ impl Site {
                 }
             }
             Some(redraw) => {
-                for (mut h, at) in hashes {
+                let mut taken = Vec::new();
+                for (h, at) in hashes {
+                    let rows = &self.subscribers;
+                    if !self.by_hash.insert(rows, h, &rows[at].subscriber_hash, at) {
+                        taken.push(at);
+                    }
+                }
+                // Drawn again in the rows' order (not the slots', which follow this
+                // process's hash seed), so that a seed makes the same hashes on every run.
+                taken.sort_unstable();
+                for at in taken {
                     loop {
+                        let again = redraw();
+                        let h = self.by_hash.hash(&again);
+                        self.subscribers[at].subscriber_hash = again;
                         let rows = &self.subscribers;
                         if self.by_hash.insert(rows, h, &rows[at].subscriber_hash, at) {
                             break;
                         }
-                        let again = redraw();
-                        h = self.by_hash.hash(&again);
-                        self.subscribers[at].subscriber_hash = again;
                     }
                 }
             }

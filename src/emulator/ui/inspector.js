@@ -822,8 +822,13 @@
         try { version = JSON.parse(ev.data).version; } catch (e) { /* not JSON */ }
         tell({ kind: "change", version: version });
       });
-      // EventSource reconnects by itself; the emulator may have stopped.
-      source.addEventListener("error", function () { tell({ kind: "error" }); });
+      // EventSource reconnects by itself, unless an answer was no stream at all (a proxy's
+      // error page, an emulator restarting): then a new one is opened after a while, or
+      // every tab that follows this one would stay without changes.
+      source.addEventListener("error", function () {
+        tell({ kind: "error" });
+        if (source.readyState === EventSource.CLOSED) setTimeout(function () { stream(tell); }, 3000);
+      });
     }
     if (!window.EventSource) { show({ kind: "polling" }); return; }
     if (!(navigator.locks && window.BroadcastChannel)) { stream(show); return; }
