@@ -1,4 +1,4 @@
-"""Cases 1 and 2 of `make bench` for this tree and for another commit, alternating.
+"""Cases 1, 2 and 4 of `make bench` and 10,000 results read, for two builds, alternating.
 
     make bench-ab BASE=<commit>     # builds both release extensions, then runs this
 
@@ -8,7 +8,10 @@ hits both alike: A, B, A, B, ... Each run is a fresh interpreter that imports on
 its `python/` folder, warms up, and measures
 
 - case 1: sequential `client.segments.list()` on a blocking Client, microseconds a call;
-- case 2: `events.track` on an AsyncClient, 64 in flight, requests a second.
+- case 2: `events.track` on an AsyncClient, 64 in flight, requests a second;
+- case 4: `triggers.list(limit=500)` read into results (as `make bench`'s case 4), ms a call;
+- 10k rows: all of 10,000 triggered campaigns read into results (`triggers.iter`, 20 pages
+  of 500), ms for the whole.
 
 The base commit is checked out as a detached worktree under target/ab-base and its release
 extension built there with cargo, in the tree's own target directory (the dependencies are
@@ -33,6 +36,15 @@ ROOT = Path(__file__).resolve().parent.parent
 KEY = "bench-key"
 
 
+MEASURES = {
+    "case1_us": ("case 1 us/call", "{:.2f}"),
+    "case2_rps": ("case 2 req/s", "{:,.0f}"),
+    "case4_ms": ("case 4 ms/call", "{:.2f}"),
+    "rows_ms": ("10k rows ms", "{:.1f}"),
+}
+TRIGGERS = 10_000
+
+
 def child(base_url: str, events_url: str, n_seq: int, n_conc: int) -> None:
     import pushwire
 
@@ -43,6 +55,20 @@ def child(base_url: str, events_url: str, n_seq: int, n_conc: int) -> None:
     for _ in range(n_seq):
         client.segments.list()
     seq_us = (time.perf_counter() - t0) / n_seq * 1e6
+
+    n_dec = 40
+    for _ in range(5):
+        client.triggers.list(limit=500)
+    t0 = time.perf_counter()
+    for _ in range(n_dec):
+        client.triggers.list(limit=500)
+    dec_ms = (time.perf_counter() - t0) / n_dec * 1e3
+    rows = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        read = list(client.triggers.iter(limit=500))
+        rows.append((time.perf_counter() - t0) * 1e3)
+        assert len(read) == TRIGGERS, len(read)
     client.close()
 
     async def concurrent(n: int) -> float:
@@ -61,7 +87,8 @@ def child(base_url: str, events_url: str, n_seq: int, n_conc: int) -> None:
 
     asyncio.run(concurrent(640))
     rate = asyncio.run(concurrent(n_conc))
-    print(json.dumps({"file": pushwire.__file__, "case1_us": seq_us, "case2_rps": rate}))
+    out = {"case1_us": seq_us, "case2_rps": rate, "case4_ms": dec_ms, "rows_ms": min(rows)}
+    print(json.dumps({"file": pushwire.__file__, **out}))
 
 
 def build_base(commit: str) -> Path:
@@ -107,15 +134,16 @@ def main() -> int:
         child(*args.child, args.calls, args.events)
         return 0
 
+    from run import seed_triggers
+
     from pushwire.testing import EmulatorProcess
 
     builds = {f"base {args.base}": build_base(args.base), "this tree": ROOT / "python"}
-    samples: dict[str, dict[str, list[float]]] = {
-        b: {"case1_us": [], "case2_rps": []} for b in builds
-    }
+    samples: dict[str, dict[str, list[float]]] = {b: {k: [] for k in MEASURES} for b in builds}
     with EmulatorProcess(KEY, record_requests=False) as server:
         for i in range(21):
             server.admin("create_segment", name=f"segment-{i}")
+        seed_triggers(server, TRIGGERS)
         for r in range(args.rounds):
             for name, path in builds.items():
                 env = {**os.environ, "PYTHONPATH": str(path)}
@@ -134,21 +162,31 @@ def main() -> int:
                 )
                 if not out["file"].startswith(str(path)):
                     raise RuntimeError(f"{name} imported pushwire from {out['file']}, not {path}")
-                for k in ("case1_us", "case2_rps"):
+                for k in MEASURES:
                     samples[name][k].append(out[k])
-                print(
-                    f"round {r + 1} {name}: {out['case1_us']:.2f} us/call, {out['case2_rps']:,.0f} req/s",
-                    flush=True,
+                shown = ", ".join(
+                    f"{label} {fmt.format(out[k])}" for k, (label, fmt) in MEASURES.items()
                 )
+                print(f"round {r + 1} {name}: {shown}", flush=True)
     print()
-    print("| build | case 1 median us/call (min-max) | case 2 median req/s (min-max) |")
-    print("|---|---|---|")
+    print(
+        "| build | "
+        + " | ".join(f"{label}: median (min-max)" for label, _ in MEASURES.values())
+        + " |"
+    )
+    print("|---" * (len(MEASURES) + 1) + "|")
     for name, s in samples.items():
-        c1, c2 = s["case1_us"], s["case2_rps"]
-        print(
-            f"| {name} | {statistics.median(c1):.2f} ({min(c1):.2f}-{max(c1):.2f}) "
-            f"| {statistics.median(c2):,.0f} ({min(c2):,.0f}-{max(c2):,.0f}) |"
-        )
+        cells = []
+        for k, (_, fmt) in MEASURES.items():
+            v = s[k]
+            cells.append(
+                f"{fmt.format(statistics.median(v))} ({fmt.format(min(v))}-{fmt.format(max(v))})"
+            )
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    base, this = samples.values()
+    for k, (label, _) in MEASURES.items():
+        ratio = statistics.median(this[k]) / statistics.median(base[k])
+        print(f"{label}: this tree / base = {ratio:.3f}")
     return 0
 
 

@@ -55,7 +55,13 @@ def start_emulator() -> EmulatorProcess:
 def seed(server: EmulatorProcess) -> int:
     for i in range(20):
         server.admin("create_segment", name=f"segment-{i}")
-    for i in range(500):
+    seed_triggers(server, 500)
+    return int(server.admin("create_segment", name="bulk")["segment_id"])
+
+
+def seed_triggers(server: EmulatorProcess, n: int) -> None:
+    """`n` triggered campaigns of two notifications each, as case 4 reads them."""
+    for i in range(n):
         server.admin(
             "create_trigger",
             campaign_name=f"Campaign {i}",
@@ -74,7 +80,6 @@ def seed(server: EmulatorProcess) -> int:
             options={"result_name": "purchase"},
             utm_params={"utm_source": "push", "utm_medium": "web", "utm_campaign": f"c{i}"},
         )
-    return int(server.admin("create_segment", name="bulk")["segment_id"])
 
 
 # -- measuring -------------------------------------------------------------------------------

@@ -54,7 +54,8 @@ def test_triggers_get_is_typed(drv: Driver, emu):
     assert t.status in {"draft", "active", "pause", "deleted"}
     assert is_int(t.site_id) and t.site_id == emu.site_id
     assert is_int(t.daily_trigger_limit) and is_int(t.weekly_trigger_limit)
-    assert isinstance(t.created_at_utc, str) and isinstance(t.updated_at_utc, str)
+    assert isinstance(t.created_at_utc, dt.datetime) and t.created_at_utc.tzinfo is dt.timezone.utc
+    assert isinstance(t.updated_at_utc, dt.datetime)
     assert type(t.rules) is Rules
     assert (t.rules.start_event_name, t.rules.stop_event_name) == ("cart_add", "purchase")
     assert type(t.analytics) is Analytics and is_int(t.analytics.sentcount)

@@ -74,3 +74,12 @@ def test_web_backend_sends_a_broadcast_and_tracks_an_event() -> None:
     assert "POST /promotions -> 422" in out and "'field': 'title'" in out
     assert "POST /promotions -> 503 Retry-After: 30" in out
     assert "events seen by the service: ['order_placed']" in out
+
+
+def test_fastapi_app_serves_results_as_its_models() -> None:
+    out = run("fastapi_app.py")
+    assert "POST /drips -> {'drip_id': 1}" in out
+    # The drip's time as FastAPI wrote it: ISO 8601 in UTC.
+    assert "GET /drips -> 20" in out and ("Z" in out or "+00:00" in out)
+    assert "GET /segments -> ['VIP']" in out
+    assert "Drip, " in out and "Segment" in out

@@ -36,6 +36,7 @@ from pushwire._core import (
     __version__,
     reset_log_cache,
 )
+from pushwire._dataclass import install as _install_protocols
 from pushwire._headers import Headers
 from pushwire._html import ResultList
 from pushwire._response import APIResponse, RequestOptions
@@ -52,6 +53,9 @@ from pushwire.errors import (
     ServerError,
     ValidationError,
 )
+
+# Every model, and Page, as a dataclass to dataclasses, pandas, polars, pydantic and FastAPI.
+_install_protocols()
 
 __all__ = [
     "reset_log_cache",

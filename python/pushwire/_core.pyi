@@ -8,6 +8,8 @@ attributes are written as such (``Final``), one line each (``Page.data`` stays a
 because it takes more than it gives back (any ``SupportsIndex`` for an ``int``, a dict for a
 model)."""
 
+import dataclasses
+import datetime
 import decimal
 import os
 import pathlib
@@ -38,6 +40,9 @@ def reset_log_cache() -> None:
     emulator operation does this itself, so logging configured at any time takes effect at
     the next call; nobody needs to call it."""
 
+def _model_fields() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each model's fields in order with their Python annotations, by model name."""
+
 def openapi_document(base_url: str, events_url: str, admin: bool = False) -> str:
     """The service's OpenAPI 3.1 document as JSON text, its servers at ``base_url`` and
     ``events_url``; with ``admin``, the emulator's admin API's, served at ``base_url``."""
@@ -46,6 +51,7 @@ def openapi_document(base_url: str, events_url: str, admin: bool = False) -> str
 __all__ = [
     "__version__",
     "reset_log_cache",
+    "_model_fields",
     "openapi_document",
     "Analytics",
     "GoalResult",
@@ -82,12 +88,21 @@ _T = TypeVar("_T")
 
 class _Model:
     """What every model of the core has (a stub-only base: at run time each model has its
-    own): ``from_dict``/``to_dict``, ``==`` (and so no hash), pickling."""
+    own): ``from_dict``/``to_dict``/``to_json``, ``==`` and a hash as a frozen dataclass
+    has them (``TypeError`` for a model holding a list), pickling, and the dataclass
+    protocol (``pushwire._dataclass``)."""
 
-    __hash__: ClassVar[None]  # type: ignore[assignment]
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+    __dataclass_params__: ClassVar[Any]
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __hash__(self) -> int: ...
+    def __replace__(self, /, **changes: Any) -> Self: ...
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any, /) -> Any: ...
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
+    def to_json(self, *, indent: Optional[int] = None) -> str: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
 
@@ -187,8 +202,8 @@ class TriggeredCampaign(_Model):
         campaign_type: str = ...,
         status: str = ...,
         site_id: SupportsIndex = ...,
-        created_at_utc: str = ...,
-        updated_at_utc: str = ...,
+        created_at_utc: Union[datetime.datetime, str, None] = ...,
+        updated_at_utc: Union[datetime.datetime, str, None] = ...,
         daily_trigger_limit: SupportsIndex = ...,
         weekly_trigger_limit: SupportsIndex = ...,
         rules: Union[Rules, Mapping[str, Any]] = ...,
@@ -203,8 +218,8 @@ class TriggeredCampaign(_Model):
     campaign_type: Final[str]
     status: Final[str]
     site_id: Final[int]
-    created_at_utc: Final[str]
-    updated_at_utc: Final[str]
+    created_at_utc: Final[Optional[datetime.datetime]]
+    updated_at_utc: Final[Optional[datetime.datetime]]
     daily_trigger_limit: Final[int]
     weekly_trigger_limit: Final[int]
     rules: Final[Rules]
@@ -293,8 +308,8 @@ class Drip(_Model):
         drip_type: str = ...,
         status: str = ...,
         site_id: SupportsIndex = ...,
-        created_at_utc: str = ...,
-        updated_at_utc: str = ...,
+        created_at_utc: Union[datetime.datetime, str, None] = ...,
+        updated_at_utc: Union[datetime.datetime, str, None] = ...,
         audience: Union[Audience, Mapping[str, Any]] = ...,
         options: Union[DripOptions, Mapping[str, Any]] = ...,
         analytics: Union[Analytics, Mapping[str, Any]] = ...,
@@ -307,8 +322,8 @@ class Drip(_Model):
     drip_type: Final[str]
     status: Final[str]
     site_id: Final[int]
-    created_at_utc: Final[str]
-    updated_at_utc: Final[str]
+    created_at_utc: Final[Optional[datetime.datetime]]
+    updated_at_utc: Final[Optional[datetime.datetime]]
     audience: Final[Audience]
     options: Final[DripOptions]
     analytics: Final[Analytics]
@@ -508,9 +523,17 @@ class AttributeRule(_Model):
 
 @final
 class Page(Generic[_T]):
-    """One page of a list: ``data`` plus the spec's ``meta`` fields."""
+    """One page of a list: ``data`` plus the spec's ``meta`` fields. A sequence of its
+    items (registered as ``collections.abc.Sequence``) and a dataclass of those five
+    fields to the dataclasses module."""
 
     __hash__: ClassVar[None]  # type: ignore[assignment]
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+    __dataclass_params__: ClassVar[Any]
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __replace__(self, /, **changes: Any) -> Self: ...
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any, /) -> Any: ...
     def __new__(
         cls, data: list[_T], total: int, page: int, per_page: int, last_page: int
     ) -> Self: ...
@@ -531,6 +554,10 @@ class Page(Generic[_T]):
     def __class_getitem__(cls, item: Any) -> Any: ...
     def __eq__(self, value: object, /) -> bool: ...
     def to_dict(self) -> dict[str, Any]: ...
+    def to_json(self, *, indent: Optional[int] = None) -> str:
+        """The page as the service's JSON: ``data`` and ``meta``."""
+    def index(self, value: Any, start: int = 0, stop: int = ..., /) -> int: ...
+    def count(self, value: Any, /) -> int: ...
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
 
 @final

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional, Protocol, TypeVar
 
@@ -78,6 +79,11 @@ class ResultList(list[_T]):
 
     def _repr_html_(self) -> str:
         return render(self)
+
+    def to_json(self, *, indent: Optional[int] = None) -> str:
+        """The results as the service's JSON: a list of what each one's ``to_json()`` gives."""
+        items = [item.to_dict() for item in self]  # type: ignore[attr-defined]
+        return json.dumps(items, indent=indent, ensure_ascii=False)
 
 
 def render(obj: object) -> str:

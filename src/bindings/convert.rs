@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::client::Error;
 use crate::model::common::{Extra, Json};
+use crate::model::Timestamp;
 
 /// The model fields that hold free-form JSON (`Json`, `Extra`) as the Python values it reads as.
 macro_rules! json_into_py {
@@ -26,6 +27,34 @@ macro_rules! json_into_py {
 }
 
 json_into_py!(Json, Extra);
+
+/// A model's timestamp as Python reads it: an aware `datetime` in UTC, `None` for a text the
+/// service sent that names no instant (the text itself stays in `to_dict()`).
+impl<'py> IntoPyObject<'py> for Timestamp {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        Ok(self.at().into_pyobject(py)?.into_any())
+    }
+}
+
+/// A value as JSON text, compact or indented by `indent` spaces.
+pub fn json_text<T: serde::Serialize>(value: &T, indent: Option<usize>) -> PyResult<String> {
+    let failed = |e: serde_json::Error| pyo3::exceptions::PyValueError::new_err(e.to_string());
+    let Some(n) = indent else {
+        return serde_json::to_string(value).map_err(failed);
+    };
+    let spaces = vec![b' '; n];
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        serde_json::ser::PrettyFormatter::with_indent(&spaces),
+    );
+    value.serialize(&mut ser).map_err(failed)?;
+    String::from_utf8(out).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+}
 
 /// A Python value as JSON: dicts, lists, tuples, scalars; dates and datetimes as ISO 8601;
 /// model objects (anything with `to_dict`) as their dict. `path` names the spot for errors.

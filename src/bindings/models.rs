@@ -167,7 +167,15 @@ where
         "NewDrip" => given.get("send_to").map(|a| (a, "send_to.")),
         _ => None,
     };
-    if let Some((audience, prefix)) = audience {
+    // A dict naming every field of `SendTo` is an instance's image (`dataclasses.replace`,
+    // `asdict`): its empty lists are those the instance did not set, not a filter that came
+    // out empty.
+    let whole = |a: &serde_json::Value| {
+        use crate::model::annotation::Fields;
+        a.as_object()
+            .is_some_and(|o| SendTo::fields().iter().all(|(f, _)| o.contains_key(*f)))
+    };
+    if let Some((audience, prefix)) = audience.filter(|(a, _)| !whole(a)) {
         if let Some(key) = crate::validate::empty_include(audience) {
             let field = format!("{prefix}{key}");
             return Err(fail(
@@ -310,6 +318,12 @@ macro_rules! py_models {
                 Ok(pythonize(py, self)?)
             }
 
+            /// The model as the service's JSON (what `to_dict()` holds, as text).
+            #[pyo3(signature = (*, indent = None))]
+            fn to_json(&self, indent: Option<usize>) -> PyResult<String> {
+                super::convert::json_text(self, indent)
+            }
+
             fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
                 repr_of(stringify!($ty), slf.as_any(), &pythonize(slf.py(), slf.get())?)
             }
@@ -339,7 +353,19 @@ macro_rules! models {
         fn register_models(m: &Bound<'_, PyModule>) -> PyResult<()> {
             $( m.add_class::<$e>()?; )*
             $( m.add_class::<$p>()?; )*
-            Ok(())
+            m.add_function(wrap_pyfunction!(model_fields, m)?)
+        }
+
+        /// Each model's fields in their order, with their Python annotations (written in
+        /// the names `pushwire._dataclass` resolves), by model name: what makes the models
+        /// dataclasses to Python's tools.
+        #[pyfunction(name = "_model_fields")]
+        fn model_fields() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
+            use crate::model::annotation::Fields;
+            vec![
+                $( (stringify!($e), <$e as Fields>::fields()), )*
+                $( (stringify!($p), <$p as Fields>::fields()), )*
+            ]
         }
     };
 }
@@ -396,18 +422,6 @@ impl Page {
             per_page,
             last_page,
         }
-    }
-
-    /// `Page[Drip]` in annotations evaluated at run time.
-    #[classmethod]
-    fn __class_getitem__<'py>(
-        cls: &Bound<'py, pyo3::types::PyType>,
-        item: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = cls.py();
-        py.import("types")?
-            .getattr("GenericAlias")?
-            .call1((cls, item))
     }
 
     /// The page as an HTML table, for Jupyter (`pushwire._html`).

@@ -15,11 +15,12 @@
 /// [`lenient::Lenient`]: super::lenient::Lenient
 macro_rules! model {
     ($(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
-        $crate::model::macros::model!(@field [$(#[$meta])* $name] [] [] $($fields)*);
+        $crate::model::macros::model!(@field [$(#[$meta])* $name] [] [] [] $($fields)*);
     };
-    // The attributes of the next field, gathered in the second list until its name.
-    (@field $head:tt [$($done:tt)*] [$($attrs:tt)*] #[lenient] $($rest:tt)*) => {
-        $crate::model::macros::model!(@field $head [$($done)*] [$($attrs)*
+    // The fields written so far, the `(name, type)` pairs of those, then the attributes of
+    // the next field, gathered in the third list until its name.
+    (@field $head:tt [$($done:tt)*] $pairs:tt [$($attrs:tt)*] #[lenient] $($rest:tt)*) => {
+        $crate::model::macros::model!(@field $head [$($done)*] $pairs [$($attrs)*
             #[serde(
                 default,
                 deserialize_with = "crate::model::lenient::Lenient::read",
@@ -27,14 +28,16 @@ macro_rules! model {
             )]
         ] $($rest)*);
     };
-    (@field $head:tt [$($done:tt)*] [$($attrs:tt)*] #[$attr:meta] $($rest:tt)*) => {
-        $crate::model::macros::model!(@field $head [$($done)*] [$($attrs)* #[$attr]] $($rest)*);
-    };
-    (@field $head:tt [$($done:tt)*] [$($attrs:tt)*] pub $field:ident: $ty:ty, $($rest:tt)*) => {
-        $crate::model::macros::model!(@field $head [$($done)* $($attrs)* pub $field: $ty,] []
+    (@field $head:tt [$($done:tt)*] $pairs:tt [$($attrs:tt)*] #[$attr:meta] $($rest:tt)*) => {
+        $crate::model::macros::model!(@field $head [$($done)*] $pairs [$($attrs)* #[$attr]]
             $($rest)*);
     };
-    (@field [$(#[$meta:meta])* $name:ident] [$($done:tt)*] []) => {
+    (@field $head:tt [$($done:tt)*] [$($pairs:tt)*] [$($attrs:tt)*]
+        pub $field:ident: $ty:ty, $($rest:tt)*) => {
+        $crate::model::macros::model!(@field $head [$($done)* $($attrs)* pub $field: $ty,]
+            [$($pairs)* ($field, $ty)] [] $($rest)*);
+    };
+    (@field [$(#[$meta:meta])* $name:ident] [$($done:tt)*] [$(($f:ident, $t:ty))*] []) => {
         #[cfg_attr(
             feature = "python",
             pyo3::pyclass(frozen, get_all, eq, from_py_object, module = "pushwire._core")
@@ -49,6 +52,23 @@ macro_rules! model {
         impl $crate::model::lenient::Lenient for $name {
             fn read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 $crate::model::lenient::or_default(d)
+            }
+        }
+
+        #[cfg(feature = "python")]
+        impl $crate::model::annotation::Annotation for $name {
+            fn annotation() -> String {
+                stringify!($name).to_string()
+            }
+        }
+
+        #[cfg(feature = "python")]
+        impl $crate::model::annotation::Fields for $name {
+            fn fields() -> Vec<(&'static str, String)> {
+                vec![$((
+                    $crate::model::annotation::field_name(stringify!($f)),
+                    <$t as $crate::model::annotation::Annotation>::annotation(),
+                )),*]
             }
         }
     };

@@ -1,6 +1,8 @@
 //! The spec's resources as serde types, shared by the client and the emulator. Response
 //! types are lenient (see `lenient`) and keep unknown fields in `extra`.
 
+#[cfg(feature = "python")]
+pub mod annotation;
 pub mod campaign;
 pub mod common;
 pub mod drip;
@@ -8,6 +10,7 @@ pub mod lenient;
 mod macros;
 pub mod misc;
 pub mod notification;
+pub mod timestamp;
 pub mod trigger;
 
 pub use common::{Action, Analytics, GoalResult, Meta, ScheduleOptions, UtmParams};
@@ -17,6 +20,7 @@ pub use drip::{
 };
 pub use misc::{Event, Product, Segment, SummaryRow};
 pub use notification::{AttributeRule, NewNotification, NotificationType};
+pub use timestamp::Timestamp;
 pub use trigger::{
     CampaignOptions, PriceDropThreshold, Rules, TriggerOptions, TriggeredCampaign,
     TriggeredNotification,

@@ -48,6 +48,17 @@ pub struct AttributeRule {
     pub value: Json,
 }
 
+#[cfg(feature = "python")]
+impl super::annotation::Fields for AttributeRule {
+    fn fields() -> Vec<(&'static str, String)> {
+        vec![
+            ("key", "str".into()),
+            ("op", "str".into()),
+            ("value", "Any".into()),
+        ]
+    }
+}
+
 /// The parameters of 4.13, named as the spec names them.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(default)]

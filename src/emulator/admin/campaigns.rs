@@ -7,10 +7,10 @@ use serde_json::{json, Value};
 use super::args::{read_args, str_arg, Args};
 use crate::emulator::emu::{Emu, Pinned};
 use crate::emulator::inspector;
-use crate::emulator::state::{self, iso, Counters};
+use crate::emulator::state::{self, Counters};
 use crate::model::{
-    Analytics, CampaignOptions, Rules, TriggerOptions, TriggeredCampaign, TriggeredNotification,
-    UtmParams,
+    Analytics, CampaignOptions, Rules, Timestamp, TriggerOptions, TriggeredCampaign,
+    TriggeredNotification, UtmParams,
 };
 use crate::validate::{self, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, CAMPAIGN_EXPIRY_MAX_SECONDS};
 
@@ -179,8 +179,8 @@ pub(super) fn create_trigger(emu: &Emu, site: Pinned, mut args: Args) -> Result<
             campaign_type: t.campaign_type,
             status: t.status,
             site_id: s.site_id,
-            created_at_utc: iso(now),
-            updated_at_utc: iso(now),
+            created_at_utc: Timestamp::new(now),
+            updated_at_utc: Timestamp::new(now),
             daily_trigger_limit: t.daily_trigger_limit,
             weekly_trigger_limit: t.weekly_trigger_limit,
             rules: t.rules,

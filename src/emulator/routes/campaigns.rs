@@ -8,10 +8,10 @@ use super::extract::{Call, JsonBody, QueryForm};
 use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine::analytics::{fill_drip, fill_trigger, Range};
 use crate::emulator::request::int_param;
-use crate::emulator::state::{iso, Counters, DripRec, Site};
+use crate::emulator::state::{Counters, DripRec, Site};
 use crate::form::Form;
 use crate::model::{
-    Analytics, Audience, Drip, DripNotification, DripOptions, Meta, NewDrip, UtmParams,
+    Analytics, Audience, Drip, DripNotification, DripOptions, Meta, NewDrip, Timestamp, UtmParams,
 };
 use crate::validate::{self, Violation};
 
@@ -232,8 +232,8 @@ fn store_drip(
         drip_type: "generic".into(),
         status: "active".into(),
         site_id: s.site_id,
-        created_at_utc: iso(now),
-        updated_at_utc: iso(now),
+        created_at_utc: Timestamp::new(now),
+        updated_at_utc: Timestamp::new(now),
         audience: Audience::from_send_to(&send_to),
         options: DripOptions::default(),
         analytics: Analytics::default(),
