@@ -115,6 +115,7 @@ bench: $(VENV)/.dev-deps
 # alone is shown to.
 BASE ?= $(API_BASE)
 bench-ab: $(VENV)/.dev-deps
+	$(PY) -m pip install -q -r benches/requirements.txt
 	$(VENV)/bin/maturin develop --release -q
 	$(PY) benches/ab.py --base $(BASE)
 

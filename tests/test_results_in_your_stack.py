@@ -142,8 +142,13 @@ def test_every_model_is_a_dataclass_to_the_dataclasses_module(results: dict[str,
         cls = type(m)
         assert dataclasses.is_dataclass(m) and dataclasses.is_dataclass(cls), cls
         names = [f.name for f in dataclasses.fields(m)]
-        # The fields are the model's attributes, in the order to_dict() writes them.
-        assert names == [n for n in names if hasattr(m, n)]
+        assert all(hasattr(m, n) for n in names), cls
+        # Every key to_dict() writes (but the unlisted fields of `extra`) is a field: a field
+        # the Rust struct has and its description lacks would show here.
+        spec_names = {"perPage": "per_page", "lastPage": "last_page"}
+        written = {spec_names.get(k, k) for k in m.to_dict()} - set(getattr(m, "extra", ()))
+        assert written <= set(names), (cls, written - set(names))
+        assert len(names) == len(cls.__annotations__)
         d = dataclasses.asdict(m)
         assert list(d) == names
         t = dataclasses.astuple(m)
@@ -151,7 +156,12 @@ def test_every_model_is_a_dataclass_to_the_dataclasses_module(results: dict[str,
         assert all(v == d[n] for n, v in zip(names, t) if not isinstance(d[n], (dict, list)))
         # Nested models come out as dicts, all the way down.
         assert "pushwire" not in repr(d), d
-        assert dataclasses.replace(m) == m
+        if cls is SendTo:
+            # An include list it leaves empty would be given as [], which sends to everyone.
+            with pytest.raises(pushwire.ValidationError, match="empty, which would send to"):
+                dataclasses.replace(m)
+        else:
+            assert dataclasses.replace(m) == m
         assert copy.copy(m) == m and copy.deepcopy(m) == m
         assert pickle.loads(pickle.dumps(m)) == m
         assert cls.from_dict(m.to_dict()) == m
@@ -169,6 +179,40 @@ def test_replace_changes_a_field_and_checks_it(results: dict[str, Any]) -> None:
         dataclasses.replace(drip, drip_id="many")
     with pytest.raises(pushwire.ValidationError, match="no_such_field"):
         dataclasses.replace(drip, no_such_field=1)
+
+
+def test_replace_never_widens_an_audience() -> None:
+    whole = SendTo(
+        include_segments=["1"],
+        include_countries=["DE"],
+        include_states=["BE"],
+        include_cities=["Berlin"],
+    )
+    assert dataclasses.replace(whole, exclude_segments=["2"]).exclude_segments == ["2"]
+    with pytest.raises(pushwire.ValidationError, match="include_segments is empty"):
+        dataclasses.replace(whole, include_segments=[])
+    with pytest.raises(pushwire.ValidationError, match="include_countries is empty"):
+        dataclasses.replace(SendTo(include_segments=["1"]), exclude_segments=["2"])
+    new = NewDrip(
+        campaign_name="x", notifications=[drip_notification()], send_to={"include_segments": ["1"]}
+    )
+    assert dataclasses.replace(new, campaign_name="y").send_to == new.send_to
+
+
+def test_a_dict_of_fields_builds_the_model_as_it_was(results: dict[str, Any]) -> None:
+    drip = results["drip"]
+    assert Drip(**dataclasses.asdict(drip)) == drip
+    meta = pushwire.Meta(total=3, page=1, per_page=10, last_page=1)
+    assert pushwire.Meta.from_dict(dataclasses.asdict(meta)) == meta
+    # A nested model's unlisted fields under its `extra` are read back as its own; one named
+    # as a field of the model never sets the field.
+    notification = dataclasses.asdict(drip.notifications[0])
+    notification["extra"] = {"color": "red", "title": "not the title"}
+    again = Drip(**{**dataclasses.asdict(drip), "notifications": [notification]})
+    assert again.notifications[0].extra == {"color": "red"}
+    assert again.notifications[0].title == drip.notifications[0].title
+    with pytest.raises(pushwire.ValidationError, match="campaign_name is given twice"):
+        Drip(**{**dataclasses.asdict(drip), "extra": {"campaign_name": "not the name"}})
 
 
 def test_asdict_keeps_datetimes_and_to_dict_the_service_text(results: dict[str, Any]) -> None:
@@ -217,11 +261,26 @@ def test_timestamps_are_aware_utc_datetimes_of_what_the_service_sent(site: Site)
 
 
 def test_a_timestamp_that_is_none_reads_as_none_and_keeps_its_text() -> None:
-    for text in ("0000-00-00 00:00:00", "yesterday", ""):
+    import pandas as pd
+
+    texts = ("0000-00-00 00:00:00", "yesterday", "0000-01-01 00:00:00", "9999-12-31T23:00:00-05:00")
+    for text in texts:
         d = Drip.from_dict({"drip_id": 1, "created_at_utc": text, "updated_at_utc": None})
         assert d.created_at_utc is None and d.updated_at_utc is None
-        assert d.to_dict()["created_at_utc"] == (text or None)
+        assert d.to_dict()["created_at_utc"] == text
+        assert json.loads(d.to_json())["created_at_utc"] == text
         assert Drip.from_dict(d.to_dict()) == d
+        assert dataclasses.asdict(d)["created_at_utc"] is None
+    # Missing, null or empty: no text, written null.
+    for missing in ({}, {"created_at_utc": None}, {"created_at_utc": ""}):
+        d = Drip.from_dict(missing)
+        assert d.created_at_utc is None and d.to_dict()["created_at_utc"] is None
+    # A page with such a value still loads whole.
+    odd = Drip.from_dict({"drip_id": 2, "created_at_utc": "0000-01-01 00:00:00"})
+    good = Drip.from_dict({"drip_id": 3, "created_at_utc": "2024-01-01T00:00:00Z"})
+    df = pd.DataFrame([odd, good])
+    assert df["created_at_utc"].isna().tolist() == [True, False]
+    assert str(df["created_at_utc"].dt.tz) == "UTC"
     # Other spellings of an instant read as that instant, in UTC.
     d = Drip.from_dict({"created_at_utc": "2024-03-01 10:00:00", "updated_at_utc": "2024-03-01"})
     assert d.created_at_utc == dt.datetime(2024, 3, 1, 10, tzinfo=UTC)
@@ -245,6 +304,9 @@ def test_to_json_is_the_service_json(site: Site, results: dict[str, Any]) -> Non
     assert json.loads(results["drips"].to_json()) == {k: listed[k] for k in ("data", "meta")}
     segments = site.raw("/apiv1/segments")["segments"]
     assert json.loads(results["segments"].to_json()) == segments
+    today = site.emu.now.date()
+    rows = site.client.analytics.summary(today - dt.timedelta(days=2), today)
+    assert [r["date"] for r in json.loads(rows.to_json())] == [r["date"].isoformat() for r in rows]
     assert [json.loads(s.to_json()) for s in results["segments"]] == segments
 
 
@@ -289,6 +351,9 @@ def test_pandas_takes_a_list_a_page_and_an_iterator(site: Site, results: dict[st
         assert df["drip_id"].tolist() == [d.drip_id for d in page]
     seg = pd.DataFrame(results["segments"])
     assert list(seg.columns) == ["segment_id", "segment_name", "extra"]
+    # An empty list has no first row to read fields from: the docs' one-liner names them.
+    empty = pd.DataFrame([], columns=[f.name for f in dataclasses.fields(Drip)])
+    assert list(empty.columns) == fields
     flat = pd.json_normalize([dataclasses.asdict(d) for d in page])
     assert "analytics.views" in flat.columns and "options.result_name" in flat.columns
 
@@ -338,6 +403,16 @@ def test_pydantic_type_adapters_validate_and_dump(results: dict[str, Any]) -> No
     pages = pydantic.TypeAdapter(Page[Drip])
     page = results["drips"]
     assert pages.validate_json(pages.dump_json(page)) == page
+    # The service's shapes too: a page's data and meta, a model's unlisted fields at the top.
+    assert pages.validate_json(page.to_json()) == page
+    odd = Segment.from_dict({"segment_id": "9", "segment_name": "x", "color": "red"})
+    assert pydantic.TypeAdapter(Segment).validate_python(odd.to_dict()) == odd
+    meta = pushwire.Meta(total=3, page=1, per_page=10, last_page=1)
+    assert pydantic.TypeAdapter(pushwire.Meta).validate_python(meta.to_dict()) == meta
+    with pytest.raises(pydantic.ValidationError, match="no field"):
+        pydantic.TypeAdapter(pushwire.Product).validate_python(
+            {"product_id": "p", "price": 1, "prise": 1}
+        )
     with pytest.raises(pydantic.ValidationError, match="drip_id"):
         one.validate_python({"drip_id": "many"})
     for cls in MODELS:
@@ -433,9 +508,14 @@ def test_fastapi_serves_results_and_takes_input_models(site: Site) -> None:
     created = props["created_at_utc"].get("anyOf", [props["created_at_utc"]])
     assert {"type": "string", "format": "date-time"} in created
     assert props["drip_id"]["type"] == "integer"
+    # An answer always holds every field.
+    assert set(schemas["Drip"]["required"]) == set(props)
     assert props["audience"] == {"$ref": "#/components/schemas/Audience"}
     assert schemas["Segment"]["properties"]["segment_name"]["type"] == "string"
-    assert set(schemas["Product"]["properties"]) == {f.name for f in dataclasses.fields(Product)}
+    # A request body's schema and an answer's apart: an answer has every field.
+    product_fields = {f.name for f in dataclasses.fields(Product)}
+    assert set(schemas["Product-Input"]["properties"]) == product_fields
+    assert set(schemas["Product-Output"]["required"]) == product_fields
 
 
 def test_pydantic_is_imported_only_when_the_user_does(site: Site) -> None:
@@ -454,3 +534,61 @@ print(len(segments))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "3"
+
+
+# -- BulkResult --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bulk(site: Site) -> pushwire.BulkResult:
+    """A bulk call of two chunks, the first refused (an injected 400)."""
+    emu = site.emu
+    segment = emu.create_segment("Bulk")
+    hashes = [emu.add_subscriber(f"bulk{i:04}") for i in range(700)]
+    emu.inject_fault("/apiv1/segments/addSegmentWithHash", status=400, times=1)
+    return site.client.segments.add_subscribers_bulk(segment, hashes, concurrency=1)
+
+
+def test_a_bulk_result_is_json_a_dataframe_and_a_pydantic_type(
+    site: Site, bulk: pushwire.BulkResult
+) -> None:
+    import pandas as pd
+    import pydantic
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    assert not bulk.ok and bulk.succeeded == 200
+    d = json.loads(bulk.to_json())
+    assert d["ok"] is False and d["succeeded"] == 200
+    assert d["chunks"][0]["error"] == {
+        "type": "BadRequestError",
+        "message": str(bulk.chunks[0].error),
+        "status_code": 400,
+    }
+    assert d["chunks"][1]["error"] is None and d["chunks"][1]["size"] == 200
+    assert d["failed_items"] == bulk.failed_items and len(d["failed_items"]) == 500
+
+    chunks = pd.DataFrame(bulk.chunks)
+    assert list(chunks.columns) == ["index", "start", "size", "message", "error"]
+    assert chunks["size"].tolist() == [500, 200]
+
+    assert json.loads(pydantic.TypeAdapter(pushwire.BulkResult).dump_json(bulk)) == d
+    app = FastAPI()
+
+    @app.get("/import")
+    def annotated() -> pushwire.BulkResult:
+        return bulk
+
+    @app.get("/import/plain")
+    def plain():  # type: ignore[no-untyped-def]
+        return bulk
+
+    with TestClient(app) as http:
+        assert http.get("/import").json() == d
+        # Unannotated, FastAPI encodes the dataclass itself: each field, the error's too.
+        got = http.get("/import/plain").json()
+        assert [c["size"] for c in got["chunks"]] == [500, 200]
+        assert got["chunks"][0]["error"]["status_code"] == 400
+        schema = http.get("/openapi.json").json()["paths"]["/import"]["get"]["responses"]
+    props = schema["200"]["content"]["application/json"]["schema"]["properties"]
+    assert set(props) == {"ok", "succeeded", "chunks", "failed_items"}

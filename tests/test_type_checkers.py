@@ -15,6 +15,7 @@ PYRIGHT = Path(sys.executable).parent / "basedpyright"
 USES = """\
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from typing import Optional
 
@@ -35,7 +36,10 @@ def read(c: pushwire.Client) -> None:
     updated: Optional[datetime.datetime] = trigger.updated_at_utc
     text: str = drip.to_json(indent=2) + page.to_json()
     by_segment: dict[Segment, int] = {s: hash(s) for s in c.segments.list()}
-    print(first, views, names, updated, text, by_segment)
+    row: dict[str, object] = dataclasses.asdict(drip)
+    renamed: Drip = dataclasses.replace(drip, campaign_name="x")
+    listed: str = c.segments.list().to_json()
+    print(first, views, names, updated, text, by_segment, row, renamed, listed)
 """
 
 MISUSE = """\

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -30,6 +31,28 @@ class ChunkResult:
     def ok(self) -> bool:
         return self.error is None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The chunk as JSON-ready values, its error (if any) as its class's name, its
+        message and its status (``None`` where no answer came)."""
+        error = None
+        if self.error is not None:
+            error = {
+                "type": type(self.error).__name__,
+                "message": str(self.error),
+                "status_code": getattr(self.error, "status_code", None),
+            }
+        return {
+            "index": self.index,
+            "start": self.start,
+            "size": self.size,
+            "message": self.message,
+            "error": error,
+        }
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        return _dumped_as(cls, _CHUNK_SHAPE)
+
 
 @dataclass(frozen=True)
 class BulkResult:
@@ -55,6 +78,25 @@ class BulkResult:
     def failed_items(self) -> list[str]:
         return [h for c in self.failed for h in self.items[c.start : c.start + c.size]]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The outcome as JSON-ready values: ``ok``, ``succeeded``, each chunk's
+        :meth:`ChunkResult.to_dict` and the ``failed_items`` to send again (the input itself
+        is left out: it may be a million hashes)."""
+        return {
+            "ok": self.ok,
+            "succeeded": self.succeeded,
+            "chunks": [c.to_dict() for c in self.chunks],
+            "failed_items": self.failed_items,
+        }
+
+    def to_json(self, *, indent: Optional[int] = None) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        return _dumped_as(cls, _BULK_SHAPE)
+
     def raise_for_errors(self) -> None:
         """Raises the first chunk's error, if any chunk failed."""
         for c in self.chunks:
@@ -70,6 +112,56 @@ class BulkResult:
     def _repr_html_(self) -> str:
         """The summary and a table of the failed chunks, for Jupyter."""
         return render(self)
+
+
+# What pydantic dumps a chunk and a bulk result as (their `to_dict()`): a type's name, a
+# name ending in `?` for one that may be None, a list of one shape, a dict of named shapes,
+# and a tuple `(shape,)` for a shape that may be None. Made into pydantic-core's schemas on
+# first use, so that pydantic is imported only by its users.
+_ERROR_SHAPE = {"type": "str", "message": "str", "status_code": "int?"}
+_CHUNK_SHAPE = {
+    "index": "int",
+    "start": "int",
+    "size": "int",
+    "message": "str?",
+    "error": (_ERROR_SHAPE,),
+}
+_BULK_SHAPE = {"ok": "bool", "succeeded": "int", "chunks": [_CHUNK_SHAPE], "failed_items": ["str"]}
+
+
+def _core_schema(shape: Any) -> Any:
+    from pydantic_core import core_schema as cs
+
+    if isinstance(shape, tuple):
+        return cs.nullable_schema(_core_schema(shape[0]))
+    if isinstance(shape, list):
+        return cs.list_schema(_core_schema(shape[0]))
+    if isinstance(shape, dict):
+        return cs.typed_dict_schema(
+            {k: cs.typed_dict_field(_core_schema(v)) for k, v in shape.items()}
+        )
+    plain: dict[str, Callable[[], Any]] = {
+        "int": cs.int_schema,
+        "str": cs.str_schema,
+        "bool": cs.bool_schema,
+    }
+    if shape.endswith("?"):
+        return cs.nullable_schema(plain[shape[:-1]]())
+    return plain[shape]()
+
+
+def _dumped_as(cls: type, shape: dict[str, Any]) -> Any:
+    """pydantic's schema of a bulk outcome: taken as the instance it is (it is made by a
+    call, never read from a request), dumped as its ``to_dict()``."""
+    from pydantic_core import core_schema as cs
+
+    return cs.json_or_python_schema(
+        json_schema=cs.is_instance_schema(cls),
+        python_schema=cs.is_instance_schema(cls),
+        serialization=cs.plain_serializer_function_ser_schema(
+            lambda r: r.to_dict(), return_schema=_core_schema(shape)
+        ),
+    )
 
 
 def build_result(

@@ -105,37 +105,48 @@ def _describe(cls: type, fields: list[tuple[str, Any]]) -> None:
 
 
 def _model_schema(cls: type, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-    """The model to pydantic: validated from an instance, or from a dict of its fields
-    (``asdict``'s shape, or the service's: the constructor reads both), and dumped as the
-    dict of its fields, nested models and datetimes dumped by their own schemas."""
-    from pydantic_core import core_schema as cs
+    """The model to pydantic: validated from an instance, from a dict of its fields (as
+    ``asdict`` and this schema's dump write it) or from the service's shape (``to_dict()``,
+    ``to_json()``: its unlisted fields at the top, ``Meta``'s ``perPage``), and dumped as
+    the dict of its fields, nested models and datetimes dumped by their own schemas."""
 
     fields = dataclasses.fields(cls)  # type: ignore[arg-type,unused-ignore]
     names = tuple(f.name for f in fields)
-    shape = cs.typed_dict_schema(
-        {
-            f.name: cs.typed_dict_field(handler.generate_schema(f.type), required=False)
-            for f in fields
-        },
-        cls_name=cls.__name__,
-        extra_behavior="forbid",
-    )
-    return _schema(cls, shape, names, ref=f"{cls.__module__}.{cls.__qualname__}")
+    schemas = {f.name: handler.generate_schema(f.type) for f in fields}
+    return _schema(cls, schemas, names, ref=f"{cls.__module__}.{cls.__qualname__}")
 
 
 def _schema(
-    cls: type, shape: CoreSchema, names: tuple[str, ...], ref: Optional[str] = None
+    cls: type, schemas: dict[str, Any], names: tuple[str, ...], ref: Optional[str] = None
 ) -> CoreSchema:
-    """An instance of ``cls`` as itself, or built from a dict of ``shape`` (JSON or Python);
-    dumped as the dict of its fields ``names``, each by its own schema in ``shape``."""
+    """An instance of ``cls`` as itself, or built from a dict of the fields ``names`` (each
+    of its schema in ``schemas``, none required: the constructor has the defaults), a dict
+    of any other keys read by ``cls.from_dict``; dumped as the dict of every field."""
     from pydantic_core import core_schema as cs
 
-    build = cs.no_info_after_validator_function(lambda d: cls(**d), shape)
+    def shape(required: bool) -> CoreSchema:
+        return cs.typed_dict_schema(
+            {n: cs.typed_dict_field(schemas[n], required=required) for n in names},
+            cls_name=cls.__name__,
+            extra_behavior="forbid",
+        )
+
+    def service_shape(value: Any) -> Any:
+        # A dict with keys that are no field names is the service's shape (or a mistake,
+        # which from_dict names): read it, and validate its fields as the model has them.
+        if isinstance(value, dict) and not value.keys() <= set(names):
+            model = getattr(cls, "from_dict", cls)(value)
+            return {n: getattr(model, n) for n in names}
+        return value
+
+    build = cs.no_info_before_validator_function(
+        service_shape, cs.no_info_after_validator_function(lambda d: cls(**d), shape(False))
+    )
     return cs.json_or_python_schema(
         json_schema=build,
         python_schema=cs.union_schema([cs.is_instance_schema(cls), build]),
         serialization=cs.plain_serializer_function_ser_schema(
-            lambda m: {n: getattr(m, n) for n in names}, return_schema=shape
+            lambda m: {n: getattr(m, n) for n in names}, return_schema=shape(True)
         ),
         ref=ref,
     )
@@ -177,14 +188,8 @@ def _page_schema(cls: type, handler: GetCoreSchemaHandler, item: CoreSchema) -> 
     from pydantic_core import core_schema as cs
 
     number = cs.int_schema()
-    shape = cs.typed_dict_schema(
-        {
-            "data": cs.typed_dict_field(cs.list_schema(item)),
-            **{n: cs.typed_dict_field(number) for n in _PAGE_FIELDS[1:]},
-        },
-        cls_name="Page",
-    )
-    return _schema(cls, shape, _PAGE_FIELDS)
+    schemas = {"data": cs.list_schema(item), **{n: number for n in _PAGE_FIELDS[1:]}}
+    return _schema(cls, schemas, _PAGE_FIELDS)
 
 
 _PAGE_FIELDS = ("data", "total", "page", "per_page", "last_page")
@@ -204,6 +209,17 @@ def _page_to_json(self: Any, *, indent: Optional[int] = None) -> str:
         indent=indent,
         ensure_ascii=False,
     )
+
+
+def _page_from_dict(cls: type, data: Any) -> Any:
+    """A page from ``to_dict()``'s shape, or from the service's (``data`` and ``meta``, as
+    ``to_json()`` writes it); its items as they are given."""
+    meta = data.get("meta")
+    if isinstance(meta, dict):
+        numbers = [meta.get(k, 0) for k in ("total", "page", "perPage", "lastPage")]
+    else:
+        numbers = [data.get(k, 0) for k in _PAGE_FIELDS[1:]]
+    return cls(list(data.get("data") or ()), *numbers)
 
 
 def _page_index(self: Any, value: Any, start: int = 0, stop: int = 2**63 - 1, /) -> int:
@@ -236,6 +252,7 @@ def install() -> None:
     setattr(page, "__get_pydantic_core_schema__", classmethod(_bare_page_schema))  # noqa: B010
     setattr(page, "__class_getitem__", classmethod(_page_of))  # noqa: B010
     setattr(page, "to_json", _page_to_json)  # noqa: B010
+    setattr(page, "from_dict", classmethod(_page_from_dict))  # noqa: B010
     # A sequence of its items (polars and pandas take one as rows), as `list` has it.
     setattr(page, "index", _page_index)  # noqa: B010
     setattr(page, "count", _page_count)  # noqa: B010

@@ -81,9 +81,17 @@ class ResultList(list[_T]):
         return render(self)
 
     def to_json(self, *, indent: Optional[int] = None) -> str:
-        """The results as the service's JSON: a list of what each one's ``to_json()`` gives."""
-        items = [item.to_dict() for item in self]  # type: ignore[attr-defined]
-        return json.dumps(items, indent=indent, ensure_ascii=False)
+        """The results as JSON: each model as its ``to_json()`` gives it (the service's
+        shape), each dict (a summary row) as it is, times as ISO 8601."""
+        items = [item.to_dict() if hasattr(item, "to_dict") else item for item in self]
+        return json.dumps(items, indent=indent, ensure_ascii=False, default=_iso)
+
+
+def _iso(value: object) -> str:
+    """A time or a date as ISO 8601, for ``json.dumps``: what else it cannot write fails."""
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def render(obj: object) -> str:

@@ -119,6 +119,11 @@ where
             }
         }
     }
+    // Nested models as `dataclasses.asdict()` and pydantic write them: their unlisted
+    // fields under `extra`, read back as theirs.
+    if let Some(obj) = given.as_object_mut() {
+        obj.values_mut().for_each(unfold_extra);
+    }
     if name == "Meta" {
         // Its attributes are `per_page` and `last_page`; the spec's (and `to_dict()`'s)
         // keys `perPage` and `lastPage`. Either builds it.
@@ -167,15 +172,7 @@ where
         "NewDrip" => given.get("send_to").map(|a| (a, "send_to.")),
         _ => None,
     };
-    // A dict naming every field of `SendTo` is an instance's image (`dataclasses.replace`,
-    // `asdict`): its empty lists are those the instance did not set, not a filter that came
-    // out empty.
-    let whole = |a: &serde_json::Value| {
-        use crate::model::annotation::Fields;
-        a.as_object()
-            .is_some_and(|o| SendTo::fields().iter().all(|(f, _)| o.contains_key(*f)))
-    };
-    if let Some((audience, prefix)) = audience.filter(|(a, _)| !whole(a)) {
+    if let Some((audience, prefix)) = audience {
         if let Some(key) = crate::validate::empty_include(audience) {
             let field = format!("{prefix}{key}");
             return Err(fail(
@@ -232,6 +229,26 @@ where
             field.clone(),
             format!("{name} has no field {field:?}"),
         )),
+    }
+}
+
+/// Every object within `v` with an `extra` object (a nested model as `dataclasses.asdict()`
+/// writes it) given that object's keys in its place, each where the object has no key of
+/// that name (a field of the model is never set from `extra`).
+fn unfold_extra(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(obj) => {
+            if matches!(obj.get("extra"), Some(serde_json::Value::Object(_))) {
+                if let Some(serde_json::Value::Object(inner)) = obj.remove("extra") {
+                    for (k, val) in inner {
+                        obj.entry(k).or_insert(val);
+                    }
+                }
+            }
+            obj.values_mut().for_each(unfold_extra);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(unfold_extra),
+        _ => {}
     }
 }
 

@@ -179,10 +179,10 @@ model! {
         #[lenient] pub total: i64,
         #[lenient] pub page: i64,
         #[lenient]
-        #[serde(rename = "perPage")]
+        #[serde(rename = "perPage", alias = "per_page")]
         pub per_page: i64,
         #[lenient]
-        #[serde(rename = "lastPage")]
+        #[serde(rename = "lastPage", alias = "last_page")]
         pub last_page: i64,
     }
 }
@@ -201,29 +201,10 @@ impl Meta {
 }
 
 /// Unknown fields the service sends beyond the spec, kept rather than dropped.
-///
-/// Read from the fields left over (`#[serde(flatten)]`), where an object under the key
-/// `extra` is taken as more of them: that is how `dataclasses.asdict()` and pydantic write a
-/// model (its `extra` attribute as a field of its own, at every depth), so a model built
-/// from such a dict keeps its unlisted fields as they were.
 #[cfg_attr(feature = "emulator", derive(schemars::JsonSchema))]
-#[derive(Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(transparent)]
 pub struct Extra(pub Map<String, Value>);
-
-impl<'de> Deserialize<'de> for Extra {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Extra, D::Error> {
-        let mut map = Map::deserialize(d)?;
-        if matches!(map.get("extra"), Some(Value::Object(_))) {
-            if let Some(Value::Object(inner)) = map.remove("extra") {
-                for (k, v) in inner {
-                    map.entry(k).or_insert(v);
-                }
-            }
-        }
-        Ok(Extra(map))
-    }
-}
 
 /// Any JSON value (an audience rule's values, an attribute rule's value).
 #[cfg_attr(feature = "emulator", derive(schemars::JsonSchema))]

@@ -2,21 +2,25 @@
 //! 8601" in the spec): the text as sent, and the instant it names when it names one.
 //!
 //! The text is kept because the service is not held to its word: a timestamp it spells some
-//! other way (an empty string, `0000-00-00 00:00:00`, a number) must not fail the read of
-//! the whole result. Such a value reads as no instant (`None` in Python), and its text is
-//! what `to_dict()`, `to_json()` and the state file give back, so nothing sent is lost.
+//! other way (`0000-00-00 00:00:00`, `yesterday`, a number) must not fail the read of the
+//! whole result. Such a value reads as no instant (`None` in Python), and its text is what
+//! `to_dict()`, `to_json()` and the state file give back. A missing, `null` or empty one
+//! has no text, and is written `null`.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
 use serde::{Deserializer, Serialize, Serializer};
 
 use super::lenient;
 
-/// A UTC timestamp: the text as the service sent it and, when that text is an ISO 8601 date
-/// or date-time (a missing offset meaning UTC), the instant it names.
+/// A UTC timestamp: the text as the service sent it, and the instant it names when it is an
+/// ISO 8601 date or date-time (a missing offset meaning UTC) within the years 1 to 9999 (what
+/// a Python `datetime` holds), to the microsecond.
+///
+/// Only the text is kept: the instant is read from it when asked for (an attribute read, a
+/// comparison), so that decoding a page of results costs what decoding its texts does.
 #[derive(Clone, Debug, Default)]
 pub struct Timestamp {
     text: String,
-    at: Option<DateTime<Utc>>,
 }
 
 impl Timestamp {
@@ -24,20 +28,23 @@ impl Timestamp {
     pub fn new(at: DateTime<Utc>) -> Timestamp {
         Timestamp {
             text: at.to_rfc3339_opts(SecondsFormat::Millis, true),
-            at: Some(at),
         }
     }
 
-    /// A timestamp read from the service's text: the instant when the text names one.
+    /// A timestamp of the service's text.
     pub fn parse(text: impl Into<String>) -> Timestamp {
-        let text = text.into();
-        let at = crate::validate::iso_instant(&text);
-        Timestamp { text, at }
+        Timestamp { text: text.into() }
     }
 
-    /// The instant, or `None` when the text names none (empty, or not ISO 8601).
+    /// The instant, or `None` when the text names none (empty, not ISO 8601, or outside the
+    /// years 1 to 9999 once in UTC). Finer than a microsecond is cut, as Python's `datetime`
+    /// would.
     pub fn at(&self) -> Option<DateTime<Utc>> {
-        self.at
+        let at = crate::validate::iso_instant(&self.text)?;
+        if !(1..=9999).contains(&at.year()) {
+            return None;
+        }
+        at.with_nanosecond(at.nanosecond() / 1000 * 1000)
     }
 
     /// The text as sent.
@@ -52,7 +59,7 @@ impl Timestamp {
 /// pydantic, a dataframe, `to_dict`) equals itself.
 impl PartialEq for Timestamp {
     fn eq(&self, other: &Timestamp) -> bool {
-        match (self.at, other.at) {
+        match (self.at(), other.at()) {
             (Some(a), Some(b)) => a == b,
             (None, None) => self.text == other.text,
             _ => false,
@@ -144,6 +151,21 @@ mod tests {
             };
             assert_eq!(serde_json::to_string(&t).unwrap(), back);
         }
+    }
+
+    #[test]
+    fn an_instant_python_cannot_hold_is_none_and_finer_than_a_microsecond_is_cut() {
+        for text in [
+            "0000-01-01 00:00:00",
+            "0001-01-01T00:00:00+01:00",
+            "9999-12-31T23:00:00-05:00",
+        ] {
+            assert_eq!(Timestamp::parse(text).at(), None, "{text}");
+        }
+        let t = Timestamp::parse("2024-03-01T10:20:30.123456789Z");
+        assert_eq!(t.at().unwrap().nanosecond(), 123_456_000);
+        assert_eq!(t, Timestamp::parse("2024-03-01T10:20:30.123456Z"));
+        assert_eq!(t.text(), "2024-03-01T10:20:30.123456789Z");
     }
 
     #[test]

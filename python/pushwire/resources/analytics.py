@@ -34,7 +34,7 @@ class Analytics(_Sync):
         *,
         group_by: str = "day",
         **options: Unpack[RequestOptions],
-    ) -> list[dict[str, Any]]:
+    ) -> ResultList[dict[str, Any]]:
         """Rows of spec 2.12 as plain dicts, ready for ``pandas.DataFrame(rows)`` or
         ``polars.DataFrame(rows)`` as they are: ``date`` is the period's first day as a
         naive ``datetime`` at midnight (a UTC calendar day, not an instant), which

@@ -36,10 +36,10 @@ class Segments(_Sync):
         offset: Optional[SupportsIndex] = None,
         segment_type: Optional[str] = None,
         **options: Unpack[RequestOptions],
-    ) -> list[Segment]:
+    ) -> ResultList[Segment]:
         """The site's segments (one with ``segment_id``), ``offset``/``limit`` to page;
         ``segment_type="all"`` includes those built on geography, device and browser. A
-        plain list, which Jupyter shows as a table."""
+        plain list (with ``to_json()``), which Jupyter shows as a table."""
         return self._then(
             ResultList, "segments.list", segment_id, limit, offset, segment_type, **options
         )
