@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import sys
 import weakref
 from collections.abc import Coroutine
 from typing import Any
@@ -85,3 +87,21 @@ def test_the_watcher_thread_ends_when_its_loop_closes(emu: Emulator) -> None:
     del closed
     gc.collect()
     assert [r for r in freed if r() is not None] == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pipe's descriptors")
+def test_the_core_copies_the_pipe_it_is_given_and_never_closes_the_callers() -> None:
+    read_fd, write_fd = os.pipe()
+    try:
+        completions = pushwire._core.Completions(write_fd)
+        del completions
+        gc.collect()
+        # The caller's descriptor is still open and still the pipe's write end.
+        os.write(write_fd, b"x")
+        assert os.read(read_fd, 1) == b"x"
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+    # A number that is no open descriptor is refused, never taken.
+    with pytest.raises(ValueError, match="write end of a pipe"):
+        pushwire._core.Completions(write_fd)

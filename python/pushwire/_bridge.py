@@ -25,16 +25,16 @@ from pushwire._core import Completions, CoreClient
 _WINDOWS = sys.platform == "win32"
 
 
-def _completions_of_windows_pipe(write_fd: int, read_fd: int) -> Completions:
-    """Windows: the core duplicates the pipe's OS handle (a MinGW build does not share
-    Python's C runtime, so a descriptor would mean nothing to it); the write descriptor is
-    then closed here, and the read one too should the core refuse the handle."""
+def _completions_of_pipe(write_fd: int, read_fd: int) -> Completions:
+    """The core's copy of the pipe's write end (on Windows of its OS handle: a MinGW build
+    does not share Python's C runtime, so a descriptor would mean nothing to it); the write
+    descriptor is then closed here, and the read one too should the core refuse it."""
     try:
-        if sys.platform != "win32":
-            raise AssertionError("only called on Windows")
-        import msvcrt
+        if sys.platform == "win32":
+            import msvcrt
 
-        return Completions(msvcrt.get_osfhandle(write_fd))
+            return Completions(msvcrt.get_osfhandle(write_fd))
+        return Completions(write_fd)
     except BaseException:
         os.close(read_fd)
         raise
@@ -54,11 +54,11 @@ class _LoopBridge:
             # Windows' selector loop watches sockets only and its Proactor loop nothing: a
             # pipe is always left to the thread there (and its ends stay blocking: the
             # thread reads every byte as it comes, so the writer never waits).
-            self.completions = _completions_of_windows_pipe(write_fd, read_fd)
+            self.completions = _completions_of_pipe(write_fd, read_fd)
             self._watch_in_a_thread(loop, read_fd)
             return
         os.set_blocking(write_fd, False)
-        self.completions = Completions(write_fd)
+        self.completions = _completions_of_pipe(write_fd, read_fd)
         try:
             os.set_blocking(read_fd, False)
             loop.add_reader(read_fd, self._drain)

@@ -98,17 +98,23 @@ struct WakePipe {
 }
 
 impl WakePipe {
-    /// On Unix `end` is the pipe's file descriptor, taken over: its owner never uses or
-    /// closes it again.
-    ///
-    /// SAFETY: `end` is open and handed over.
+    /// On Unix `end` is the pipe's file descriptor, duplicated here (close-on-exec): the
+    /// caller keeps its own, and dropping this closes only the copy. A number that is no
+    /// open descriptor is refused.
     #[cfg(unix)]
-    unsafe fn take(end: isize) -> PyResult<WakePipe> {
+    fn duplicate(end: isize) -> PyResult<WakePipe> {
         use std::os::fd::{FromRawFd, OwnedFd};
-        use std::os::raw::c_int;
-        let fd = c_int::try_from(end).map_err(|_| bad_end())?;
+        let fd = std::os::raw::c_int::try_from(end).map_err(|_| bad_end())?;
+        // SAFETY: `fcntl(F_DUPFD_CLOEXEC)` touches no memory of ours; a number that is no
+        // open descriptor makes it fail (EBADF), never act on another.
+        let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if copy < 0 {
+            return Err(bad_end());
+        }
+        // SAFETY: `copy` was made just now by this call, and nothing else holds it.
+        let owned = unsafe { OwnedFd::from_raw_fd(copy) };
         Ok(WakePipe {
-            file: std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }),
+            file: std::fs::File::from(owned),
         })
     }
 
@@ -119,7 +125,7 @@ impl WakePipe {
     ///
     /// SAFETY: `end` is an open handle until this returns.
     #[cfg(windows)]
-    unsafe fn take(end: isize) -> PyResult<WakePipe> {
+    unsafe fn duplicate(end: isize) -> PyResult<WakePipe> {
         use std::os::windows::io::{BorrowedHandle, RawHandle};
         let borrowed = unsafe { BorrowedHandle::borrow_raw(end as RawHandle) };
         let owned = borrowed.try_clone_to_owned()?;
@@ -156,16 +162,19 @@ impl Completions {
 
 #[pymethods]
 impl Completions {
-    /// Takes the write end of a pipe: on Unix the descriptor itself (non-blocking, owned
-    /// from here on), on Windows its OS handle (duplicated; see `WakePipe::take`).
+    /// Duplicates the write end of a pipe: on Unix its descriptor (non-blocking), on
+    /// Windows its OS handle (see `WakePipe::duplicate`). The caller's own stays the
+    /// caller's to close.
     #[new]
     fn new(write_fd: isize) -> PyResult<Self> {
         if write_fd < 0 {
             return Err(bad_end());
         }
-        // SAFETY: the caller hands over an open descriptor (Unix) or keeps the handle open
-        // until this returns (Windows).
-        let pipe = unsafe { WakePipe::take(write_fd) }?;
+        #[cfg(unix)]
+        let pipe = WakePipe::duplicate(write_fd)?;
+        // SAFETY: the caller keeps the handle open until this returns.
+        #[cfg(windows)]
+        let pipe = unsafe { WakePipe::duplicate(write_fd) }?;
         Ok(Completions {
             inner: Arc::new(Inner {
                 queue: Mutex::new(Vec::new()),
