@@ -152,6 +152,12 @@ async fn an_unreachable_service_is_a_connection_error_not_a_hang() {
         .await
         .expect_err("nothing listens");
     assert!(matches!(err, Error::Connection { .. }), "{err:?}");
+    // The transport's own error is kept below it, down to the refused connect.
+    let source = std::error::Error::source(&err).expect("a source");
+    let http = source
+        .downcast_ref::<reqwest::Error>()
+        .expect("reqwest's error");
+    assert!(http.is_connect(), "{http:?}");
 }
 
 #[tokio::test]

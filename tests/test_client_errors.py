@@ -11,6 +11,7 @@ import time
 import pytest
 from client_support import BROADCAST, FAST, Driver, api_requests, make_driver
 
+import pushwire
 from pushwire import (
     APIConnectionError,
     APIError,
@@ -374,7 +375,7 @@ def test_error_code_is_the_events_interfaces_code_only(drv: Driver, emu):
     # A gateway's JSON page on the main interface may carry its own error_code.
     page = {"error_code": 1020, "message": "Access denied"}
     emu.inject_fault("/apiv1/segments", status=403, body=page)
-    err = raises(drv, APIError, drv.client.segments.list)
+    err = raises(drv, pushwire.PermissionDeniedError, drv.client.segments.list)
     assert err.code is None and err.message == "Access denied"
     emu.inject_fault("/api/v1/events", status=200, body={"error_code": "7"})
     err = raises(drv, APIError, drv.client.events.track, "e", profile_id="p")
@@ -405,3 +406,30 @@ def test_tracking_without_an_events_url_names_the_setting(emu, monkeypatch):
             call()
         assert info.value.field == "events_url"
     assert api_requests(emu) == []
+
+
+@pytest.mark.parametrize(
+    ("status", "name"),
+    [
+        (400, "BadRequestError"),
+        (401, "AuthenticationError"),
+        (403, "PermissionDeniedError"),
+        (404, "NotFoundError"),
+        (409, "ConflictError"),
+        (422, "UnprocessableEntityError"),
+        (418, "APIError"),
+        (503, "ServerError"),
+    ],
+)
+def test_each_status_has_its_class(kind, emu, status, name):
+    # The class is chosen in pushwire.errors from the status the core reports; each is an
+    # APIError carrying the answer.
+    drv = make_driver(kind, emu, max_retries=0)
+    try:
+        emu.inject_fault("/apiv1/segments", status=status)
+        cls = getattr(pushwire, name)
+        err = raises(drv, cls, drv.client.segments.list)
+        assert type(err) is cls and isinstance(err, APIError)
+        assert err.status_code == status and not err.outcome_unknown
+    finally:
+        drv.close()

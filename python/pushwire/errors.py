@@ -119,8 +119,20 @@ class BadRequestError(APIError):
     """400: the service refused the request; ``details`` lists fields on the events interface."""
 
 
+class PermissionDeniedError(APIError):
+    """403: the key is valid but may not do this (or a gateway in front refused it)."""
+
+
 class NotFoundError(APIError):
     """404."""
+
+
+class ConflictError(APIError):
+    """409: the request conflicts with the resource's state."""
+
+
+class UnprocessableEntityError(APIError):
+    """422: the request was well formed but its content refused."""
 
 
 class RateLimitError(APIError):
@@ -175,3 +187,42 @@ class ResponseTooLargeError(APIConnectionError):
         self.message = message
         self.outcome_unknown = outcome_unknown
         self.max_response_size = max_response_size
+
+
+# The class of an error answer, by its status; any other 5xx is a ServerError, any other
+# status an APIError.
+_BY_STATUS: dict[int, type[APIError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    422: UnprocessableEntityError,
+    429: RateLimitError,
+}
+
+# The class of each other kind of failure the core reports.
+_BY_KIND: dict[str, type[PushwireError]] = {
+    "validation": ValidationError,
+    "connection": APIConnectionError,
+    "timeout": APITimeoutError,
+    "too_large": ResponseTooLargeError,
+}
+
+
+def _from_core(kind: str, message: str, fields: dict[str, Any]) -> PushwireError:
+    """The exception of a failure the Rust core reports as a plain payload: its ``kind``
+    (``api``, ``validation``, ``connection``, ``timeout``, ``too_large``, and ``config``,
+    ``cancelled`` or ``internal``, which are a plain :class:`PushwireError`), its message
+    and its fields as the class's constructor names them. The class is chosen here, so
+    that the hierarchy is written in one place."""
+    if kind == "api":
+        status = int(fields.get("status_code", 0))
+        cls = _BY_STATUS.get(status) or (ServerError if status >= 500 else APIError)
+        if cls is not RateLimitError:
+            fields = {k: v for k, v in fields.items() if k != "retry_after"}
+        return cls(message, **fields)
+    other = _BY_KIND.get(kind)
+    if other is None:
+        return PushwireError(message)
+    return other(message, **fields)

@@ -166,6 +166,7 @@ impl Batch {
                                   outcome was known"
                             .into(),
                         outcome_unknown: true,
+                        source: None,
                     })
                 })
             })

@@ -77,7 +77,7 @@ enum Work {
 /// The outcome of a blocking call a progress callback stopped, until the callback's own
 /// exception (`stop::take`) takes its place.
 fn stopped() -> Error {
-    Error::Config("the call was stopped by its progress callback".into())
+    Error::Cancelled("the call was stopped by its progress callback".into())
 }
 
 thread_local! {
@@ -565,8 +565,9 @@ impl CoreClient {
             let _ = Abortable::new(task, registration).await;
         });
         if !sent {
-            let e =
-                Error::Config("pushwire's I/O thread has stopped (a bug: please report it)".into());
+            let e = Error::Internal(
+                "pushwire's I/O thread has stopped (a bug: please report it)".into(),
+            );
             inner.complete((id, Err(e), rename));
         }
         Ok(id)

@@ -43,7 +43,7 @@ impl Drop for CompleteOnPanic {
     fn drop(&mut self) {
         if let Some((done, id, rename)) = self.0.take() {
             if std::thread::panicking() {
-                let e = Error::Config(
+                let e = Error::Internal(
                     "the call failed inside pushwire (a bug: please report it)".into(),
                 );
                 done.complete((id, Err(e), rename));

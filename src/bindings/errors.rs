@@ -70,10 +70,13 @@ fn rename_words(message: &str, rename: fn(&str) -> String) -> String {
     out
 }
 
+/// The exception of `err`: the core says what failed (its kind, message and fields, named
+/// as the exception's constructor names them) and `pushwire.errors._from_core` chooses the
+/// class, the one place the hierarchy is written.
 fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyResult<PyErr> {
     let m = errors_module(py)?;
-    let kwargs = PyDict::new(py);
-    let (class, message) = match err {
+    let fields = PyDict::new(py);
+    let (kind, message) = match err {
         Error::Validation(v) => {
             let field = rename(&v.field);
             let message = if v.message.contains(&v.field) || v.message.contains(&field) {
@@ -81,58 +84,48 @@ fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> Py
             } else {
                 format!("{field}: {}", v.message)
             };
-            kwargs.set_item("field", field)?;
-            ("ValidationError", message)
+            fields.set_item("field", field)?;
+            ("validation", message)
         }
-        Error::Config(m) => ("PushwireError", m),
+        Error::Config(m) => ("config", m),
+        Error::Cancelled(m) => ("cancelled", m),
+        Error::Internal(m) => ("internal", m),
         Error::Connection {
             message,
             outcome_unknown,
+            ..
         } => {
-            kwargs.set_item("outcome_unknown", outcome_unknown)?;
-            ("APIConnectionError", message)
+            fields.set_item("outcome_unknown", outcome_unknown)?;
+            ("connection", message)
         }
         Error::Timeout {
             message,
             outcome_unknown,
+            ..
         } => {
-            kwargs.set_item("outcome_unknown", outcome_unknown)?;
-            ("APITimeoutError", message)
+            fields.set_item("outcome_unknown", outcome_unknown)?;
+            ("timeout", message)
         }
         Error::TooLarge {
             message,
             outcome_unknown,
             limit,
         } => {
-            kwargs.set_item("outcome_unknown", outcome_unknown)?;
-            kwargs.set_item("max_response_size", limit)?;
-            ("ResponseTooLargeError", message)
+            fields.set_item("outcome_unknown", outcome_unknown)?;
+            fields.set_item("max_response_size", limit)?;
+            ("too_large", message)
         }
         Error::Api(a) => {
-            kwargs.set_item("status_code", a.status)?;
-            kwargs.set_item("body", pythonize(py, &a.body)?)?;
-            kwargs.set_item("code", a.code)?;
-            kwargs.set_item("details", pythonize(py, &a.details)?)?;
-            kwargs.set_item("outcome_unknown", a.outcome_unknown)?;
-            kwargs.set_item("headers", &a.headers)?;
-            let class = match a.status {
-                401 => "AuthenticationError",
-                400 => "BadRequestError",
-                404 => "NotFoundError",
-                429 => {
-                    kwargs.set_item("retry_after", a.retry_after)?;
-                    "RateLimitError"
-                }
-                s if s >= 500 => "ServerError",
-                _ => "APIError",
-            };
-            (class, a.message)
+            fields.set_item("status_code", a.status)?;
+            fields.set_item("body", pythonize(py, &a.body)?)?;
+            fields.set_item("code", a.code)?;
+            fields.set_item("details", pythonize(py, &a.details)?)?;
+            fields.set_item("outcome_unknown", a.outcome_unknown)?;
+            fields.set_item("retry_after", a.retry_after)?;
+            fields.set_item("headers", &a.headers)?;
+            ("api", a.message)
         }
     };
-    let cls = m.getattr(class)?;
-    if class == "PushwireError" {
-        return Ok(PyErr::from_value(cls.call1((message,))?));
-    }
-    let exc = cls.call((message,), Some(&kwargs))?;
+    let exc = m.getattr("_from_core")?.call1((kind, message, fields))?;
     Ok(PyErr::from_value(exc))
 }

@@ -49,7 +49,9 @@ fn with_local<R>(f: impl FnOnce(&mut Local) -> Result<R, Error>) -> Result<R, Er
         }
         match slot.as_mut() {
             Some(local) => f(local),
-            None => Err(Error::Config("the client's thread state is missing".into())),
+            None => Err(Error::Internal(
+                "the client's thread state is missing".into(),
+            )),
         }
     })
 }
@@ -95,7 +97,7 @@ pub fn for_blocking(client: &Arc<Config>) -> Result<(Arc<Runtime>, Arc<Transport
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
-                    .map_err(|e| Error::Config(format!("the runtime could not start: {e}")))?;
+                    .map_err(|e| Error::Internal(format!("the runtime could not start: {e}")))?;
                 let rt = Arc::new(rt);
                 local.rt = Some(rt.clone());
                 rt

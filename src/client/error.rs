@@ -1,16 +1,28 @@
-//! What a call can end in besides its result. The Python layer maps each variant onto the
-//! exception hierarchy of `pushwire.errors`.
+//! What a call can end in besides its result. The glue hands each to Python as a plain
+//! payload (its kind, message and fields), and `pushwire.errors` chooses the class.
+
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::validate::Violation;
 
+/// What a failure at the transport came from (reqwest's error, and below it hyper's or the
+/// OS's), kept for [`std::error::Error::source`].
+pub type Cause = Arc<dyn std::error::Error + Send + Sync>;
+
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Error {
     /// Bad input, caught before anything was sent.
     Validation(Violation),
-    /// The client was configured wrongly (no key, a bad URL...).
+    /// The client was configured wrongly (no key, a bad URL, TLS that cannot be set up).
     Config(String),
+    /// The caller stopped the call (its progress callback raised), before it finished.
+    Cancelled(String),
+    /// A failure inside pushwire, neither the caller's nor the service's (a worker thread
+    /// gone, a task that panicked): a bug to report.
+    Internal(String),
     /// The service answered with an error status, or 200 with `success: false`.
     Api(Box<ApiFailure>),
     /// The service could not be reached or the connection failed. `outcome_unknown` is true
@@ -18,11 +30,13 @@ pub enum Error {
     Connection {
         message: String,
         outcome_unknown: bool,
+        source: Option<Cause>,
     },
     /// The call ran out of its `timeout` (which bounds every attempt and wait together).
     Timeout {
         message: String,
         outcome_unknown: bool,
+        source: Option<Cause>,
     },
     /// An answer's body was larger than `limit` (`max_response_size`): the connection was
     /// dropped, the body neither read to its end nor kept.
@@ -152,7 +166,9 @@ impl Error {
                 outcome_unknown, ..
             } => *outcome_unknown,
             Error::Api(a) => a.outcome_unknown,
-            Error::Validation(_) | Error::Config(_) => false,
+            Error::Validation(_) | Error::Config(_) | Error::Cancelled(_) | Error::Internal(_) => {
+                false
+            }
         }
     }
 
@@ -171,7 +187,7 @@ impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::Validation(v) => write!(f, "{v}"),
-            Error::Config(m) => f.write_str(m),
+            Error::Config(m) | Error::Cancelled(m) | Error::Internal(m) => f.write_str(m),
             Error::Api(a) => write!(f, "{}: {}", a.status, a.message),
             Error::Connection { message, .. }
             | Error::Timeout { message, .. }
@@ -180,6 +196,15 @@ impl std::fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Connection { source, .. } | Error::Timeout { source, .. } => source
+                .as_deref()
+                .map(|e| e as &(dyn std::error::Error + 'static)),
+            _ => None,
+        }
+    }
+}
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -103,7 +103,7 @@ pub fn parse(
 ) -> Result<Op, Error> {
     match operation {
         Some(operation) => operation.parse(args),
-        None => Err(Error::Config(format!("unknown operation {name}"))),
+        None => Err(Error::Internal(format!("unknown operation {name}"))),
     }
 }
 

@@ -12,7 +12,12 @@ use crate::client::error::{ApiFailure, Error};
 
 use super::call::{Call, Iface};
 
-pub(super) fn timeout_error(call: &Call, timeout: Duration, outcome_unknown: bool) -> Error {
+pub(super) fn timeout_error(
+    call: &Call,
+    timeout: Duration,
+    outcome_unknown: bool,
+    source: Option<crate::client::error::Cause>,
+) -> Error {
     let mut message = format!(
         "{} {} did not finish within the timeout of {:.1} s",
         call.method,
@@ -25,6 +30,7 @@ pub(super) fn timeout_error(call: &Call, timeout: Duration, outcome_unknown: boo
     Error::Timeout {
         message,
         outcome_unknown,
+        source,
     }
 }
 

@@ -123,6 +123,7 @@ impl Transport {
                                 self.max_connections
                             ),
                             outcome_unknown: false,
+                            source: None,
                         })
                     }
                 }
@@ -132,7 +133,7 @@ impl Transport {
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
-                return Err(timeout_error(call, self.limits.timeout, false));
+                return Err(timeout_error(call, self.limits.timeout, false, None));
             }
             let mut version = reqwest::Version::HTTP_11;
             let observed = options
@@ -220,12 +221,16 @@ impl Transport {
                         Idempotency::Safe => true,
                         Idempotency::Unsafe => not_sent,
                     };
-                    let err = if e.is_timeout() {
-                        timeout_error(call, self.limits.timeout, outcome_unknown)
+                    let message = connection_message(call, &e, outcome_unknown);
+                    let timed_out = e.is_timeout();
+                    let source = Some(std::sync::Arc::new(e) as crate::client::error::Cause);
+                    let err = if timed_out {
+                        timeout_error(call, self.limits.timeout, outcome_unknown, source)
                     } else {
                         Error::Connection {
-                            message: connection_message(call, &e, outcome_unknown),
+                            message,
                             outcome_unknown,
+                            source,
                         }
                     };
                     (err, None, retryable)
@@ -269,7 +274,9 @@ impl Transport {
                                 self.max_connections
                             ),
                             outcome_unknown: err.outcome_unknown(),
-                        })
+                            // What the last attempt ended in, below the time it ran out of.
+                            source: Some(std::sync::Arc::new(err.clone())),
+                        });
                     }
                 }
             }
@@ -391,6 +398,7 @@ mod tests {
             Error::Timeout {
                 message,
                 outcome_unknown,
+                ..
             } => {
                 assert!(!outcome_unknown, "nothing was sent");
                 assert!(message.contains("max_connections=1"), "{message}");
