@@ -84,3 +84,43 @@ def test_broadcasts_are_paged_with_their_counts(emu: Emulator):
     today = emu.summary()[-1]
     assert (today["view_count"], today["click_count"]) == (2, 1)
     client.close()
+
+
+def test_the_site_time_zone_is_readable(emu: Emulator):
+    emu.reset()
+    assert emu.timezone.utcoffset(None) == dt.timedelta(0)
+    emu.set_timezone("+05:30")
+    assert emu.timezone.utcoffset(None) == dt.timedelta(hours=5, minutes=30)
+    emu.set_timezone("-08:00")
+    assert emu.timezone.utcoffset(None) == dt.timedelta(hours=-8)
+    # App code reads the site's day without a copy of its own.
+    assert dt.datetime.now(emu.timezone).utcoffset() == dt.timedelta(hours=-8)
+    emu.reset()
+
+
+def test_an_emulator_can_start_in_the_past_and_lay_down_a_history():
+    start = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
+    with Emulator(start=start) as emu, emu.client() as client:
+        assert abs(emu.now - start) < dt.timedelta(seconds=5)
+        for day in range(3):
+            for n in range(day + 1):
+                emu.add_subscriber(profile_id=f"d{day}-{n}")
+            client.notifications.create(title=f"Day {day}", message="m", url="https://x.example")
+            emu.advance(dt.timedelta(days=1))
+        rows = client.analytics.summary(start.date(), start.date() + dt.timedelta(days=2))
+        assert [r["subscriber_count"] for r in rows] == [1, 2, 3]
+        assert [r["net_subscriber_sent"] for r in rows] == [1, 3, 6]
+        assert [r["date"].date() for r in rows] == [
+            start.date() + dt.timedelta(days=d) for d in range(3)
+        ]
+        # Once anything has happened, the clock only moves forward.
+        with pytest.raises(ValueError, match="only moves forward"):
+            emu.travel_to(start)
+        emu.reset()
+        assert abs(emu.now - start) < dt.timedelta(seconds=5)
+        assert emu.subscribers() == []
+    future = dt.datetime(2031, 1, 1, tzinfo=dt.timezone.utc)
+    with Emulator(start=future) as emu:
+        assert abs(emu.now - future) < dt.timedelta(seconds=5)
+    with pytest.raises(ValueError, match="aware datetime"):
+        Emulator(start=dt.datetime(2025, 1, 1))

@@ -130,6 +130,7 @@ pub fn sites(emu: &Emu) -> Value {
                 "subscribers": s.subscribers.len(),
                 "broadcasts": s.notifications.len(),
                 "campaigns": s.triggers.len() + s.drips.len(),
+                "timezone": s.timezone.to_string(),
                 "default": Some(s.site_id) == default,
             })
         })

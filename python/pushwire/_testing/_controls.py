@@ -113,7 +113,8 @@ class _Controls:
     def travel_to(self: _Admin, when: _dt.datetime) -> _dt.datetime:
         """Moves the emulator's clock forward to ``when`` (an aware datetime); returns the new
         time. A test of what happens at a time of day, in the site's zone, then runs the same
-        whenever it runs. The clock never goes back."""
+        whenever it runs. Once anything has happened, the clock never goes back (before that,
+        ``when`` may be any moment: ``Emulator(start=...)``)."""
         if when.utcoffset() is None:
             raise ValueError(
                 "when must be an aware datetime (a naive one has no instant: give its tzinfo)"

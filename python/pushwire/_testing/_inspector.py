@@ -44,6 +44,17 @@ class _Inspection:
         out: list[dict[str, Any]] = self._call("sites")
         return out
 
+    @property
+    def timezone(self: _Admin) -> _dt.timezone:
+        """The default site's time zone, as :meth:`set_timezone` set it (UTC until then), as
+        a ``datetime.timezone``: app code reads the site's day with
+        ``datetime.now(emu.timezone)`` and keeps no copy of its own."""
+        sites: list[dict[str, Any]] = self._call("sites")
+        offset = next(s for s in sites if s["default"])["timezone"]
+        sign = -1 if offset.startswith("-") else 1
+        hours, minutes = (int(part) for part in offset.lstrip("+-").split(":")[:2])
+        return _dt.timezone(sign * _dt.timedelta(hours=hours, minutes=minutes))
+
     def broadcasts(
         self: _Admin,
         *,

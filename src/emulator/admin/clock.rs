@@ -29,20 +29,27 @@ pub(super) fn advance(emu: &Emu, _site: Pinned, args: Args) -> Result<Value, Str
 
 pub(super) fn travel_to(emu: &Emu, _site: Pinned, args: Args) -> Result<Value, String> {
     // To a given instant (a test of "at 10:00 site time" must not depend on when it
-    // runs); forward only, as `advance`: what was delivered stays delivered.
+    // runs); forward only, as `advance`, once anything has happened (what was delivered
+    // stays delivered); to any instant before that (`Emulator(start=...)`: a notebook's
+    // weeks of history laid down from a past day).
     let to = time_arg(&args, "time")?.ok_or("time is required")?;
-    if chrono::Datelike::year(&to) >= 9000 {
-        return Err("time must be before the year 9000".into());
+    if !(1970..9000).contains(&chrono::Datelike::year(&to)) {
+        return Err("time must be from 1970 and before the year 9000".into());
     }
     let mut st = emu.lock();
     let now = st.now();
+    if to < now && st.untouched() {
+        st.set_clock(to);
+        return Ok(json!({"now": iso(st.now())}));
+    }
     // `now` as read back is to the millisecond: travelling to it is staying.
     if to < now && now - to < chrono::Duration::seconds(1) {
         return Ok(json!({"now": iso(now)}));
     }
     if to < now {
         return Err(format!(
-            "the clock only moves forward: {} is before the emulator's now, {}",
+            "the clock only moves forward once anything has happened: {} is before the \
+             emulator's now, {}",
             iso(to),
             iso(now)
         ));

@@ -337,6 +337,21 @@ impl Site {
         }
     }
 
+    /// Whether the site holds nothing: no subscriber, segment, campaign, broadcast,
+    /// product or event, and nothing sent or waiting (a time zone set is no history).
+    pub fn untouched(&self) -> bool {
+        self.subscribers.is_empty()
+            && self.segments.is_empty()
+            && self.triggers.is_empty()
+            && self.drips.is_empty()
+            && self.notifications.is_empty()
+            && self.products.is_empty()
+            && self.events.is_empty()
+            && self.engine.scheduled.is_empty()
+            && self.engine.deliveries.is_empty()
+            && self.engine.alerts.is_empty()
+    }
+
     /// The subscriber with this hash.
     pub fn subscriber(&self, hash: &str) -> Option<&Subscriber> {
         self.subscriber_position(hash).map(|i| &self.subscribers[i])

@@ -171,6 +171,20 @@ impl State {
             .unwrap_or_else(|| Utc::now() + self.clock_offset)
     }
 
+    /// Sets the clock to `at`, frozen or not (it runs on from there if it was running).
+    pub fn set_clock(&mut self, at: DateTime<Utc>) {
+        match &mut self.frozen_at {
+            Some(frozen) => *frozen = at,
+            None => self.clock_offset = at - Utc::now(),
+        }
+    }
+
+    /// Whether nothing has happened yet: no site holds anything, and nothing waits to be
+    /// sent. Until then the clock may be set to any time, the past included.
+    pub fn untouched(&self) -> bool {
+        self.sites.values().all(Site::untouched)
+    }
+
     /// Moves the clock forward by `step`, frozen or not.
     pub fn advance_clock(&mut self, step: Duration) {
         match &mut self.frozen_at {
