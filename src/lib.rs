@@ -6,6 +6,9 @@
 //! - [`emulator`] (feature `emulator`): the axum server of both interfaces.
 //! - `bindings` (feature `python`): the pyo3 glue of `pushwire._core`, nothing else.
 
+// Every unsafe block says why it is sound, in a `// SAFETY:` comment above it.
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod form;
 pub mod model;
 pub mod validate;

@@ -149,6 +149,20 @@ def test_an_outcome_unknown_is_told_on_the_span_and_counted(
     assert after == before + 1
 
 
+def test_a_request_for_an_endpoint_without_a_method_is_traced_as_the_typed_calls(
+    emu: Emulator, telemetry: Telemetry
+) -> None:
+    emu.inject_fault("/apiv1/notifications", drop="after")
+    form = {"notification_title": "Sale", "notification_message": "Half price"}
+    with pytest.raises(pushwire.APIConnectionError) as info:
+        emu.client().request("POST", "/apiv1/notifications", form=form)
+    assert info.value.outcome_unknown
+    (op,) = telemetry.named("request")
+    assert op.attributes is not None and op.attributes["pushwire.outcome"] == "unknown"
+    (request,) = telemetry.under(op)
+    assert request.kind == SpanKind.CLIENT and request.name == "POST"
+
+
 def test_bad_input_is_an_error_span_with_no_request(emu: Emulator, telemetry: Telemetry) -> None:
     with pytest.raises(pushwire.ValidationError):
         emu.client().notifications.create(**BROADCAST, include_segments=["vip"])

@@ -39,7 +39,15 @@ def read(c: pushwire.Client) -> None:
     row: dict[str, object] = dataclasses.asdict(drip)
     renamed: Drip = dataclasses.replace(drip, campaign_name="x")
     listed: str = c.segments.list().to_json()
-    print(first, views, names, updated, text, by_segment, row, renamed, listed)
+    answer: pushwire.APIResponse[object] = c.request("GET", "/apiv1/segments", query={"a": 1})
+    raw: pushwire.APIResponse[object] = c.with_raw_response.request("POST", "/apiv1/x", form={})
+    print(first, views, names, updated, text, by_segment, row, renamed, listed, answer, raw)
+
+
+async def read_async(c: pushwire.AsyncClient) -> int:
+    answer = await c.request("GET", "/apiv1/segments", interface="main", timeout=2)
+    raw = await c.with_raw_response.request("DELETE", "/apiv1/x", idempotent=True)
+    return answer.status_code + raw.status_code
 """
 
 MISUSE = """\
@@ -48,6 +56,10 @@ import pushwire
 
 def misuse(c: pushwire.Client) -> str:
     return c.drips.get(1).created_at_utc
+
+
+def misspelt(c: pushwire.Client) -> None:
+    c.request("GET", "/apiv1/segments", interface="admin")
 """
 
 
@@ -74,3 +86,4 @@ def test_result_fields_and_a_fastapi_app_type_check(tool: str, tmp_path: Path) -
     wrong = check(tool, tmp_path / "wrong", misuse=MISUSE)
     assert wrong.returncode != 0
     assert "datetime" in wrong.stdout and "str" in wrong.stdout, wrong.stdout
+    assert '"admin"' in wrong.stdout or "'admin'" in wrong.stdout, wrong.stdout

@@ -23,6 +23,7 @@ from typing import (
     SupportsIndex,
     TypeVar,
     Union,
+    cast,
     overload,
 )
 
@@ -60,9 +61,15 @@ from pushwire.resources import (
     Triggers,
     TriggersWithRawResponse,
 )
+from pushwire.resources.request import AsyncRequests, Requests
 
 if TYPE_CHECKING:
-    from typing_extensions import Protocol
+    from collections.abc import Coroutine
+
+    from typing_extensions import Concatenate, ParamSpec, Protocol
+
+    _P = ParamSpec("_P")
+    _T_co = TypeVar("_T_co", covariant=True)
 
     class _AsyncClient(Protocol):
         _awaited: Literal[True]
@@ -73,6 +80,19 @@ if TYPE_CHECKING:
     class _AsyncRawView(Protocol):
         _raw: Literal[True]
         _awaited: Literal[True]
+
+    class _OnClient(Protocol[_P, _T_co]):
+        """A method of both clients and their raw views: ``(*P) -> T``, awaited on the
+        async ones."""
+
+        @overload
+        def __get__(self, obj: None, owner: Any) -> Callable[Concatenate[Any, _P], _T_co]: ...
+        @overload
+        def __get__(
+            self, obj: _AsyncClient, owner: Any
+        ) -> Callable[_P, Coroutine[Any, Any, _T_co]]: ...
+        @overload
+        def __get__(self, obj: object, owner: Any) -> Callable[_P, _T_co]: ...
 
 
 # 64 MiB: the core's default (see `DEFAULT_MAX_RESPONSE_SIZE` in src/client/transport/config.rs).
@@ -133,6 +153,34 @@ class _Namespace(Generic[_S, _A, _SR, _AR]):
         raise AttributeError("the client's namespaces are made in its __init__")
 
 
+class _ClientMethod:
+    """A method the clients and their raw views take from a namespace of no resource
+    (``client.request`` from ``Requests``), made in ``_namespaces`` with the others."""
+
+    __slots__ = ("kinds", "name")
+
+    def __init__(self, name: str, blocking: type[Any], awaited: type[Any]) -> None:
+        self.name = name
+        self.kinds = (blocking, awaited)
+
+    def __get__(self, obj: object, owner: Any) -> Any:
+        if obj is None:
+            # `help(Client.request)` and the docs show the method itself.
+            return getattr(self.kinds[0], self.name)
+        raise AttributeError("the client's methods are made in its __init__")
+
+
+def _on_client(
+    name: str,
+    blocking: Callable[Concatenate[Any, _P], _T_co],
+    namespaces: tuple[type[Any], type[Any]],
+) -> _OnClient[_P, _T_co]:
+    """``blocking`` (a method of ``namespaces[0]``) as a method of the clients and their raw
+    views, awaited on the async ones (``namespaces[1]``'s)."""
+    del blocking  # its type is the method's; the namespaces are made per client
+    return cast("_OnClient[_P, _T_co]", _ClientMethod(name, *namespaces))
+
+
 class _Namespaces:
     """The resource namespaces, declared once for the clients and their raw views."""
 
@@ -167,6 +215,7 @@ class _Namespaces:
     """Push broadcasts (spec 4.13)."""
     events = _Namespace(Events, AsyncEvents, EventsWithRawResponse, AsyncEventsWithRawResponse)
     """Custom event tracking (spec 4.14), on the event-tracking interface."""
+    request = _on_client("request", Requests.request, (Requests, AsyncRequests))
 
     def _namespaces(self, client: Any = None) -> None:
         """Makes the resource namespaces (``self.triggers``, ...), calling through ``client``
@@ -176,6 +225,9 @@ class _Namespaces:
         for name, value in vars(_Namespaces).items():
             if isinstance(value, _Namespace):
                 self.__dict__[name] = value.kinds[kind](owner)
+            elif isinstance(value, _ClientMethod):
+                namespace = value.kinds[self._awaited](owner)
+                self.__dict__[name] = getattr(namespace, value.name)
 
 
 class RawResponses(_Namespaces):

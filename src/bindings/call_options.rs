@@ -6,12 +6,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyMapping, PyString};
+use pyo3::types::PyDict;
 
 use super::convert::to_json;
 use super::observe::PyObserver;
-use super::ops::{Op, Output};
-use crate::client::transport::{extra_header, CallOptions};
+use super::ops::{headers, pairs, Op, Output};
+use crate::client::transport::CallOptions;
 use crate::client::Error;
 
 /// What `CoreClient.call_with` and `submit_with` take.
@@ -61,19 +61,7 @@ pub fn read(op: &str, options: &Bound<'_, PyDict>) -> PyResult<Result<PerCall, E
             continue;
         }
         let read = match name.as_str() {
-            "extra_headers" => pairs(&value, &name).and_then(|pairs| {
-                for (k, v) in pairs {
-                    let Ok(text) = v.cast::<PyString>() else {
-                        return Err(Error::validation(
-                            "extra_headers",
-                            format!("extra_headers[{k:?}] must be a str"),
-                        ));
-                    };
-                    out.headers
-                        .push(extra_header("extra_headers", &k, &text.to_string_lossy())?);
-                }
-                Ok(())
-            }),
+            "extra_headers" => headers(&value, "extra_headers").map(|h| out.headers = h),
             "extra_query" => pairs(&value, &name).and_then(|pairs| {
                 for (k, v) in pairs {
                     let json = to_json(&v, &format!("extra_query[{k:?}]"))?;
@@ -121,47 +109,6 @@ pub fn read(op: &str, options: &Bound<'_, PyDict>) -> PyResult<Result<PerCall, E
         timeout,
         raw,
     }))
-}
-
-/// A mapping's items with str keys, or an error naming the option.
-fn pairs<'py>(
-    value: &Bound<'py, PyAny>,
-    option: &str,
-) -> Result<Vec<(String, Bound<'py, PyAny>)>, Error> {
-    let not_a_mapping = || {
-        Error::validation(
-            option,
-            format!(
-                "{option} must be a mapping of names to values, not {}",
-                value
-                    .get_type()
-                    .name()
-                    .map_or_else(|_| "?".to_string(), |n| n.to_string())
-            ),
-        )
-    };
-    let mapping = value.cast::<PyMapping>().map_err(|_| not_a_mapping())?;
-    let items = mapping.items().map_err(|_| not_a_mapping())?;
-    let mut out = Vec::new();
-    for item in items.iter() {
-        let (k, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) =
-            item.extract().map_err(|_| not_a_mapping())?;
-        let Ok(key) = k.cast::<PyString>() else {
-            return Err(Error::validation(
-                option,
-                format!("{option}'s names must be str, not {}", k.get_type()),
-            ));
-        };
-        let key = key.to_string_lossy().into_owned();
-        if key.is_empty() {
-            return Err(Error::validation(
-                option,
-                format!("{option} has an empty name"),
-            ));
-        }
-        out.push((key, v));
-    }
-    Ok(out)
 }
 
 /// Whether `op` has one answer to show raw: a bulk call or a batch sends many requests.

@@ -127,6 +127,7 @@ impl WakePipe {
     #[cfg(windows)]
     unsafe fn duplicate(end: isize) -> PyResult<WakePipe> {
         use std::os::windows::io::{BorrowedHandle, RawHandle};
+        // SAFETY: the caller keeps `end` open until this returns, and the borrow ends here.
         let borrowed = unsafe { BorrowedHandle::borrow_raw(end as RawHandle) };
         let owned = borrowed.try_clone_to_owned()?;
         Ok(WakePipe {
@@ -172,8 +173,8 @@ impl Completions {
         }
         #[cfg(unix)]
         let pipe = WakePipe::duplicate(write_fd)?;
-        // SAFETY: the caller keeps the handle open until this returns.
         #[cfg(windows)]
+        // SAFETY: the caller keeps the handle open until this returns.
         let pipe = unsafe { WakePipe::duplicate(write_fd) }?;
         Ok(Completions {
             inner: Arc::new(Inner {

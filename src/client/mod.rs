@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod notifications;
 pub mod products;
+pub mod request;
 pub mod segments;
 pub mod transport;
 pub mod triggers;

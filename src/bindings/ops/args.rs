@@ -2,10 +2,14 @@
 //! the readers every resource's parsing shares.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyMapping, PyString, PyTuple,
+};
+use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::Value;
 
 use crate::bindings::convert::{self, date_text, is_missing};
+use crate::client::transport::extra_header;
 use crate::client::{AnalyticsRange, Error, ListQuery};
 
 /// A core field's name as the Python argument that carries it: the same.
@@ -197,6 +201,65 @@ fn each_item<T>(
     for (i, item) in iter.enumerate() {
         let item = item.map_err(|e| Error::validation(field, e.to_string()))?;
         out.push(each(&item, &format!("{field}[{i}]"))?);
+    }
+    Ok(out)
+}
+
+/// A mapping of header names to str values, each checked by [`extra_header`] as `field`'s.
+pub fn headers(
+    value: &Bound<'_, PyAny>,
+    field: &str,
+) -> Result<Vec<(HeaderName, HeaderValue)>, Error> {
+    let mut out = Vec::new();
+    for (k, v) in pairs(value, field)? {
+        let Ok(text) = v.cast::<PyString>() else {
+            return Err(Error::validation(
+                field,
+                format!("{field}[{k:?}] must be a str"),
+            ));
+        };
+        out.push(extra_header(field, &k, &text.to_string_lossy())?);
+    }
+    Ok(out)
+}
+
+/// A mapping's items with str keys, or an error naming the option.
+pub fn pairs<'py>(
+    value: &Bound<'py, PyAny>,
+    option: &str,
+) -> Result<Vec<(String, Bound<'py, PyAny>)>, Error> {
+    let not_a_mapping = || {
+        Error::validation(
+            option,
+            format!(
+                "{option} must be a mapping of names to values, not {}",
+                value
+                    .get_type()
+                    .name()
+                    .map_or_else(|_| "?".to_string(), |n| n.to_string())
+            ),
+        )
+    };
+    let mapping = value.cast::<PyMapping>().map_err(|_| not_a_mapping())?;
+    let items = mapping.items().map_err(|_| not_a_mapping())?;
+    let mut out = Vec::new();
+    for item in items.iter() {
+        let (k, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) =
+            item.extract().map_err(|_| not_a_mapping())?;
+        let Ok(key) = k.cast::<PyString>() else {
+            return Err(Error::validation(
+                option,
+                format!("{option}'s names must be str, not {}", k.get_type()),
+            ));
+        };
+        let key = key.to_string_lossy().into_owned();
+        if key.is_empty() {
+            return Err(Error::validation(
+                option,
+                format!("{option} has an empty name"),
+            ));
+        }
+        out.push((key, v));
     }
     Ok(out)
 }

@@ -13,9 +13,11 @@ mod notifications;
 mod operation;
 mod output;
 mod products;
+mod request;
 mod segments;
 mod triggers;
 
+pub use args::{headers, pairs};
 pub use events::{event, track_many_args};
 pub use operation::{parse, renamer, Op, Operation, Renamer};
 pub use output::Output;

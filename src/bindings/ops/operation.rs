@@ -10,7 +10,7 @@ use pyo3::types::PyTuple;
 
 use super::args::same_name;
 use super::output::Output;
-use super::{analytics, bulk, drips, events, notifications, products, segments, triggers};
+use super::{analytics, bulk, drips, events, notifications, products, request, segments, triggers};
 use crate::client::{Error, Transport};
 
 /// Maps a core field name to the Python argument's.
@@ -27,6 +27,7 @@ pub enum Operation {
     ProductsUpdate,
     NotificationsCreate,
     Events(events::Name),
+    Request,
 }
 
 impl Operation {
@@ -53,6 +54,7 @@ impl Operation {
             "notifications.create" => O::NotificationsCreate,
             "events.track" => O::Events(events::Name::Track),
             "events.track_many" => O::Events(events::Name::TrackMany),
+            "request" => O::Request,
             _ => return None,
         })
     }
@@ -86,6 +88,7 @@ impl Operation {
             Operation::ProductsUpdate => Op::Products(products::parse(args)?),
             Operation::NotificationsCreate => Op::Notifications(notifications::parse(args)?),
             Operation::Events(name) => Op::Events(events::parse(name, args)?),
+            Operation::Request => Op::Request(request::parse(args)?),
         })
     }
 }
@@ -117,6 +120,7 @@ pub enum Op {
     Products(products::Call),
     Notifications(notifications::Call),
     Events(events::Call),
+    Request(request::Call),
 }
 
 impl Op {
@@ -148,6 +152,7 @@ impl Op {
             Op::Products(call) => call.run(t).await,
             Op::Notifications(call) => call.run(t).await,
             Op::Events(call) => call.run(t).await,
+            Op::Request(call) => call.run(t).await,
         }
     }
 }

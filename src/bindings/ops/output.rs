@@ -23,6 +23,8 @@ pub enum Output {
     Nothing,
     Rows(Vec<analytics::Row>),
     Distribution(Map<String, Value>),
+    /// An answer's body as JSON (`client.request`).
+    Json(Value),
     Batch(Vec<Result<(), Error>>),
     Chunks(Vec<bulk::Chunk>),
     /// A result with the answer it was read from (`with_raw_response`): a `(result, raw)`
@@ -99,6 +101,7 @@ impl Output {
                 list.into_any().unbind()
             }
             Output::Distribution(m) => pythonize(py, &m)?.unbind(),
+            Output::Json(v) => pythonize(py, &v)?.unbind(),
             Output::Unread(e) => to_pyerr(py, e, |f| f.to_string()).into_value(py).into_any(),
             Output::Batch(results) => {
                 let list = PyList::empty(py);

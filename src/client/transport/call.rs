@@ -1,6 +1,9 @@
 //! A call as a resource module describes it: the interface, method, path, query and body,
 //! and whether repeating it could repeat its effect.
 
+use std::borrow::Cow;
+
+use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::Method;
 
 /// Which interface a call goes to.
@@ -35,9 +38,13 @@ pub struct Call {
     pub iface: Iface,
     pub method: Method,
     pub path: String,
-    pub query: Vec<(&'static str, String)>,
+    /// Query parameters, in order; a resource's names are its own (`&'static str`),
+    /// `client::request`'s are the caller's.
+    pub query: Vec<(Cow<'static, str>, String)>,
     pub body: Body,
     pub idempotency: Idempotency,
+    /// Headers of this call, sent after the client's own (`client::request`'s).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Call {
@@ -49,6 +56,7 @@ impl Call {
             query: Vec::new(),
             body: Body::Empty,
             idempotency: Idempotency::Safe,
+            headers: Vec::new(),
         }
     }
 
@@ -60,12 +68,13 @@ impl Call {
             query: Vec::new(),
             body,
             idempotency,
+            headers: Vec::new(),
         }
     }
 
     pub fn query(mut self, key: &'static str, value: Option<impl ToString>) -> Call {
         if let Some(v) = value {
-            self.query.push((key, v.to_string()));
+            self.query.push((Cow::Borrowed(key), v.to_string()));
         }
         self
     }

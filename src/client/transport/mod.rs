@@ -36,7 +36,7 @@ pub use call::{Body, Call, Idempotency, Iface};
 pub use config::{Config, DEFAULT_MAX_RESPONSE_SIZE};
 pub use envelope::{decode, Ack, Data, Envelope};
 pub use observe::{Attempt, Ended, Observed, Observer};
-pub use options::{emit_log, extra_header, CallOptions, RawAnswer};
+pub use options::{emit_log, extra_header, form_of, CallOptions, RawAnswer};
 pub use pool::{catch_up_connections, Limits, Shared, Transport, USER_AGENT_VALUE};
 pub use slots::Slots;
 pub use tls::tls_config;

@@ -159,6 +159,16 @@ impl CallOptions {
     }
 }
 
+/// `fields` encoded as a form (the spec's spelling: lists as indexed keys), or a
+/// validation error naming `field[key]` for a value a form cannot carry.
+pub fn form_of(field: &str, fields: &Map<String, Value>) -> Result<String> {
+    let mut writer = FormWriter::new();
+    for (key, value) in fields {
+        form_fields(&mut writer, key, value).map_err(|m| form_refusal(field, key, m))?;
+    }
+    Ok(writer.finish())
+}
+
 /// The field a form or query key names: `include_segments` for `include_segments[0]`.
 fn base_name(key: &str) -> &str {
     key.split('[').next().unwrap_or(key)
@@ -219,7 +229,8 @@ fn form_fields(
 /// A header a caller adds to one call (`extra_headers`) or to every call
 /// (`default_headers`), checked: never the key (that is `api_key`), never a header that
 /// frames the message or the connection (the HTTP stack sets those for each request), and,
-/// for one call, never `Content-Type` (the call's encoding sets it).
+/// for one call (`extra_headers`, `request`'s `headers`), never `Content-Type` (the call's
+/// encoding sets it).
 pub fn extra_header(field: &str, name: &str, value: &str) -> Result<(HeaderName, HeaderValue)> {
     let header = HeaderName::from_bytes(name.as_bytes())
         .map_err(|_| Error::validation(field, format!("{field}: bad header name {name:?}")))?;
@@ -241,7 +252,7 @@ pub fn extra_header(field: &str, name: &str, value: &str) -> Result<(HeaderName,
             | "upgrade"
             | "proxy-connection"
     );
-    if framing || (field == "extra_headers" && header == reqwest::header::CONTENT_TYPE) {
+    if framing || (field != "default_headers" && header == reqwest::header::CONTENT_TYPE) {
         return Err(Error::validation(
             field,
             format!("{field} must not set {name}: the HTTP client sets it for each request"),

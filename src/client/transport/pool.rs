@@ -9,6 +9,7 @@ use reqwest::Url;
 
 use crate::client::error::{Error, Result};
 
+use super::call::Iface;
 use super::config::Config;
 use super::options::extra_header;
 use super::tls::tls_config;
@@ -202,4 +203,26 @@ impl Transport {
 pub async fn catch_up_connections() {
     tokio::task::yield_now().await;
     tokio::task::yield_now().await;
+}
+
+impl Transport {
+    /// The path of `url` after its interface's root as the caller gave it (`{base_url}` or
+    /// `{events_url}`), when `url` is on that root (scheme, host, port and the root's own
+    /// path): `/apiv1/drips` for `{base_url}/apiv1/drips`. None for any other place, which
+    /// the key must not go to.
+    pub fn path_on_root(&self, iface: Iface, url: &str) -> Option<String> {
+        let (root, prefix) = match iface {
+            Iface::Main => (&self.main_root, "/apiv1"),
+            Iface::Events => (self.events_root.as_ref()?, "/api/v1"),
+        };
+        let url = Url::parse(url).ok()?;
+        let same_origin = url.scheme() == root.scheme()
+            && url.host_str() == root.host_str()
+            && url.port_or_known_default() == root.port_or_known_default()
+            && url.username().is_empty()
+            && url.password().is_none();
+        let base = root.path().strip_suffix(prefix)?;
+        let rest = url.path().strip_prefix(base)?;
+        (same_origin && rest.starts_with('/')).then(|| rest.to_string())
+    }
 }

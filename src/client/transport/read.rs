@@ -45,7 +45,7 @@ impl Transport {
         let extra = options.map(CallOptions::query_pairs).unwrap_or_default();
         if !call.query.is_empty() || !extra.is_empty() {
             let mut pairs = url.query_pairs_mut();
-            pairs.extend_pairs(call.query.iter().map(|(k, v)| (*k, v.as_str())));
+            pairs.extend_pairs(call.query.iter().map(|(k, v)| (k.as_ref(), v.as_str())));
             pairs.extend_pairs(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         }
         url
@@ -73,6 +73,9 @@ impl Transport {
                 .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
                 .body(f.clone()),
         };
+        for (name, value) in &call.headers {
+            req = req.header(name.clone(), value.clone());
+        }
         if let Some(options) = options {
             for (name, value) in &options.headers {
                 req = req.header(name.clone(), value.clone());
@@ -80,8 +83,10 @@ impl Transport {
         }
         // The caller's own trace headers (`extra_headers`) win: a header sent twice would
         // be two contexts, which W3C Trace Context reads as none.
-        let given =
-            |name: &HeaderName| options.is_some_and(|o| o.headers.iter().any(|(n, _)| n == name));
+        let given = |name: &HeaderName| {
+            call.headers.iter().any(|(n, _)| n == name)
+                || options.is_some_and(|o| o.headers.iter().any(|(n, _)| n == name))
+        };
         for (name, value) in traced.iter().filter(|(name, _)| !given(name)) {
             req = req.header(name.clone(), value.clone());
         }

@@ -1,0 +1,217 @@
+"""``client.request(...)``, the call for an endpoint this release has no method for, through
+both clients and their ``with_raw_response`` over real HTTP against the emulator: the answer
+as ``with_raw_response`` gives it, both interfaces, forms and JSON, the key sent only to the
+configured roots, retries by method, and outcome-unknown as the typed calls have it."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from client_support import BROADCAST, Driver, api_requests
+
+import pushwire
+from pushwire import APIResponse, ValidationError
+from pushwire.testing import Emulator
+
+
+def test_a_get_returns_the_answer_with_the_body_parsed_as_json(drv: Driver, emu: Emulator) -> None:
+    emu.create_segment("vip")
+    emu.create_segment("trial")
+    r = drv(drv.client.request, "GET", "/apiv1/segments", query={"limit": 1})
+    assert isinstance(r, APIResponse)
+    assert r.status_code == 200 and r.method == "GET"
+    assert r.url == f"{emu.base_url}/apiv1/segments?limit=1"
+    body = r.parse()
+    assert body == r.json() and body["success"] is True
+    assert [s["segment_name"] for s in body["segments"]] == [
+        s.segment_name for s in drv(drv.client.segments.list, limit=1)
+    ]
+    (logged, _) = api_requests(emu, "/apiv1/segments")
+    assert logged["method"] == "GET" and logged["query"] == "limit=1"
+
+
+# The broadcast as spec 4.13's form names its fields.
+FORM = {f"notification_{name}": value for name, value in BROADCAST.items()}
+
+
+def test_a_form_post_acts_once_and_the_raw_view_has_the_same_call(
+    drv: Driver, emu: Emulator
+) -> None:
+    for request in (drv.client.request, drv.client.with_raw_response.request):
+        r = drv(request, "POST", "/apiv1/notifications", form=FORM)
+        assert r.status_code == 200
+        notification_id = r.parse()["notification_id"]
+        assert notification_id == emu.notifications()[-1]["notification_id"]
+    assert [n["request"]["notification_title"] for n in emu.notifications()] == ["Sale"] * 2
+
+
+def test_a_json_body_and_a_list_query_are_sent_as_the_spec_spells_them(
+    drv: Driver, emu: Emulator
+) -> None:
+    r = drv(
+        drv.client.request,
+        "post",
+        "/api/v1/events",
+        body={"event_name": "signup", "device_token_hash": "h1", "data": {"plan": "pro"}},
+        interface="events",
+    )
+    assert r.status_code in (200, 201, 202) and r.method == "POST"
+    assert r.url == f"{emu.events_url}/api/v1/events"
+    (event,) = emu.events()
+    assert event["event_name"] == "signup" and event["data"] == {"plan": "pro"}
+    drv(drv.client.request, "GET", "/apiv1/segments", query={"ids": ["a", "b"], "on": True})
+    logged = api_requests(emu, "/apiv1/segments")[-1]
+    assert logged["query"] == "ids%5B0%5D=a&ids%5B1%5D=b&on=true"
+
+
+def test_an_empty_answer_parses_to_none(drv: Driver, emu: Emulator) -> None:
+    r = drv(drv.client.request, "HEAD", "/apiv1/segments")
+    assert r.status_code == 200 and r.content == b"" and r.parse() is None
+
+
+class _Text(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"<html>maintenance</html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def text_server() -> Iterator[str]:
+    """A loopback server that answers every GET with an HTML page (a proxy's maintenance
+    page), as the emulator's routes never do."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Text)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_answer_that_is_not_json_raises_on_parse_with_its_text_kept(
+    text_server: str,
+) -> None:
+    with pushwire.Client(api_key="sk_test_request_0123456789", base_url=text_server) as client:
+        r = client.request("GET", "/apiv1/status")
+    assert r.status_code == 200 and "maintenance" in r.text
+    with pytest.raises(pushwire.APIError, match="not JSON"):
+        r.parse()
+
+
+def test_an_error_status_raises_the_typed_calls_error(drv: Driver, emu: Emulator) -> None:
+    with pytest.raises(pushwire.BadRequestError, match="segment id does not exist"):
+        drv(drv.client.request, "POST", "/apiv1/segments/delete", form={"segment_id": 99})
+    with pytest.raises(pushwire.NotFoundError):
+        drv(drv.client.request, "GET", "/apiv1/no-such-endpoint")
+
+
+@pytest.mark.parametrize(
+    ("path", "field", "says"),
+    [
+        ("https://collector.example/apiv1/segments", "path", "configured hosts only"),
+        ("//collector.example/apiv1/segments", "path", "configured hosts only"),
+        ("/segments", "path", "must begin with /apiv1"),
+        ("/apiv1/segments?limit=1", "path", "pass query="),
+        ("/apiv1/../admin/reset", "path", "'..'"),
+    ],
+)
+def test_a_path_off_the_configured_root_is_refused_before_anything_is_sent(
+    drv: Driver, emu: Emulator, path: str, field: str, says: str
+) -> None:
+    with pytest.raises(ValidationError, match=says) as info:
+        drv(drv.client.request, "GET", path)
+    assert info.value.field == field
+    assert api_requests(emu) == []
+
+
+def test_a_whole_url_on_the_configured_root_is_taken(drv: Driver, emu: Emulator) -> None:
+    r = drv(drv.client.request, "GET", f"{emu.base_url}/apiv1/segments")
+    assert r.status_code == 200 and r.url == f"{emu.base_url}/apiv1/segments"
+    # The same host on another port is another place.
+    other = emu.base_url.rsplit(":", 1)[0] + ":9"
+    with pytest.raises(ValidationError, match="configured hosts only"):
+        drv(drv.client.request, "GET", f"{other}/apiv1/segments")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"method": "GET", "path": "/apiv1/segments", "body": {"a": 1}}, "body"),
+        ({"method": "POST", "path": "/apiv1/x", "body": {}, "form": {}}, "form"),
+        ({"method": "POST", "path": "/apiv1/x", "form": {"nested": {"a": 1}}}, "form"),
+        ({"method": "GET", "path": "/apiv1/x", "headers": {"Api-Key": "other"}}, "headers"),
+        ({"method": "GET", "path": "/apiv1/x", "headers": {"Content-Type": "a/b"}}, "headers"),
+        ({"method": "GET", "path": "/apiv1/x", "interface": "admin"}, "interface"),
+        ({"method": "G T", "path": "/apiv1/x"}, "method"),
+    ],
+)
+def test_bad_arguments_are_refused_by_name_before_anything_is_sent(
+    drv: Driver, emu: Emulator, arguments: dict[str, Any], field: str
+) -> None:
+    arguments = dict(arguments)
+    method, path = arguments.pop("method"), arguments.pop("path")
+    with pytest.raises(ValidationError) as info:
+        drv(drv.client.request, method, path, **arguments)
+    assert info.value.field == field
+    assert api_requests(emu) == []
+
+
+def test_headers_are_sent_and_the_key_only_as_the_client_sends_it(
+    drv: Driver, emu: Emulator
+) -> None:
+    drv(drv.client.request, "GET", "/apiv1/segments", headers={"X-Trace-Tag": "nightly"})
+    (logged,) = api_requests(emu)
+    headers = {k.lower(): v for k, v in logged["headers"].items()}
+    assert headers["x-trace-tag"] == "nightly"
+    assert "api-key" not in headers or emu.api_key not in headers["api-key"]
+
+
+def test_a_post_is_not_resent_once_it_may_have_acted(drv: Driver, emu: Emulator) -> None:
+    emu.inject_fault("/apiv1/notifications", status=500, processed=True)
+    with pytest.raises(pushwire.ServerError) as info:
+        drv(drv.client.request, "POST", "/apiv1/notifications", form=FORM)
+    assert info.value.outcome_unknown
+    assert len(api_requests(emu, "/apiv1/notifications")) == 1
+    assert len(emu.notifications()) == 1
+
+
+def test_a_post_said_idempotent_and_a_get_are_retried(drv: Driver, emu: Emulator) -> None:
+    emu.inject_fault("/apiv1/segments", status=500)
+    r = drv(drv.client.request, "GET", "/apiv1/segments")
+    assert r.status_code == 200 and r.retries_taken == 1
+    emu.inject_fault("/apiv1/segments/delete", status=502)
+    emu.create_segment("vip")
+    (segment,) = emu.segments()
+    r = drv(
+        drv.client.request,
+        "POST",
+        "/apiv1/segments/delete",
+        form={"segment_id": segment["segment_id"]},
+        idempotent=True,
+    )
+    assert r.status_code == 200 and r.retries_taken == 1
+    assert emu.segments() == []
+
+
+def test_a_call_timeout_bounds_it(drv: Driver, emu: Emulator) -> None:
+    emu.inject_fault("/apiv1/segments", delay=2.0, times=5)
+    with pytest.raises(pushwire.APITimeoutError):
+        drv(drv.client.request, "GET", "/apiv1/segments", timeout=0.2)
+
+
+def test_without_an_events_url_the_events_interface_is_refused_by_name(emu: Emulator) -> None:
+    with pushwire.Client(api_key=emu.api_key, base_url=emu.base_url) as client:
+        with pytest.raises(ValidationError) as info:
+            client.request("POST", "/api/v1/events", body={}, interface="events")
+    assert info.value.field == "events_url"
+    assert api_requests(emu) == []
