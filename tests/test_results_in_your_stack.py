@@ -569,7 +569,7 @@ def test_a_bulk_result_is_json_a_dataframe_and_a_pydantic_type(
     assert d["failed_items"] == bulk.failed_items and len(d["failed_items"]) == 500
 
     chunks = pd.DataFrame(bulk.chunks)
-    assert list(chunks.columns) == ["index", "start", "size", "message", "error"]
+    assert list(chunks.columns) == ["index", "start", "size", "message", "error", "prior"]
     assert chunks["size"].tolist() == [500, 200]
 
     assert json.loads(pydantic.TypeAdapter(pushwire.BulkResult).dump_json(bulk)) == d

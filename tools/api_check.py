@@ -50,18 +50,32 @@ def _shape(function: griffe.Object | griffe.Alias) -> object:
 
 
 def _compatible(before: object, after: object) -> bool:
-    """Whether every call of the ``before`` shape still binds the same way to ``after``."""
+    """Whether every call of the ``before`` shape still binds the same way to ``after``: the
+    positional parameters kept in order (new ones only after them, with defaults), every
+    keyword kept as it was, and each new keyword-only parameter with a default (anywhere
+    among the keywords: before ``**options`` too)."""
     if before == after:
         return True
     if not (isinstance(before, tuple) and isinstance(after, tuple)):
         return False
     (was_async, old, returns), (is_async, new, now_returns) = before, after
-    if was_async != is_async or returns != now_returns or new[: len(old)] != old:
+    if was_async != is_async or returns != now_returns:
         return False
-    added = new[len(old) :]
+    by_position = ("positional-only", "positional or keyword", "variadic positional")
+    old_positional = [p for p in old if p[1] in by_position]
+    new_positional = [p for p in new if p[1] in by_position]
+    if new_positional[: len(old_positional)] != old_positional:
+        return False
+    if any(default is None for _, _, default in new_positional[len(old_positional) :]):
+        return False
+    kept = {name: (kind, default) for name, kind, default in new}
+    if any(kept.get(name) != (kind, default) for name, kind, default in old):
+        return False
+    old_names = {name for name, _, _ in old}
     return all(
         kind == "variadic keyword" or (kind == "keyword-only" and default is not None)
-        for _, kind, default in added
+        for name, kind, default in new
+        if name not in old_names and kind not in by_position
     )
 
 

@@ -19,13 +19,20 @@ Progress = Union[bool, Callable[[int, int], Any], None]
 
 @dataclass(frozen=True)
 class ChunkResult:
-    """One request of a bulk call: items ``[start, start + size)`` of the input."""
+    """One request of a bulk call: items ``[start, start + size)`` of the input.
+
+    ``prior`` is what an earlier run with the same checkpoint did with it: ``"stored"``, the
+    service stored it then, and it was not sent again (``message`` is ``None``);
+    ``"in_flight"``, that run sent it and stopped before its answer, so it was sent again
+    (adding or removing members twice acts once); ``"failed"``, it failed then and was sent
+    again; ``None`` without a checkpoint or for a chunk no earlier run sent."""
 
     index: int
     start: int
     size: int
     message: Optional[str]
     error: Optional[PushwireError]
+    prior: Optional[str] = None
 
     @property
     def ok(self) -> bool:
@@ -47,6 +54,7 @@ class ChunkResult:
             "size": self.size,
             "message": self.message,
             "error": error,
+            "prior": self.prior,
         }
 
     @classmethod
@@ -125,6 +133,7 @@ _CHUNK_SHAPE = {
     "size": "int",
     "message": "str?",
     "error": (_ERROR_SHAPE,),
+    "prior": "str?",
 }
 _BULK_SHAPE = {"ok": "bool", "succeeded": "int", "chunks": [_CHUNK_SHAPE], "failed_items": ["str"]}
 
@@ -165,7 +174,7 @@ def _dumped_as(cls: type, shape: dict[str, Any]) -> Any:
 
 
 def build_result(
-    raw: list[tuple[int, int, int, Optional[str], Any]], items: Sequence[str]
+    raw: list[tuple[int, int, int, Optional[str], Any, Optional[str]]], items: Sequence[str]
 ) -> BulkResult:
     return BulkResult(tuple(ChunkResult(*row) for row in raw), items)
 

@@ -5,6 +5,7 @@
 use futures::stream::{self, StreamExt};
 use serde_json::{Map, Value};
 
+use super::checkpoint::{Checkpoint, Prior};
 use super::error::{Error, Result};
 use super::transport::Transport;
 use super::{events, segments};
@@ -116,6 +117,9 @@ pub struct Chunk {
     pub start: usize,
     pub size: usize,
     pub outcome: Result<String>,
+    /// What an earlier run with the same checkpoint did with it: `Stored`, it was not sent
+    /// again (its outcome is `Ok("")`); `InFlight` or `Failed`, it was sent again.
+    pub prior: Option<Prior>,
 }
 
 /// What to do with each chunk.
@@ -126,20 +130,40 @@ pub enum Membership<'a> {
     RemoveProfiles { segment_name: &'a str },
 }
 
-/// Sends `items` in chunks (500 hashes, the spec's limit; 500 profile ids), `concurrency`
-/// chunks in flight, each retried as the transport retries idempotent writes. `on_done` is
-/// called after each chunk with the number of items done so far.
+impl Membership<'_> {
+    /// Items per request: 500 hashes (the spec's limit), 500 profile ids.
+    pub fn chunk_size(self) -> usize {
+        match self {
+            Membership::AddHashes { .. } => SEGMENT_HASHES_MAX,
+            _ => PROFILE_CHUNK,
+        }
+    }
+
+    /// The operation and its segment, as a checkpoint names them.
+    pub fn named(self) -> (&'static str, String) {
+        match self {
+            Membership::AddHashes { segment_id } => ("add_subscribers", segment_id.to_string()),
+            Membership::AddProfiles { segment_name } => ("add_profiles", segment_name.to_string()),
+            Membership::RemoveProfiles { segment_name } => {
+                ("remove_profiles", segment_name.to_string())
+            }
+        }
+    }
+}
+
+/// Sends `items` in chunks ([`Membership::chunk_size`]), `concurrency` chunks in flight,
+/// each retried as the transport retries idempotent writes. `on_done` is called after each
+/// chunk with the number of items done so far. With a `checkpoint`, a chunk an earlier run
+/// stored is not sent again, and each chunk is recorded as sent, then as stored.
 pub async fn membership(
     t: &Transport,
     what: Membership<'_>,
     items: &[String],
     concurrency: usize,
+    checkpoint: Option<&Checkpoint>,
     on_done: impl Fn(usize),
 ) -> Vec<Chunk> {
-    let size = match what {
-        Membership::AddHashes { .. } => SEGMENT_HASHES_MAX,
-        _ => PROFILE_CHUNK,
-    };
+    let size = what.chunk_size();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let on_done = &on_done;
     let done = &done;
@@ -153,6 +177,26 @@ pub async fn membership(
     stream::iter(chunks)
         .map(|(index, chunk)| async move {
             let chunk = chunk.as_slice();
+            let prior = checkpoint.and_then(|c| c.prior(index));
+            let report = |outcome| {
+                let total =
+                    done.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed) + chunk.len();
+                on_done(total);
+                Chunk {
+                    index,
+                    start: index * size,
+                    size: chunk.len(),
+                    outcome,
+                    prior,
+                }
+            };
+            if prior == Some(Prior::Stored) {
+                return report(Ok(String::new()));
+            }
+            if let Some(Err(e)) = checkpoint.map(|c| c.sent(index)) {
+                // Not sent: a chunk sent without its record could not be told apart later.
+                return report(Err(e));
+            }
             let outcome = match what {
                 Membership::AddHashes { segment_id } => {
                     segments::add_subscribers(t, segment_id, chunk).await
@@ -168,18 +212,22 @@ pub async fn membership(
                         .map(|_| String::new())
                 }
             };
-            let total =
-                done.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed) + chunk.len();
-            on_done(total);
+            if let Some(c) = checkpoint {
+                let recorded = match &outcome {
+                    Ok(_) => c.stored(index),
+                    Err(_) => c.failed(index),
+                };
+                if let Err(e) = recorded {
+                    // The outcome stands; left as in flight, a rerun sends the chunk again,
+                    // which acts once.
+                    log::warn!(target: "pushwire", "chunk {index}: {e}");
+                }
+            }
+            let chunk = report(outcome);
             // A report may have held this thread (a blocking call's progress callback runs on
             // it): caught up before this chunk frees its place for the next.
             super::transport::catch_up_connections().await;
-            Chunk {
-                index,
-                start: index * size,
-                size: chunk.len(),
-                outcome,
-            }
+            chunk
         })
         .buffered(t.in_flight(concurrency))
         .collect()

@@ -5,6 +5,7 @@
 pub mod analytics;
 pub mod bulk;
 pub mod campaigns;
+pub mod checkpoint;
 pub mod drips;
 pub mod error;
 pub mod events;

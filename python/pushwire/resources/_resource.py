@@ -8,8 +8,8 @@ the two kinds of namespace implement each in its own way:
   (async);
 - ``_then(after, op, *args, **options)``: the same, passed through ``after`` (a
   ``ResultList``, ...);
-- ``_bulk(op, label, progress, (key, items, concurrency), **options)``: a bulk call with its
-  progress;
+- ``_bulk(op, label, progress, (key, items, concurrency, checkpoint), **options)``: a bulk
+  call with its progress;
 - ``_pages(fetch)``: every item of the pages ``fetch(page)`` returns, as an iterator or an
   async iterator.
 
@@ -92,8 +92,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 # A bulk call's arguments before its progress callback: the segment (id or name), the items
-# (a list, which the result names the failed ones of) and the concurrency.
-_BulkArgs = tuple[Any, Sequence[Any], Any]
+# (a list, which the result names the failed ones of), the concurrency and the checkpoint.
+_BulkArgs = tuple[Any, Sequence[Any], Any, Any]
 
 _log = logging.getLogger("pushwire")
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Optional, SupportsIndex
+from typing import TYPE_CHECKING, Optional, SupportsIndex, Union
 
 from pushwire._args import IdLike, _items
 from pushwire._bulk import BulkResult, Progress
@@ -80,13 +81,20 @@ class Segments(_Sync):
         *,
         concurrency: SupportsIndex = 8,
         progress: Progress = None,
+        checkpoint: Union[str, os.PathLike[str], None] = None,
         **options: Unpack[RequestOptions],
     ) -> BulkResult:
         """Adds any number of subscribers: chunks of 500 (the spec's limit), ``concurrency``
         in flight, each retried on its own. ``progress`` is a ``callable(done, total)`` or
         ``True`` for a progress bar: tqdm's when it is installed (a widget in Jupyter), else a
-        line on stderr. Every chunk's outcome is in the result."""
-        args = (segment_id, _items("hashes", hashes), concurrency)
+        line on stderr. Every chunk's outcome is in the result.
+
+        ``checkpoint`` (a file's path) makes the call resumable: each chunk is recorded there
+        as sent, then as stored; run again with the same checkpoint and the same input, the
+        call sends only the chunks not stored (``ChunkResult.prior`` says which were, and
+        which were in flight when the earlier run stopped). A checkpoint made for another
+        input is refused (``ValidationError``)."""
+        args = (segment_id, _items("hashes", hashes), concurrency, checkpoint)
         return self._bulk(
             "segments.add_subscribers_bulk", "add_subscribers", progress, args, **options
         )
@@ -98,10 +106,12 @@ class Segments(_Sync):
         *,
         concurrency: SupportsIndex = 8,
         progress: Progress = None,
+        checkpoint: Union[str, os.PathLike[str], None] = None,
         **options: Unpack[RequestOptions],
     ) -> BulkResult:
-        """:meth:`add_profiles` for any number of profile ids, in chunks of 500."""
-        args = (segment_name, _items("profile_ids", profile_ids), concurrency)
+        """:meth:`add_profiles` for any number of profile ids, in chunks of 500
+        (``checkpoint`` as for :meth:`add_subscribers_bulk`)."""
+        args = (segment_name, _items("profile_ids", profile_ids), concurrency, checkpoint)
         return self._bulk("segments.add_profiles_bulk", "add_profiles", progress, args, **options)
 
     def remove_profiles_bulk(
@@ -111,10 +121,12 @@ class Segments(_Sync):
         *,
         concurrency: SupportsIndex = 8,
         progress: Progress = None,
+        checkpoint: Union[str, os.PathLike[str], None] = None,
         **options: Unpack[RequestOptions],
     ) -> BulkResult:
-        """:meth:`remove_profiles` for any number of profile ids, in chunks of 500."""
-        args = (segment_name, _items("profile_ids", profile_ids), concurrency)
+        """:meth:`remove_profiles` for any number of profile ids, in chunks of 500
+        (``checkpoint`` as for :meth:`add_subscribers_bulk`)."""
+        args = (segment_name, _items("profile_ids", profile_ids), concurrency, checkpoint)
         return self._bulk(
             "segments.remove_profiles_bulk", "remove_profiles", progress, args, **options
         )

@@ -11,6 +11,7 @@ use pyo3::types::PyTuple;
 use super::args::{arg, concurrency, id_text, str_list, text};
 use super::output::Output;
 use crate::bindings::stop;
+use crate::client::checkpoint::{Checkpoint, Input};
 use crate::client::{bulk, Error, Transport};
 
 /// What a bulk call does to its segment's members, as the Python wrapper names it.
@@ -28,6 +29,7 @@ pub struct Call {
     items: Vec<String>,
     concurrency: usize,
     progress: Option<Py<PyAny>>,
+    checkpoint: Option<Checkpoint>,
     /// Report progress from a thread of its own rather than the one running the call
     /// (set for async calls, see [`Call::on_io_thread`]).
     offload_progress: bool,
@@ -57,19 +59,53 @@ pub fn parse(kind: Kind, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
             format!("{field}[{i}] must not be empty"),
         ));
     }
-    let progress = if a(3).is_none() {
+    let concurrency = concurrency(&a(2))?;
+    let checkpoint = match a(3) {
+        path if path.is_none() => None,
+        path => {
+            let path: std::path::PathBuf = path.extract().map_err(|_| {
+                Error::validation(
+                    "checkpoint",
+                    "checkpoint must be a file's path (a str or an os.PathLike)",
+                )
+            })?;
+            let (operation, segment) = membership(kind, &target).named();
+            let input = Input {
+                operation,
+                segment: &segment,
+                items: &items,
+                chunk_size: membership(kind, &target).chunk_size(),
+            };
+            Some(Checkpoint::open(&path, &input)?)
+        }
+    };
+    let progress = if a(4).is_none() {
         None
     } else {
-        Some(a(3).unbind())
+        Some(a(4).unbind())
     };
     Ok(Call {
         kind,
         target,
         items,
-        concurrency: concurrency(&a(2))?,
+        concurrency,
         progress,
+        checkpoint,
         offload_progress: false,
     })
+}
+
+/// What `kind` does to the segment `target` names.
+fn membership(kind: Kind, target: &str) -> bulk::Membership<'_> {
+    match kind {
+        Kind::AddHashes => bulk::Membership::AddHashes { segment_id: target },
+        Kind::AddProfiles => bulk::Membership::AddProfiles {
+            segment_name: target,
+        },
+        Kind::RemoveProfiles => bulk::Membership::RemoveProfiles {
+            segment_name: target,
+        },
+    }
 }
 
 impl Call {
@@ -87,20 +123,12 @@ impl Call {
             items,
             concurrency,
             progress,
+            checkpoint,
             offload_progress,
         } = self;
         let total = items.len();
-        let membership = match kind {
-            Kind::AddHashes => bulk::Membership::AddHashes {
-                segment_id: &target,
-            },
-            Kind::AddProfiles => bulk::Membership::AddProfiles {
-                segment_name: &target,
-            },
-            Kind::RemoveProfiles => bulk::Membership::RemoveProfiles {
-                segment_name: &target,
-            },
-        };
+        let membership = membership(kind, &target);
+        let checkpoint = checkpoint.as_ref();
         let call = move |cb: &Py<PyAny>, done: usize| {
             Python::attach(|py| {
                 if let Err(e) = cb.call1(py, (done, total)) {
@@ -149,18 +177,21 @@ impl Call {
                 let report = move |done: usize| {
                     let _ = tx.send(done);
                 };
-                let out = bulk::membership(t, membership, &items, concurrency, report).await;
+                let out =
+                    bulk::membership(t, membership, &items, concurrency, checkpoint, report).await;
                 let _ = reporter.await;
                 drop(unfinished); // every report was delivered
                 Output::Chunks(out)
             }
             Some(cb) => {
                 let report = |done: usize| call_in_place(&cb, done);
-                Output::Chunks(bulk::membership(t, membership, &items, concurrency, report).await)
+                Output::Chunks(
+                    bulk::membership(t, membership, &items, concurrency, checkpoint, report).await,
+                )
             }
-            None => {
-                Output::Chunks(bulk::membership(t, membership, &items, concurrency, |_| {}).await)
-            }
+            None => Output::Chunks(
+                bulk::membership(t, membership, &items, concurrency, checkpoint, |_| {}).await,
+            ),
         })
     }
 }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::bindings::errors::to_pyerr;
 use crate::bindings::models::Page;
+use crate::client::checkpoint::Prior;
 use crate::client::transport::RawAnswer;
 use crate::client::{analytics, bulk, Error};
 use crate::model::{Drip, Segment, TriggeredCampaign};
@@ -116,14 +117,17 @@ impl Output {
             Output::Chunks(chunks) => {
                 let list = PyList::empty(py);
                 for c in chunks {
+                    let stored_before = c.prior == Some(Prior::Stored);
                     let (message, error) = match c.outcome {
+                        Ok(_) if stored_before => (None, None),
                         Ok(m) => (Some(m), None),
                         Err(e) => (
                             None,
                             Some(to_pyerr(py, e, |f| f.to_string()).into_value(py)),
                         ),
                     };
-                    list.append((c.index, c.start, c.size, message, error))?;
+                    let prior = c.prior.map(Prior::name);
+                    list.append((c.index, c.start, c.size, message, error, prior))?;
                 }
                 list.into_any().unbind()
             }

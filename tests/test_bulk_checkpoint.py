@@ -1,0 +1,193 @@
+"""A bulk call made resumable by its ``checkpoint=`` file, over real HTTP against the
+emulator: a rerun sends only the chunks not stored, says what an earlier run did with each,
+refuses a checkpoint made for another input, and an import killed with SIGKILL midway sends
+each chunk once but the one in flight."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from client_support import Driver, api_requests
+
+from pushwire import ValidationError
+from pushwire.testing import Emulator
+
+BY_HASH = "/apiv1/segments/addSegmentWithHash"
+
+
+def members(emu: Emulator, segment_id: str) -> set[str]:
+    [seg] = [s for s in emu.segments() if s["segment_id"] == segment_id]
+    return set(seg["members"])
+
+
+def chunk_of(body: str, hashes: list[str]) -> int:
+    """Which chunk of 500 a logged request carried, by its first hash."""
+    first = body.split("subscriber_hash%5B0%5D=", 1)[1].split("&", 1)[0]
+    return hashes.index(first) // 500
+
+
+def test_a_rerun_sends_only_the_chunks_not_stored_and_says_what_came_before(
+    drv: Driver, emu: Emulator, tmp_path: Path
+) -> None:
+    segment = emu.create_segment("everyone")
+    hashes = emu.add_subscribers([{} for _ in range(1300)])
+    checkpoint = tmp_path / "import.checkpoint"
+    emu.inject_fault(BY_HASH, status=400)  # the first chunk refused; the others stored
+    first = drv(
+        drv.client.segments.add_subscribers_bulk,
+        segment,
+        hashes,
+        concurrency=1,
+        checkpoint=checkpoint,
+    )
+    assert [c.ok for c in first.chunks] == [False, True, True]
+    assert [c.prior for c in first.chunks] == [None, None, None]
+    assert members(emu, segment) == set(hashes[500:])
+    sent_before = len(api_requests(emu, BY_HASH))
+
+    again = drv(
+        drv.client.segments.add_subscribers_bulk,
+        segment,
+        hashes,
+        concurrency=1,
+        checkpoint=str(checkpoint),
+    )
+    assert again.ok and again.succeeded == 1300
+    assert [c.prior for c in again.chunks] == ["failed", "stored", "stored"]
+    # The stored chunks were not sent again: their results say so, with no message.
+    assert [c.message is None for c in again.chunks] == [False, True, True]
+    resent = api_requests(emu, BY_HASH)[sent_before:]
+    assert [chunk_of(r["body"], hashes) for r in resent] == [0]
+    assert members(emu, segment) == set(hashes)
+    assert again.to_dict()["chunks"][1]["prior"] == "stored"
+
+    # Everything stored: a third run sends nothing.
+    third = drv(drv.client.segments.add_subscribers_bulk, segment, hashes, checkpoint=checkpoint)
+    assert third.ok and {c.prior for c in third.chunks} == {"stored"}
+    assert len(api_requests(emu, BY_HASH)) == sent_before + 1
+
+
+def test_a_checkpoint_made_for_another_input_is_refused_before_anything_is_sent(
+    drv: Driver, emu: Emulator, tmp_path: Path
+) -> None:
+    emu.create_segment("loyal")
+    for i in range(600):
+        emu.add_subscriber(f"h{i}", profile_id=f"user-{i}")
+    ids = [f"user-{i}" for i in range(600)]
+    checkpoint = tmp_path / "profiles.checkpoint"
+    drv(drv.client.segments.add_profiles_bulk, "loyal", ids, checkpoint=checkpoint)
+    sent = len(api_requests(emu))
+    for call, items, says in [
+        (drv.client.segments.add_profiles_bulk, ids[:599], "items"),
+        (drv.client.segments.add_profiles_bulk, [*ids[1:], ids[0]], "the items differ"),
+        (drv.client.segments.remove_profiles_bulk, ids, "operation"),
+    ]:
+        with pytest.raises(ValidationError, match=says) as info:
+            drv(call, "loyal", items, checkpoint=checkpoint)
+        assert info.value.field == "checkpoint"
+    assert len(api_requests(emu)) == sent
+
+
+def test_a_checkpoint_that_cannot_be_written_is_refused_by_name(
+    drv: Driver, emu: Emulator, tmp_path: Path
+) -> None:
+    segment = emu.create_segment("s")
+    (hash_,) = emu.add_subscribers([{}])
+    for bad in (tmp_path, tmp_path / "missing" / "import.checkpoint"):
+        with pytest.raises(ValidationError, match="cannot be used") as info:
+            drv(drv.client.segments.add_subscribers_bulk, segment, [hash_], checkpoint=bad)
+        assert info.value.field == "checkpoint"
+    not_one = tmp_path / "notes.txt"
+    not_one.write_text("my notes\n")
+    with pytest.raises(ValidationError, match="not a pushwire checkpoint"):
+        drv(drv.client.segments.add_subscribers_bulk, segment, [hash_], checkpoint=not_one)
+    assert not_one.read_text() == "my notes\n"
+    assert api_requests(emu) == []
+
+
+# The import a worker runs: told to go on after its second chunk (its progress callback
+# waits for a line), so that the test can hold the third in flight and kill it there.
+IMPORT = textwrap.dedent(
+    """
+    import json, sys
+    import pushwire
+
+    job = json.loads(sys.argv[1])
+    client = pushwire.Client(api_key=job["key"], base_url=job["base_url"])
+
+    def progress(done, total):
+        if done == 1000:
+            print("two chunks stored", flush=True)
+            sys.stdin.readline()
+
+    client.segments.add_subscribers_bulk(
+        job["segment"], job["hashes"], concurrency=1, checkpoint=job["checkpoint"],
+        progress=progress,
+    )
+    print("finished", flush=True)
+    """
+)
+
+
+def test_an_import_killed_midway_resumes_sending_each_chunk_once_but_the_one_in_flight(
+    tmp_path: Path,
+) -> None:
+    checkpoint = tmp_path / "import.checkpoint"
+    # An emulator of its own: the request held in flight dies with it.
+    with Emulator() as emu:
+        segment = emu.create_segment("everyone")
+        hashes = emu.add_subscribers([{} for _ in range(2200)])
+        job = {
+            "key": emu.api_key,
+            "base_url": emu.base_url,
+            "segment": segment,
+            "hashes": hashes,
+            "checkpoint": str(checkpoint),
+        }
+        worker = subprocess.Popen(
+            [sys.executable, "-c", IMPORT, json.dumps(job)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert worker.stdout is not None and worker.stdin is not None
+            assert worker.stdout.readline().strip() == "two chunks stored"
+            # The third chunk's request is held before it is processed, then the worker is
+            # killed with it in flight.
+            emu.inject_fault(BY_HASH, delay=60)
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+            deadline = time.monotonic() + 30
+            while len(api_requests(emu, BY_HASH)) < 3:
+                assert time.monotonic() < deadline, "the third chunk never arrived"
+                time.sleep(0.005)
+        finally:
+            worker.send_signal(signal.SIGKILL)
+            worker.wait(timeout=30)
+        assert worker.returncode == -signal.SIGKILL
+        assert members(emu, segment) == set(hashes[:1000])
+
+        with emu.client() as client:
+            result = client.segments.add_subscribers_bulk(
+                segment, hashes, concurrency=1, checkpoint=checkpoint
+            )
+        assert result.ok and result.succeeded == 2200
+        assert [c.prior for c in result.chunks] == [
+            "stored",
+            "stored",
+            "in_flight",
+            None,
+            None,
+        ]
+        assert members(emu, segment) == set(hashes)
+        sent = [chunk_of(r["body"], hashes) for r in api_requests(emu, BY_HASH)]
+        # Each chunk once, but the one in flight: once by the killed worker, once again.
+        assert sorted(sent) == [0, 1, 2, 2, 3, 4]
