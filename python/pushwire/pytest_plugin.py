@@ -195,3 +195,15 @@ def pushwire_emulator_env(
     monkeypatch.setenv("PUSHWIRE_BASE_URL", pushwire_emulator.base_url)
     monkeypatch.setenv("PUSHWIRE_EVENTS_URL", pushwire_emulator.events_url)
     yield pushwire_emulator
+
+
+@pytest.fixture
+def pushwire_emulator_python_clock(pushwire_emulator: Emulator) -> Iterator[Emulator]:
+    """:func:`pushwire_emulator`, its clock this process's for the test
+    (:meth:`~pushwire.testing.Emulator.follow_python_clock`): time-machine and freezegun move
+    the emulator with the code under test."""
+    pushwire_emulator.follow_python_clock()
+    try:
+        yield pushwire_emulator
+    finally:
+        pushwire_emulator.follow_python_clock(False)

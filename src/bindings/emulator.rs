@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
+use crate::emulator::state::WallClock;
 use crate::emulator::{admin, persist, Config, Emu, Server};
 
 #[pyclass(module = "pushwire._core", frozen)]
@@ -169,6 +171,17 @@ impl EmulatorServer {
         }
     }
 
+    /// Makes the emulator's clock read this process's Python clock (`time.time()`, which
+    /// time-machine and freezegun move), or the system's again.
+    fn follow_python_clock(&self, py: Python<'_>, follow: bool) -> PyResult<()> {
+        let emu = self.running_emu()?;
+        let wall = follow.then(|| WallClock(Arc::new(python_clock)));
+        // Without the GIL while the state is locked: the clock takes it under that lock.
+        py.detach(|| emu.lock().follow(wall));
+        emu.changes.bump();
+        Ok(())
+    }
+
     /// Stops serving, then saves the state to its state file if it has one (an error if
     /// that save failed).
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
@@ -221,4 +234,28 @@ pub fn openapi_document(base_url: &str, events_url: &str, admin: bool) -> String
         crate::emulator::openapi::document(base_url, events_url)
     };
     doc.to_string()
+}
+
+/// This process's Python clock, `time.time()` looked up at each reading (freezegun replaces
+/// the function, time-machine patches it); `None` while Python cannot be entered (it is
+/// shutting down) or the call fails, and the system's clock is read instead.
+///
+/// Called with the emulator's state locked: the order is always the state, then the GIL.
+/// No thread holding the GIL waits for the state (every entry into the emulator lets go of
+/// the GIL first), so the two never wait on each other.
+fn python_clock() -> Option<DateTime<Utc>> {
+    Python::try_attach(|py| {
+        let secs: f64 = py
+            .import("time")
+            .and_then(|time| time.getattr("time"))
+            .and_then(|read| read.call0())
+            .and_then(|secs| secs.extract())
+            .ok()?;
+        let micros = (secs * 1e6).round();
+        micros
+            .is_finite()
+            .then(|| DateTime::from_timestamp_micros(micros as i64))
+            .flatten()
+    })
+    .flatten()
 }

@@ -137,3 +137,11 @@ def _host_names(names: Iterable[str]) -> list[str]:
             raise ValueError(f"allowed_hosts holds {name!r}: each must be a host name")
         out.append(name.strip())
     return out
+
+
+# Why an emulator in another process cannot follow this one's clock, and what to do instead.
+_NOT_IN_THIS_PROCESS = (
+    "follow_python_clock() needs the emulator in this process (pushwire.testing.Emulator()): "
+    "an emulator in another process (EmulatorProcess, Emulator.connect) reads its own clock, "
+    "which time-machine and freezegun do not move; move it with travel_to() or advance()"
+)

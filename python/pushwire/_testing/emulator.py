@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 from pushwire._testing._clients import _Clients
 from pushwire._testing._controls import _Controls
 from pushwire._testing._data import (
+    _NOT_IN_THIS_PROCESS,
     DEFAULT_RETENTION,
     DateLike,
     Records,
@@ -137,10 +138,29 @@ class Emulator(_Seeding, _Controls, _Inspection, _Clients):
 
     def reset(self) -> None:
         """Back to a fresh state: only the default site, no data, no faults, the clock at wall
-        time (running), or at ``start`` for an emulator made with one."""
+        time (running, on the system's clock: no longer following Python's), or at ``start``
+        for an emulator made with one."""
         super().reset()
         if self._start is not None:
             self.travel_to(self._start)
+
+    def follow_python_clock(self, follow: bool = True) -> None:
+        """Makes the emulator's clock this Python process's clock: it reads ``time.time()``
+        each time it needs the time, so that time-machine and freezegun move the emulator
+        with the code under test, and a time the code computes from ``datetime.now()`` is
+        the emulator's now. ``follow=False`` goes back to the system's clock, running on from
+        where it stands; :meth:`reset` does too. While following, :meth:`advance` and
+        :meth:`travel_to` still move the emulator's clock from Python's, and a Python clock
+        moved back moves the emulator back (what was delivered stays delivered).
+
+        For an emulator in this process only: one in another process
+        (:class:`EmulatorProcess`, :meth:`connect`) cannot read this process's clock, and
+        refuses with ``RuntimeError``; move it with :meth:`travel_to` or :meth:`advance`.
+        The pytest fixture ``pushwire_emulator_python_clock`` is the ``pushwire_emulator``
+        following the clock for one test."""
+        if not isinstance(self._server, EmulatorServer):
+            raise RuntimeError(_NOT_IN_THIS_PROCESS)
+        self._server.follow_python_clock(bool(follow))
 
     # The state file an emulator starts from without writing to it (set by `load`).
     _load_from: Optional[StrPath] = None

@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from pushwire._testing._clients import _Clients
 from pushwire._testing._data import (
+    _NOT_IN_THIS_PROCESS,
     DEFAULT_RETENTION,
     StrPath,
     _host_names,
@@ -145,6 +146,13 @@ class EmulatorProcess(_Clients):
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def follow_python_clock(self, follow: bool = True) -> None:
+        """Refused (``RuntimeError``): this emulator runs in another process, whose clock
+        time-machine and freezegun in this one do not move. Move it with
+        ``admin("travel_to", time=...)`` or ``admin("advance", seconds=...)``, or use an
+        in-process :class:`Emulator`, which can follow this process's clock."""
+        raise RuntimeError(_NOT_IN_THIS_PROCESS)
 
     def admin(self, op: str, **args: Any) -> Any:
         """Runs an admin operation over HTTP; its JSON answer."""

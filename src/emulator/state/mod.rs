@@ -22,7 +22,9 @@ pub use self::site::{
     DripRec, EventRec, NotificationRec, ProductRec, SegmentRec, SegmentSet, Site, SiteId,
     Subscriber,
 };
-pub use self::store::{prune, trace_id_of, Counters, LogEntry, State, DEFAULT_RETENTION};
+pub use self::store::{
+    prune, trace_id_of, Counters, LogEntry, State, WallClock, DEFAULT_RETENTION,
+};
 pub use self::time::iso;
 pub(crate) use self::time::{loose, opt_stamp, stamp};
 pub use crate::emulator::keys::key_problem;

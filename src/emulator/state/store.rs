@@ -110,6 +110,20 @@ pub struct State {
     pub clock_offset: Duration,
     /// A frozen clock's time: it moves only with `advance` and `travel_to`.
     pub frozen_at: Option<DateTime<Utc>>,
+    /// Where the clock reads the wall time, when not the system's: the embedding process's
+    /// own clock (`follow_python_clock`). A fresh state reads the system's.
+    pub wall: Option<WallClock>,
+}
+
+/// A wall clock the embedding process gives the emulator: its reading, or `None` when it
+/// cannot be read (then the system's is).
+#[derive(Clone)]
+pub struct WallClock(pub std::sync::Arc<dyn Fn() -> Option<DateTime<Utc>> + Send + Sync>);
+
+impl std::fmt::Debug for WallClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WallClock(..)")
+    }
 }
 
 impl State {
@@ -132,6 +146,7 @@ impl State {
             chaos: None,
             clock_offset: Duration::zero(),
             frozen_at: None,
+            wall: None,
         }
     }
 
@@ -168,14 +183,39 @@ impl State {
 
     pub fn now(&self) -> DateTime<Utc> {
         self.frozen_at
-            .unwrap_or_else(|| Utc::now() + self.clock_offset)
+            .unwrap_or_else(|| self.wall_now() + self.clock_offset)
+    }
+
+    /// The wall time the clock runs on: the system's, or the one it follows.
+    fn wall_now(&self) -> DateTime<Utc> {
+        self.wall
+            .as_ref()
+            .and_then(|read| (read.0)())
+            .unwrap_or_else(Utc::now)
+    }
+
+    /// Makes the clock read `wall` (running, nothing added: it reads as `wall` does), or,
+    /// with `None`, the system's again, running on from where it stands.
+    pub fn follow(&mut self, wall: Option<WallClock>) {
+        match wall {
+            Some(wall) => {
+                self.wall = Some(wall);
+                self.frozen_at = None;
+                self.clock_offset = Duration::zero();
+            }
+            None => {
+                let at = self.now();
+                self.wall = None;
+                self.set_clock(at);
+            }
+        }
     }
 
     /// Sets the clock to `at`, frozen or not (it runs on from there if it was running).
     pub fn set_clock(&mut self, at: DateTime<Utc>) {
         match &mut self.frozen_at {
             Some(frozen) => *frozen = at,
-            None => self.clock_offset = at - Utc::now(),
+            None => self.clock_offset = at - self.wall_now(),
         }
     }
 
@@ -203,7 +243,7 @@ impl State {
                 at
             }
             (false, Some(at)) => {
-                self.clock_offset = at - Utc::now();
+                self.clock_offset = at - self.wall_now();
                 self.frozen_at = None;
                 at
             }
