@@ -221,11 +221,12 @@ def section(quick: bool = False, rounds: int = 7) -> list[str]:
     return lines
 
 
-def update(results: Path, lines: list[str]) -> None:
-    """Puts the section in `results` in place of the one there, or at its end."""
+def update(results: Path, lines: list[str], title: str = TITLE) -> None:
+    """Puts the section headed `title` in `results` in place of the one there, or at its
+    end."""
     text = results.read_text() if results.exists() else "# Benchmark results\n"
     block = "\n".join(lines).rstrip("\n") + "\n"
-    pattern = re.compile(rf"^{re.escape(TITLE)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+    pattern = re.compile(rf"^{re.escape(title)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
     if pattern.search(text):
         text = pattern.sub(lambda _: block + "\n", text, count=1).rstrip("\n") + "\n"
     else:

@@ -31,6 +31,7 @@ import celery_throughput
 import emulator_memory
 import emulator_scale
 import httpx
+import idempotency_cost
 import msgspec
 import otel_overhead
 import psutil
@@ -655,6 +656,9 @@ def main() -> int:
     # batch of 100,000 events against an untraced one.
     print("tracing overhead", flush=True)
     lines += otel_overhead.section(quick=q)
+    # Issue 48: what an idempotency key adds to a call, with SQLite and with Redis.
+    print("idempotency keys", flush=True)
+    lines += idempotency_cost.section(quick=q)
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -18,9 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis_support import REDIS_SERVER, SKIP_REASON, redis_server
 
 import pushwire
 from pushwire.testing import EmulatorProcess
@@ -39,18 +38,13 @@ pytest.importorskip("celery", reason="celery is not installed: pip install -r re
 redis = pytest.importorskip(
     "redis", reason="redis (Celery's Redis transport) is not installed: pip install 'celery[redis]'"
 )
-REDIS_SERVER = shutil.which("redis-server")
 if not os.path.exists("/proc/self/stat"):
     pytest.skip(
         "reads /proc (Linux) to check that every process it starts is gone",
         allow_module_level=True,
     )
 if REDIS_SERVER is None:
-    pytest.skip(
-        "redis-server is not on PATH: `make test` installs Debian's redis-server where it "
-        "can (root and apt-get: tools/system_deps.sh); elsewhere, install Redis",
-        allow_module_level=True,
-    )
+    pytest.skip(SKIP_REASON, allow_module_level=True)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 sys.path.insert(0, str(EXAMPLES))
@@ -63,12 +57,6 @@ WORKER_PROCESSES = 3
 
 
 # -- processes -------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _stat(pid: int) -> list[str]:
@@ -136,31 +124,8 @@ def _alive(pid: int) -> bool:
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A redis-server of this test's own, on a free loopback port, nothing saved to disk."""
-    assert REDIS_SERVER is not None
-    port = free_port()
-    workdir = tmp_path_factory.mktemp("redis")
-    server = subprocess.Popen(
-        [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
-        deadline = time.monotonic() + WAIT
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"redis-server did not start (exit status {server.poll()})")
-                time.sleep(0.05)
-        client.close()
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        stop(server)
-    assert server.returncode is not None and not _alive(server.pid)
+    with redis_server(tmp_path_factory.mktemp("redis"), WAIT) as url:
+        yield url
 
 
 @dataclass

@@ -163,6 +163,29 @@ def test_a_request_for_an_endpoint_without_a_method_is_traced_as_the_typed_calls
     assert request.kind == SpanKind.CLIENT and request.name == "POST"
 
 
+def test_a_keyed_call_tells_what_it_did_with_its_key_and_a_replay_sends_no_request(
+    emu: Emulator, telemetry: Telemetry, tmp_path: Any
+) -> None:
+    client = emu.client(idempotency_store=f"sqlite:///{tmp_path / 'keys.db'}")
+    first = client.notifications.create(**BROADCAST, idempotency_key="k")
+    assert client.notifications.create(**BROADCAST, idempotency_key="k") == first
+    emu.inject_fault("/apiv1/notifications", drop="after")
+    with pytest.raises(pushwire.APIConnectionError):
+        client.notifications.create(**BROADCAST, idempotency_key="lost")
+    with pytest.raises(pushwire.IdempotencyError):
+        client.notifications.create(**BROADCAST, idempotency_key="lost")
+    spans = telemetry.named("notifications.create")
+    outcomes = [(s.attributes or {}).get("pushwire.idempotency.outcome") for s in spans]
+    assert outcomes == ["new", "replayed", "new", "unknown"]
+    assert [len(telemetry.under(s)) for s in spans] == [1, 0, 1, 0]
+    assert [(s.attributes or {})["pushwire.outcome"] for s in spans] == [
+        "success",
+        "success",
+        "unknown",
+        "unknown",  # refused, unsent: what the key's call did is still unknown
+    ]
+
+
 def test_bad_input_is_an_error_span_with_no_request(emu: Emulator, telemetry: Telemetry) -> None:
     with pytest.raises(pushwire.ValidationError):
         emu.client().notifications.create(**BROADCAST, include_segments=["vip"])

@@ -34,7 +34,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import types
 import urllib.parse
 import urllib.request
@@ -49,6 +48,7 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra (requirements-dev.txt)")
 
+import redis_support  # noqa: E402
 from opentelemetry import trace  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.trace import SpanKind  # noqa: E402
@@ -525,30 +525,9 @@ def fanout() -> types.ModuleType:
 
 @pytest.fixture(scope="module")
 def redis_url(fanout: types.ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A redis-server of this module's own, as tests/test_celery_fanout.py starts one."""
-    port = fanout.free_port()
-    server = subprocess.Popen(
-        [fanout.REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path_factory.mktemp("redis"))],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        client = fanout.redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
-        deadline = time.monotonic() + WAIT
-        while True:
-            try:
-                client.ping()
-                break
-            except fanout.redis.ConnectionError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"redis-server did not start (exit status {server.poll()})")
-                time.sleep(0.02)  # polled until it answers, within the deadline
-        client.close()
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        fanout.stop(server)
-    assert server.returncode is not None
+    """A redis-server of this module's own (tests/redis_support.py)."""
+    with redis_support.redis_server(tmp_path_factory.mktemp("redis"), WAIT) as url:
+        yield url
 
 
 @dataclass

@@ -39,6 +39,8 @@ from pushwire._core import (
 from pushwire._dataclass import install as _install_protocols
 from pushwire._headers import Headers
 from pushwire._html import ResultList
+from pushwire._idempotency import Idempotency
+from pushwire._keystores import IdempotencyStore
 from pushwire._response import APIResponse, RequestOptions
 from pushwire.errors import (
     APIConnectionError,
@@ -47,6 +49,7 @@ from pushwire.errors import (
     AuthenticationError,
     BadRequestError,
     ConflictError,
+    IdempotencyError,
     NotFoundError,
     PermissionDeniedError,
     PushwireError,
@@ -65,6 +68,8 @@ __all__ = [
     "NOT_GIVEN",
     "NotGiven",
     "Headers",
+    "Idempotency",
+    "IdempotencyStore",
     "APIResponse",
     "RequestOptions",
     "Action",
@@ -104,6 +109,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "ConflictError",
+    "IdempotencyError",
     "NotFoundError",
     "PermissionDeniedError",
     "PushwireError",

@@ -11,6 +11,7 @@ AsyncTriggersWithRawResponse)``. :class:`~pushwire.Client` gets the blocking cla
 from __future__ import annotations
 
 import enum
+import math
 import os
 from collections.abc import Mapping
 from typing import (
@@ -30,6 +31,8 @@ from typing import (
 from pushwire import _env
 from pushwire._args import NOT_GIVEN, NotGiven, Seconds, _count, _headers, _seconds
 from pushwire._core import CoreClient
+from pushwire._idempotency import DEFAULT_TTL, Idempotency, Keys
+from pushwire._keystores import store_of
 from pushwire.errors import PushwireError, ValidationError
 from pushwire.resources import (
     Analytics,
@@ -292,6 +295,8 @@ class _Base(_Namespaces):
         proxy: Optional[str] = None,
         max_connections: Optional[SupportsIndex] = 100,
         max_response_size: SupportsIndex = DEFAULT_MAX_RESPONSE_SIZE,
+        idempotency_store: Any = None,
+        idempotency_ttl: Seconds = DEFAULT_TTL,
     ) -> None:
         key, base, events = _env.where(api_key, base_url, events_url)
         if isinstance(timeout, NotGiven):
@@ -320,6 +325,19 @@ class _Base(_Namespaces):
             None if max_connections is None else _count("max_connections", max_connections),
             _count("max_response_size", max_response_size),
         )
+        if idempotency_store is None:
+            idempotency_store = _env.idempotency_store()
+        self._keys: Optional[Keys] = None
+        if idempotency_store is not None:
+            ttl = _seconds("idempotency_ttl", idempotency_ttl)
+            if not (math.isfinite(ttl) and ttl > 0):
+                raise ValidationError(
+                    "idempotency_ttl must be a positive number of seconds",
+                    field="idempotency_ttl",
+                )
+            self._keys = Keys(store_of(idempotency_store), key, ttl)
+        self.idempotency = Idempotency(self._keys)
+        """The keys of ``idempotency_store``: ``status(key)``, ``resolve(key, result)``."""
         self._namespaces()
 
     @property

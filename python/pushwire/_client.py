@@ -50,6 +50,13 @@ _CLIENT_DOC = """
       (the largest answers of the API are about 1 MiB): an endless or huge answer (a broken
       proxy) fails the call with ``ResponseTooLargeError`` instead of filling the memory.
 
+    - ``idempotency_store``: where the keys of ``idempotency_key=`` calls are kept, shared by
+      your processes: ``sqlite:///path``, ``redis://...``, or an object with ``add``,
+      ``get``, ``set`` and ``delete`` (a Django cache). Not given:
+      ``PUSHWIRE_IDEMPOTENCY_STORE``, else none (a call with a key is then refused).
+      ``idempotency_ttl``: seconds a key lives, 7 days by default. ``client.idempotency``
+      reads and settles keys.
+
     ``PUSHWIRE_LOG=debug`` (or ``info``) turns the ``pushwire`` logger to that level, with a
     handler to standard error if logging has none. A malformed variable raises a
     ``ValidationError`` naming it.

@@ -91,6 +91,11 @@ def timeout(default: float) -> float:
     return seconds
 
 
+def idempotency_store() -> Optional[str]:
+    """``PUSHWIRE_IDEMPOTENCY_STORE``: the store of idempotency keys, as a URL."""
+    return _raw("PUSHWIRE_IDEMPOTENCY_STORE")
+
+
 def max_retries(default: int) -> int:
     value = _raw("PUSHWIRE_MAX_RETRIES")
     if value is None:

@@ -7,9 +7,12 @@ a call pays one attribute read for tracing and OpenTelemetry is never imported.
 from __future__ import annotations
 
 from collections.abc import Coroutine
-from typing import Any, Optional, Protocol
+from typing import TYPE_CHECKING, Any, ContextManager, Optional, Protocol
 
 from pushwire._core import CoreClient
+
+if TYPE_CHECKING:
+    from pushwire._idempotency import Outcome
 
 
 class CallTracer(Protocol):
@@ -26,6 +29,21 @@ class CallTracer(Protocol):
     ) -> Coroutine[Any, Any, Any]:
         """The awaited twin of :meth:`call`, on the asyncio bridge."""
         ...
+
+    def operation(self, op: str, options: dict[str, Any]) -> ContextManager[TracedCall]:
+        """The operation's span around what the block runs (a keyed call's claim and send),
+        closed with the outcome it leaves in ``result`` or what it raised."""
+        ...
+
+
+class TracedCall(Protocol):
+    """A call under :meth:`CallTracer.operation`: its options (with the observer), its
+    result, and what it did with its idempotency key."""
+
+    options: dict[str, Any]
+    result: Any
+
+    def note(self, outcome: Outcome) -> None: ...
 
 
 tracer: Optional[CallTracer] = None

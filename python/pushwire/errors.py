@@ -52,6 +52,20 @@ class ValidationError(PushwireError, ValueError):
         self.field = field
 
 
+class IdempotencyError(ValidationError):
+    """An idempotency key that cannot send (nothing was sent): used before for another call
+    (other arguments), or naming a call whose outcome is unknown (``outcome_unknown`` true:
+    it may have acted; ``client.idempotency.resolve(key, ...)`` settles it), or held by a
+    call still in flight elsewhere past this call's timeout (``outcome_unknown`` true too).
+    ``key`` is the key."""
+
+    def __init__(self, message: str, key: str = "", outcome_unknown: bool = False) -> None:
+        super().__init__(message, "idempotency_key")
+        self.args = (message, key, outcome_unknown)
+        self.key = key
+        self.outcome_unknown = outcome_unknown
+
+
 class APIError(PushwireError):
     """The service answered with an error (or HTTP 200 with ``success: false``).
 

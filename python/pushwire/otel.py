@@ -38,6 +38,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from pushwire import __version__, _telemetry
 from pushwire._bridge import submit
 from pushwire._core import CoreClient
+from pushwire._idempotency import Outcome
 
 __all__ = ["PushwireInstrumentor"]
 
@@ -234,6 +235,7 @@ class _Tracing:
         if span is None:
             yield call
             return
+        call.span = span
         token, call.options = self._prepare(op, span, options)
         try:
             yield call
@@ -243,6 +245,9 @@ class _Tracing:
             raise
         otel_context.detach(token)
         self._finish(op, span, call.result, None)
+
+    # A keyed call runs its claim and its send under the span (`_idempotency`).
+    operation = _operation
 
     def call(
         self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
@@ -267,11 +272,20 @@ class _Tracing:
 class _Call:
     """One call under its operation's span: the options to run it with, and its result."""
 
-    __slots__ = ("options", "result")
+    __slots__ = ("options", "result", "span")
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = options
         self.result: Any = None
+        self.span: Any = None
+
+    def note(self, outcome: Outcome) -> None:
+        """What a keyed call did with its key, on its span."""
+        if self.span is not None:
+            try:
+                self.span.set_attribute("pushwire.idempotency.outcome", outcome.value)
+            except Exception as e:
+                _dropped("the operation's span", e)
 
 
 def _batch_counts(span: Any, op: str, result: Any) -> None:

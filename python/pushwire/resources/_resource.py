@@ -42,7 +42,9 @@ from pushwire import _telemetry
 from pushwire._bridge import submit
 from pushwire._bulk import BulkResult, Progress, build_result, reporting
 from pushwire._core import CoreClient, Page
+from pushwire._idempotency import Batch, Keys, Outcome, settled
 from pushwire._response import APIResponse, per_call
+from pushwire.errors import ValidationError
 
 if TYPE_CHECKING:
     from typing_extensions import Concatenate, ParamSpec, Protocol
@@ -54,6 +56,10 @@ if TYPE_CHECKING:
         """The client a namespace calls through (``pushwire._base._Base``)."""
 
         _core: CoreClient
+        _keys: Optional[Keys]
+
+        @property
+        def timeout(self) -> float: ...
 
         def _check_open(self) -> None: ...
 
@@ -110,8 +116,10 @@ class _Sync(_Resource):
 
     __slots__ = ()
 
-    def _call(self, op: str, *args: Any, **options: Any) -> Any:
+    def _call(self, op: str, *args: Any, _key: Optional[str] = None, **options: Any) -> Any:
         self._client._check_open()
+        if _key is not None:
+            return self._once(_key, op, args, options)
         traced = _telemetry.tracer
         if traced is not None:
             return traced.call(self._client._core, op, args, per_call(options))
@@ -119,8 +127,42 @@ class _Sync(_Resource):
             return self._client._core.call_with(op, per_call(options), *args)
         return self._client._core.call(op, *args)
 
+    def _once(self, key: str, op: str, args: tuple[Any, ...], options: dict[str, Any]) -> Any:
+        """The call sent once for ``key`` (``pushwire._idempotency``)."""
+        keys, timeout = _keyed(self._client, options)
+        core, opts, args = self._client._core, per_call(options), settled(args)
+        traced = _telemetry.tracer
+        if traced is None:
+            return keys.run(key, op, args, timeout, lambda: core.call_with(op, opts, *args), _quiet)
+        with traced.operation(op, opts) as call:
+            call.result = keys.run(
+                key, op, args, timeout, lambda: core.call_with(op, call.options, *args), call.note
+            )
+        return call.result
+
     def _then(self, after: Callable[[Any], T], op: str, *args: Any, **options: Any) -> T:
         return after(self._call(op, *args, **options))
+
+    def _batch_once(
+        self,
+        after: Callable[[Any], T],
+        op: str,
+        item_op: str,
+        items: list[Any],
+        *args: Any,
+        **options: Any,
+    ) -> T:
+        """A batch whose items may carry their own idempotency key (``Batch``)."""
+        self._client._check_open()
+        keys, timeout = _keyed(self._client, options)
+        batch = Batch(keys, item_op, items, timeout)
+        batch.wait()
+        try:
+            sent = self._call(op, batch.to_send, *args, **options) if batch.to_send else []
+        except BaseException as e:
+            batch.failed(e)
+            raise
+        return after(batch.settle(sent))
 
     def _bulk(
         self, op: str, label: str, progress: Progress, args: _BulkArgs, **options: Any
@@ -156,9 +198,13 @@ class _Async(_Resource):
         if twin is not None:
             _twin_of(cls, twin, skip)
 
-    def _call(self, op: str, *args: Any, **options: Any) -> Coroutine[Any, Any, Any]:
+    def _call(
+        self, op: str, *args: Any, _key: Optional[str] = None, **options: Any
+    ) -> Coroutine[Any, Any, Any]:
         # A plain function handing back submit's coroutine: one coroutine frame less per call.
         self._client._check_open()
+        if _key is not None:
+            return self._once(_key, op, args, options)
         traced = _telemetry.tracer
         if traced is not None:
             return traced.submit(self._client._core, op, args, per_call(options))
@@ -168,6 +214,47 @@ class _Async(_Resource):
 
     async def _then(self, after: Callable[[Any], T], op: str, *args: Any, **options: Any) -> T:
         return after(await self._call(op, *args, **options))
+
+    async def _batch_once(
+        self,
+        after: Callable[[Any], T],
+        op: str,
+        item_op: str,
+        items: list[Any],
+        *args: Any,
+        **options: Any,
+    ) -> T:
+        """``_Sync._batch_once``, awaited."""
+        self._client._check_open()
+        keys, timeout = _keyed(self._client, options)
+        batch = Batch(keys, item_op, items, timeout)
+        await batch.wait_async()
+        try:
+            sent = await self._call(op, batch.to_send, *args, **options) if batch.to_send else []
+        except BaseException as e:
+            batch.failed(e)
+            raise
+        return after(batch.settle(sent))
+
+    async def _once(self, key: str, op: str, args: tuple[Any, ...], options: dict[str, Any]) -> Any:
+        """The call sent once for ``key`` (``pushwire._idempotency``)."""
+        keys, timeout = _keyed(self._client, options)
+        core, opts, args = self._client._core, per_call(options), settled(args)
+        traced = _telemetry.tracer
+        if traced is None:
+            return await keys.run_async(
+                key, op, args, timeout, lambda: submit(core, op, *args, options=opts), _quiet
+            )
+        with traced.operation(op, opts) as call:
+            call.result = await keys.run_async(
+                key,
+                op,
+                args,
+                timeout,
+                lambda: submit(core, op, *args, options=call.options),
+                call.note,
+            )
+        return call.result
 
     async def _bulk(
         self, op: str, label: str, progress: Progress, args: _BulkArgs, **options: Any
@@ -228,7 +315,8 @@ class _RawSync(_Sync):
         def __getattr__(self, name: str) -> Any:
             raise AttributeError(_not_raw(self, name))
 
-    def _call(self, op: str, *args: Any, **options: Any) -> Any:
+    def _call(self, op: str, *args: Any, _key: Optional[str] = None, **options: Any) -> Any:
+        _no_key(_key)
         return self._then(None, op, *args, **options)
 
     def _then(self, after: Any, op: str, *args: Any, **options: Any) -> Any:
@@ -254,7 +342,10 @@ class _RawAsync(_Async):
         def __getattr__(self, name: str) -> Any:
             raise AttributeError(_not_raw(self, name))
 
-    def _call(self, op: str, *args: Any, **options: Any) -> Coroutine[Any, Any, Any]:
+    def _call(
+        self, op: str, *args: Any, _key: Optional[str] = None, **options: Any
+    ) -> Coroutine[Any, Any, Any]:
+        _no_key(_key)
         return self._then(None, op, *args, **options)
 
     async def _then(self, after: Any, op: str, *args: Any, **options: Any) -> Any:
@@ -266,6 +357,33 @@ class _RawAsync(_Async):
         else:
             result, raw = await submit(core, op, *args, options=opts)
         return APIResponse(raw, result, after)
+
+
+def _keyed(client: _Owner, options: dict[str, Any]) -> tuple[Keys, float]:
+    """The client's keys, and the seconds the call may take (its lease's base)."""
+    keys = client._keys
+    if keys is None:
+        raise ValidationError(
+            "idempotency_key needs a store its processes share: pass idempotency_store= to "
+            "the client (sqlite:///path, redis://..., or an object) or set "
+            "PUSHWIRE_IDEMPOTENCY_STORE",
+            field="idempotency_store",
+        )
+    timeout = options.get("timeout", client.timeout)
+    return keys, float(per_call({"timeout": timeout})["timeout"])
+
+
+def _quiet(outcome: Outcome) -> None:
+    """A keyed call's outcome, told to no span (tracing is off)."""
+
+
+def _no_key(key: Optional[str]) -> None:
+    if key is not None:
+        raise ValidationError(
+            "with_raw_response shows the answer a call got, and a call replayed from its "
+            "idempotency key gets none: call it on the client itself",
+            field="idempotency_key",
+        )
 
 
 def _not_raw(namespace: Any, name: str) -> str:

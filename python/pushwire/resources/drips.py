@@ -42,6 +42,7 @@ class Drips(_Sync):
         *,
         send_to: Union[SendTo, Audience, Mapping[str, Any], None] = None,
         utm_params: Union[UtmParams, Mapping[str, Any], None] = None,
+        idempotency_key: Optional[str] = None,
         **options: Unpack[RequestOptions],
     ) -> int:
         """Creates a drip; its ``drip_id``. A drip read back can be copied as it is:
@@ -50,9 +51,16 @@ class Drips(_Sync):
         ``send_to`` that selects the same subscribers). Retried only when the service refused it
         unprocessed (429, or 503 with ``Retry-After``), never once it may have been received
         (it would make two). The id is 0 (with a warning) if the service accepted the drip but
-        sent no usable id."""
+        sent no usable id. ``idempotency_key``: created once per key, as for
+        ``notifications.create``."""
         out: int = self._call(
-            "drips.create", campaign_name, notifications, send_to, utm_params, **options
+            "drips.create",
+            campaign_name,
+            notifications,
+            send_to,
+            utm_params,
+            _key=idempotency_key,
+            **options,
         )
         return out
 

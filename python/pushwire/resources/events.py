@@ -37,18 +37,21 @@ class Events(_Sync):
         profile_id: Optional[IdLike] = None,
         device_token_hash: Optional[str] = None,
         data: Optional[Mapping[str, Any]] = None,
+        idempotency_key: Optional[str] = None,
         **options: Unpack[RequestOptions],
     ) -> None:
         """Records an event for a subscriber (``profile_id`` wins over ``device_token_hash``).
         Retried only when the service refused it unprocessed (429, or 503 with
         ``Retry-After``), never once it may have been received: it may start a triggered
-        campaign."""
+        campaign. ``idempotency_key``: recorded once per key, as for
+        ``notifications.create``."""
         out: None = self._call(
             "events.track",
             event_name,
             _given(profile_id),
             _given(device_token_hash),
             data,
+            _key=idempotency_key,
             **options,
         )
         return out
@@ -63,9 +66,18 @@ class Events(_Sync):
         """Tracks every event (dicts with ``event_name``, ``profile_id`` or
         ``device_token_hash``, ``data``), ``concurrency`` in flight, inside Rust. Returns one
         entry per event, in order: ``None`` when it was recorded, else its error (invalid
-        events are not sent). One failure never stops the rest."""
+        events are not sent). One failure never stops the rest.
+
+        An event may carry its own ``idempotency_key`` (with the client's
+        ``idempotency_store``): it is sent once per key, as ``track`` is, and an event
+        recorded before under its key gets ``None`` without being sent."""
         self._client._check_events()
-        return self._then(_reported, "events.track_many", _events(events), concurrency, **options)
+        listed = _events(events)
+        if any(isinstance(e, Mapping) and "idempotency_key" in e for e in listed):
+            return self._batch_once(
+                _reported, "events.track_many", "events.track", listed, concurrency, **options
+            )
+        return self._then(_reported, "events.track_many", listed, concurrency, **options)
 
 
 class AsyncEvents(_Async, twin=Events):

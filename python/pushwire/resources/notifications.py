@@ -54,6 +54,7 @@ class Notifications(_Sync):
         subscriber_hash: Optional[Iterable[str]] = None,
         attributes: Optional[Sequence[Sequence[Union[AttributeRule, Mapping[str, Any]]]]] = None,
         actions: Optional[Sequence[Union[Action, Mapping[str, Any]]]] = None,
+        idempotency_key: Optional[str] = None,
         **options: Unpack[RequestOptions],
     ) -> int:
         """Creates a broadcast; its ``notification_id``.
@@ -62,7 +63,11 @@ class Notifications(_Sync):
         ``valid_from_utc`` is given and ``now`` otherwise. ``expiry`` is in minutes. Never
         retried once it may have been received, so a broadcast is never sent twice. The id is
         0 (with a warning) if the service accepted the broadcast but sent no usable id:
-        raising would invite a retry that sends it twice."""
+        raising would invite a retry that sends it twice.
+
+        ``idempotency_key`` (with the client's ``idempotency_store``) sends it once per key,
+        however often the code around the call runs: a later call with the key returns the
+        first one's id (see the exactly-once page of the docs)."""
         fields = _broadcast(
             title,
             message,
@@ -92,7 +97,7 @@ class Notifications(_Sync):
                 "actions": actions,
             },
         )
-        out: int = self._call("notifications.create", fields, **options)
+        out: int = self._call("notifications.create", fields, _key=idempotency_key, **options)
         return out
 
 

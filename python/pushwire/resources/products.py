@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from pushwire._core import Product
 from pushwire.resources._resource import (
@@ -28,13 +28,15 @@ class Products(_Sync):
     def update(
         self,
         products: Sequence[Union[Product, Mapping[str, Any]]],
+        *,
+        idempotency_key: Optional[str] = None,
         **options: Unpack[RequestOptions],
     ) -> None:
         """Sends the latest price and availability: ``Product``s, their dicts, or the
         emulator's ``products()`` entries. Retried only when the service refused
         it unprocessed (429, or 503 with ``Retry-After``), never once it may have been
-        received."""
-        out: None = self._call("products.update", products, **options)
+        received. ``idempotency_key``: sent once per key, as for ``notifications.create``."""
+        out: None = self._call("products.update", products, _key=idempotency_key, **options)
         return out
 
 

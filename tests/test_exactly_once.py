@@ -1,0 +1,408 @@
+"""Idempotency keys (docs/exactly-once.md), over real HTTP against the emulator, with each
+kind of store (SQLite, a real Redis, an object of the documented protocol): a call with an
+effect sent once per key, its result replayed; another call's key refused; a key in flight
+waited for; an unknown outcome never resent until resolved; a refusal freeing the key; keys
+that expire, are kept apart per API key, and hold neither the key nor the body."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+from client_support import BROADCAST, Driver, api_requests, drip_notification, make_driver
+from redis_support import REDIS_SERVER, redis_server
+
+import pushwire
+from pushwire import IdempotencyError, IdempotencyStore, ValidationError
+from pushwire.testing import Emulator
+
+NOTIFICATIONS = "/apiv1/notifications"
+
+
+class DictStore:
+    """The documented protocol, as a cache object has it (Django's among them): the four
+    methods, over a dict guarded by a lock (one process)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, tuple[str, float]] = {}
+        self.lock = threading.Lock()
+
+    def add(self, key: str, value: str, timeout: float) -> bool:
+        with self.lock:
+            held = self.values.get(key)
+            if held is not None and held[1] > time.time():
+                return False
+            self.values[key] = (value, time.time() + timeout)
+            return True
+
+    def get(self, key: str) -> Optional[str]:
+        with self.lock:
+            held = self.values.get(key)
+            return held[0] if held is not None and held[1] > time.time() else None
+
+    def set(self, key: str, value: str, timeout: float) -> None:
+        with self.lock:
+            self.values[key] = (value, time.time() + timeout)
+
+    def delete(self, key: str) -> None:
+        with self.lock:
+            self.values.pop(key, None)
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if REDIS_SERVER is None:
+        pytest.skip("redis-server is not on PATH (make test installs it: tools/system_deps.sh)")
+    pytest.importorskip("redis", reason="redis-py (requirements-dev.txt)")
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "redis", "object"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """Each kind of store, empty."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'keys.db'}"
+    if request.param == "redis":
+        url: str = request.getfixturevalue("redis_url")
+        import redis
+
+        r = redis.Redis.from_url(url)
+        r.flushdb()
+        r.close()
+        return url
+    return DictStore()
+
+
+@pytest.fixture
+def keyed(kind: str, emu: Emulator, store: Any) -> Iterator[Driver]:
+    d = make_driver(kind, emu, idempotency_store=store)
+    yield d
+    d.close()
+
+
+def test_a_second_call_with_the_key_returns_the_first_ones_result_without_sending(
+    keyed: Driver, emu: Emulator
+) -> None:
+    create = keyed.client.notifications.create
+    first = keyed(create, **BROADCAST, idempotency_key="sale-2026-11-27")
+    again = keyed(create, **BROADCAST, idempotency_key="sale-2026-11-27")
+    assert again == first
+    assert [n["notification_id"] for n in emu.notifications()] == [first]
+    assert len(api_requests(emu, NOTIFICATIONS)) == 1
+    assert keyed.client.idempotency.status("sale-2026-11-27") == "done"
+    # Another key is another broadcast; no key, as ever, sends every time.
+    other = keyed(create, **BROADCAST, idempotency_key="sale-2026-11-28")
+    keyed(create, **BROADCAST)
+    assert other != first and len(emu.notifications()) == 3
+
+
+def test_every_call_with_an_effect_takes_a_key(keyed: Driver, emu: Emulator) -> None:
+    c = keyed.client
+    drip = drip_notification()
+    ids = [keyed(c.drips.create, "Welcome", [drip], idempotency_key="drip") for _ in range(2)]
+    assert ids[0] == ids[1] and len(emu.drips()) == 1
+    for _ in range(2):
+        keyed(c.events.track, "signup", profile_id="alice", idempotency_key="signup-alice")
+        keyed(
+            c.products.update,
+            [{"product_id": "sku-1", "price": 9.5, "availability": "inStock"}],
+            idempotency_key="price-sku-1",
+        )
+    assert len(emu.events()) == 1
+    assert len(api_requests(emu, "/apiv1/products")) == 1
+
+
+def test_track_many_sends_each_keyed_event_once(keyed: Driver, emu: Emulator) -> None:
+    events = [
+        {"event_name": "viewed", "profile_id": f"p{i}", "idempotency_key": f"view-{i}"}
+        for i in range(5)
+    ] + [{"event_name": "unkeyed", "profile_id": "p9"}]
+    assert keyed(keyed.client.events.track_many, events[:3]) == [None] * 3
+    results = keyed(keyed.client.events.track_many, events)
+    assert results == [None] * 6
+    # Three recorded before were not sent again; the unkeyed one is sent each time.
+    names = sorted((e["event_name"], e["profile_id"]) for e in emu.events())
+    assert names == sorted([("viewed", f"p{i}") for i in range(5)] + [("unkeyed", "p9")])
+    # A key already used for another event is refused in its place, the rest recorded.
+    clash = [{"event_name": "clicked", "profile_id": "p0", "idempotency_key": "view-0"}]
+    [refused] = keyed(keyed.client.events.track_many, clash)
+    assert isinstance(refused, IdempotencyError) and refused.key == "view-0"
+
+
+def test_the_same_key_with_other_arguments_is_refused_and_nothing_is_sent(
+    keyed: Driver, emu: Emulator
+) -> None:
+    create = keyed.client.notifications.create
+    keyed(create, **BROADCAST, idempotency_key="k")
+    with pytest.raises(IdempotencyError, match="another call") as info:
+        keyed(create, **{**BROADCAST, "title": "Other"}, idempotency_key="k")
+    assert isinstance(info.value, ValidationError)
+    assert info.value.field == "idempotency_key" and info.value.key == "k"
+    assert not info.value.outcome_unknown
+    with pytest.raises(IdempotencyError):
+        keyed(keyed.client.events.track, "signup", profile_id="a", idempotency_key="k")
+    assert len(api_requests(emu)) == 1
+
+
+def test_an_unknown_outcome_is_never_resent_until_resolved(keyed: Driver, emu: Emulator) -> None:
+    create = keyed.client.notifications.create
+    emu.inject_fault(NOTIFICATIONS, drop="after")  # processed, the answer lost
+    with pytest.raises(pushwire.APIConnectionError) as lost:
+        keyed(create, **BROADCAST, idempotency_key="k")
+    assert lost.value.outcome_unknown
+    assert keyed.client.idempotency.status("k") == "unknown"
+    for _ in range(2):
+        with pytest.raises(IdempotencyError, match="unknown") as info:
+            keyed(create, **BROADCAST, idempotency_key="k")
+        assert info.value.outcome_unknown and info.value.key == "k"
+        assert "resolve('k'" in str(info.value)
+    assert len(api_requests(emu, NOTIFICATIONS)) == 1 and len(emu.notifications()) == 1
+    # Checked: it went out. Settled with its id, later calls return it.
+    [sent] = emu.notifications()
+    keyed.client.idempotency.resolve("k", sent["notification_id"])
+    assert keyed(create, **BROADCAST, idempotency_key="k") == sent["notification_id"]
+    assert len(emu.notifications()) == 1
+
+
+def test_a_key_resolved_as_not_acted_sends_again(keyed: Driver, emu: Emulator) -> None:
+    create = keyed.client.notifications.create
+    emu.inject_fault(NOTIFICATIONS, drop="before")  # dropped before it was processed
+    with pytest.raises(pushwire.APIConnectionError):
+        keyed(create, **BROADCAST, idempotency_key="k")
+    assert emu.notifications() == []
+    keyed.client.idempotency.resolve("k", None)
+    assert keyed.client.idempotency.status("k") is None
+    notification_id = keyed(create, **BROADCAST, idempotency_key="k")
+    assert [n["notification_id"] for n in emu.notifications()] == [notification_id]
+    with pytest.raises(IdempotencyError, match="holds nothing"):
+        keyed.client.idempotency.resolve("never-used", None)
+
+
+def test_a_refusal_frees_the_key(keyed: Driver, emu: Emulator) -> None:
+    create = keyed.client.notifications.create
+    emu.inject_fault(NOTIFICATIONS, status=400)
+    with pytest.raises(pushwire.BadRequestError):
+        keyed(create, **BROADCAST, idempotency_key="k")
+    assert keyed.client.idempotency.status("k") is None
+    assert keyed(create, **BROADCAST, idempotency_key="k") > 0
+    # Bad input is caught before anything is claimed or sent.
+    with pytest.raises(ValidationError) as info:
+        keyed(create, **{**BROADCAST, "url": "not a url"}, idempotency_key="bad")
+    assert info.value.field == "url"
+    assert keyed.client.idempotency.status("bad") is None
+
+
+def test_a_refused_connect_frees_the_key(kind: str, store: Any, emu: Emulator) -> None:
+    # Nothing listens there: the connect is refused, so nothing was sent.
+    settings: dict[str, Any] = {
+        "api_key": emu.api_key,
+        "base_url": "http://127.0.0.1:9",
+        "idempotency_store": store,
+        "backoff_base": 0,
+    }
+    if kind == "sync":
+        with pushwire.Client(**settings) as client:
+            with pytest.raises(pushwire.APIConnectionError) as info:
+                client.notifications.create(**BROADCAST, idempotency_key="k")
+    else:
+
+        async def create() -> None:
+            async with pushwire.AsyncClient(**settings) as client:
+                await client.notifications.create(**BROADCAST, idempotency_key="k")
+
+        with pytest.raises(pushwire.APIConnectionError) as info:
+            asyncio.run(create())
+    assert not info.value.outcome_unknown
+    with emu.client(idempotency_store=store) as client:
+        assert client.idempotency.status("k") is None
+
+
+def test_a_key_in_flight_elsewhere_is_waited_for_and_its_result_returned(
+    store: Any, emu: Emulator
+) -> None:
+    emu.inject_fault(NOTIFICATIONS, delay=0.5)
+    with emu.client(idempotency_store=store) as a, emu.client(idempotency_store=store) as b:
+        first: list[int] = []
+        holder = threading.Thread(
+            target=lambda: first.append(a.notifications.create(**BROADCAST, idempotency_key="k"))
+        )
+        holder.start()
+        deadline = time.monotonic() + 10
+        while a.idempotency.status("k") != "pending":
+            assert time.monotonic() < deadline
+            time.sleep(0.002)
+        second = b.notifications.create(**BROADCAST, idempotency_key="k")
+        holder.join()
+    assert first == [second] and len(emu.notifications()) == 1
+
+
+def test_a_key_held_past_the_callers_timeout_is_refused_unsent(store: Any, emu: Emulator) -> None:
+    emu.inject_fault(NOTIFICATIONS, delay=0.5)
+    with emu.client(idempotency_store=store) as a, emu.client(idempotency_store=store) as b:
+        holder = threading.Thread(
+            target=lambda: a.notifications.create(**BROADCAST, idempotency_key="k")
+        )
+        holder.start()
+        deadline = time.monotonic() + 10
+        while a.idempotency.status("k") != "pending":
+            assert time.monotonic() < deadline
+            time.sleep(0.002)
+        with pytest.raises(IdempotencyError, match="still in flight") as info:
+            b.notifications.create(**BROADCAST, idempotency_key="k", timeout=0.1)
+        assert info.value.outcome_unknown
+        holder.join()
+    assert len(emu.notifications()) == 1
+
+
+# A process that sends the broadcast under key "k" and prints the id it got.
+RACER = textwrap.dedent(
+    """
+    import json, sys
+    import pushwire
+
+    job = json.loads(sys.argv[1])
+    client = pushwire.Client(
+        api_key=job["key"], base_url=job["base_url"], idempotency_store=job["store"]
+    )
+    print(client.notifications.create(**job["broadcast"], idempotency_key="k"))
+    """
+)
+
+
+def test_processes_racing_on_one_key_in_one_sqlite_file_send_once(
+    tmp_path: Path, emu: Emulator
+) -> None:
+    store = f"sqlite:///{tmp_path / 'keys.db'}"
+    emu.inject_fault(NOTIFICATIONS, delay=0.3)  # the first send is still in flight
+    job = json.dumps(
+        {"key": emu.api_key, "base_url": emu.base_url, "store": store, "broadcast": BROADCAST}
+    )
+    racers = [
+        subprocess.Popen([sys.executable, "-c", RACER, job], stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    ids = {int(r.communicate(timeout=60)[0]) for r in racers}
+    assert all(r.returncode == 0 for r in racers)
+    assert ids == {n["notification_id"] for n in emu.notifications()}
+    assert len(ids) == 1 and len(api_requests(emu, NOTIFICATIONS)) == 1
+
+
+# A caller that claims a key and is killed while its broadcast is in flight.
+HOLDER = textwrap.dedent(
+    """
+    import json, sys
+    import pushwire
+
+    job = json.loads(sys.argv[1])
+    client = pushwire.Client(
+        api_key=job["key"], base_url=job["base_url"], idempotency_store=job["store"], timeout=1
+    )
+    client.notifications.create(**job["broadcast"], idempotency_key="k")
+    """
+)
+
+
+def test_a_holder_that_died_leaves_the_key_unknown(tmp_path: Path, emu: Emulator) -> None:
+    store = f"sqlite:///{tmp_path / 'keys.db'}"
+    emu.inject_fault(NOTIFICATIONS, delay=30, processed=True)
+    job = {"key": emu.api_key, "base_url": emu.base_url, "store": store, "broadcast": BROADCAST}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, json.dumps(job)])
+    client = emu.client(idempotency_store=store)
+    try:
+        deadline = time.monotonic() + 30
+        while not emu.notifications():  # processed: the broadcast went out
+            assert time.monotonic() < deadline and holder.poll() is None
+            time.sleep(0.01)
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(30)
+        # Its lease (its timeout and a margin) runs out; the key is unknown then.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client.notifications.create(**BROADCAST, idempotency_key="k", timeout=0.1)
+            except IdempotencyError as e:
+                if "lease ran out" in str(e):
+                    assert e.outcome_unknown
+                    break
+                assert "still in flight" in str(e)
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert client.idempotency.status("k") == "unknown"
+        assert len(emu.notifications()) == 1
+    finally:
+        client.close()
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+
+
+def test_keys_expire_after_their_ttl(store: Any, emu: Emulator) -> None:
+    with emu.client(idempotency_store=store, idempotency_ttl=0.3) as client:
+        client.notifications.create(**BROADCAST, idempotency_key="k")
+        deadline = time.monotonic() + 10
+        while client.idempotency.status("k") is not None:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        client.notifications.create(**BROADCAST, idempotency_key="k")
+    assert len(emu.notifications()) == 2
+
+
+def test_keys_are_kept_apart_per_api_key_and_the_store_holds_no_key_and_no_body(
+    tmp_path: Path, emu: Emulator
+) -> None:
+    path = tmp_path / "keys.db"
+    other = "sk_live_other_site_0123456789"
+    emu.add_site(other)
+    with (
+        emu.client(idempotency_store=f"sqlite:///{path}") as a,
+        emu.client(api_key=other, idempotency_store=f"sqlite:///{path}") as b,
+    ):
+        a.notifications.create(**BROADCAST, idempotency_key="k")
+        b.notifications.create(**BROADCAST, idempotency_key="k")
+        assert a.notifications.create(**BROADCAST, idempotency_key="k") > 0
+    assert len(emu.notifications()) == 1 and len(emu.notifications(api_key=other)) == 1
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT key, value FROM pushwire_idempotency").fetchall()
+    assert len(rows) == 2
+    stored = json.dumps(rows) + path.read_bytes().decode("latin-1")
+    for secret in (emu.api_key, other, BROADCAST["title"], BROADCAST["url"], '"k"'):
+        assert secret not in stored
+
+
+def test_a_key_needs_a_store_and_a_store_must_be_usable(emu: Emulator, tmp_path: Path) -> None:
+    with emu.client() as client:
+        with pytest.raises(ValidationError) as info:
+            client.notifications.create(**BROADCAST, idempotency_key="k")
+        assert info.value.field == "idempotency_store"
+        with pytest.raises(ValidationError) as info:
+            client.with_raw_response.notifications.create(**BROADCAST, idempotency_key="k")
+        assert info.value.field == "idempotency_key"
+    for bad in ("memcached://x", f"sqlite:///{tmp_path}/missing/keys.db", 42):
+        with pytest.raises(ValidationError) as info:
+            emu.client(idempotency_store=bad)
+        assert info.value.field == "idempotency_store"
+    assert api_requests(emu) == []
+
+
+def test_the_store_comes_from_the_environment(
+    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PUSHWIRE_IDEMPOTENCY_STORE", f"sqlite:///{tmp_path / 'keys.db'}")
+    with emu.client() as client:
+        first = client.notifications.create(**BROADCAST, idempotency_key="k")
+        assert client.notifications.create(**BROADCAST, idempotency_key="k") == first
+    assert "keys.db" in os.listdir(tmp_path)
+    assert isinstance(DictStore(), IdempotencyStore)
