@@ -112,7 +112,8 @@ def section(quick: bool = False, rounds: int = 7) -> list[str]:
         f"{os.cpu_count()} cores shared with the emulator and redis-server, load average "
         f"{load:.1f} at the start): each round times {calls:,} sequential `events.track` calls "
         f"of each kind in turns, medians of {rounds} rounds after a warm-up. A new key costs a "
-        "claim before the call and a record after it: two statements with SQLite (WAL), two "
+        "claim before the call and a record after it: a write transaction and a statement with "
+        "SQLite (WAL), two "
         "round trips with Redis.",
         "",
         "| call | us/call | added to a call without a store, us | runs (min-max) |",

@@ -55,10 +55,16 @@ def redis_server(workdir: Path, wait: float = 60.0) -> Iterator[str]:
         client.close()
         yield f"redis://127.0.0.1:{port}"
     finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(wait / 2)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(wait / 2)
+        stop(server, wait / 2)
+
+
+def stop(process: subprocess.Popen[bytes], within: float) -> None:
+    """SIGTERM to a process started here (a worker's warm shutdown), then SIGKILL if it has
+    not ended ``within`` seconds; it is waited for (no zombie left)."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(within)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(within)

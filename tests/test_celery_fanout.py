@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis_support
 from redis_support import REDIS_SERVER, SKIP_REASON, redis_server
 
 import pushwire
@@ -90,13 +91,7 @@ def members_of_group(pgid: int) -> list[int]:
 def stop(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM to a process started here (a worker's warm shutdown), then SIGKILL if it has
     not ended in ``WAIT / 2``; it is waited for (no zombie left)."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(WAIT / 2)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(WAIT / 2)
+    redis_support.stop(process, WAIT / 2)
 
 
 def gone(pids: list[int], within: float = 10.0) -> list[int]:

@@ -6,6 +6,7 @@ configured roots, retries by method, and outcome-unknown as the typed calls have
 from __future__ import annotations
 
 import http.server
+import logging
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -201,6 +202,20 @@ def test_a_post_said_idempotent_and_a_get_are_retried(drv: Driver, emu: Emulator
     )
     assert r.status_code == 200 and r.retries_taken == 1
     assert emu.segments() == []
+
+
+def test_its_retries_are_logged_as_the_typed_calls_are(
+    drv: Driver, emu: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="pushwire")
+    emu.inject_fault("/apiv1/segments", status=503, retry_after=0)
+    drv(drv.client.request, "GET", "/apiv1/segments")
+    drv(drv.client.segments.list)
+    emu.inject_fault("/apiv1/segments", status=503, retry_after=0)
+    drv(drv.client.segments.list)
+    retries = [m for m in caplog.messages if m.startswith("retrying GET /apiv1/segments ")]
+    assert len(retries) == 2, caplog.messages
+    assert retries[0].split(" in ")[0] == retries[1].split(" in ")[0]
 
 
 def test_a_call_timeout_bounds_it(drv: Driver, emu: Emulator) -> None:

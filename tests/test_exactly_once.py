@@ -61,6 +61,14 @@ class DictStore:
             self.values.pop(key, None)
 
 
+def pending(client: pushwire.Client, key: str) -> None:
+    """Waits until a call elsewhere holds ``key`` (claimed, in flight)."""
+    deadline = time.monotonic() + 10
+    while client.idempotency.status(key) != "pending":
+        assert time.monotonic() < deadline, f"{key!r} was never claimed"
+        time.sleep(0.002)
+
+
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if REDIS_SERVER is None:
@@ -240,10 +248,7 @@ def test_a_key_in_flight_elsewhere_is_waited_for_and_its_result_returned(
             target=lambda: first.append(a.notifications.create(**BROADCAST, idempotency_key="k"))
         )
         holder.start()
-        deadline = time.monotonic() + 10
-        while a.idempotency.status("k") != "pending":
-            assert time.monotonic() < deadline
-            time.sleep(0.002)
+        pending(a, "k")
         second = b.notifications.create(**BROADCAST, idempotency_key="k")
         holder.join()
     assert first == [second] and len(emu.notifications()) == 1
@@ -256,10 +261,7 @@ def test_a_key_held_past_the_callers_timeout_is_refused_unsent(store: Any, emu: 
             target=lambda: a.notifications.create(**BROADCAST, idempotency_key="k")
         )
         holder.start()
-        deadline = time.monotonic() + 10
-        while a.idempotency.status("k") != "pending":
-            assert time.monotonic() < deadline
-            time.sleep(0.002)
+        pending(a, "k")
         with pytest.raises(IdempotencyError, match="still in flight") as info:
             b.notifications.create(**BROADCAST, idempotency_key="k", timeout=0.1)
         assert info.value.outcome_unknown
@@ -390,7 +392,7 @@ def test_a_key_needs_a_store_and_a_store_must_be_usable(emu: Emulator, tmp_path:
         with pytest.raises(ValidationError) as info:
             client.with_raw_response.notifications.create(**BROADCAST, idempotency_key="k")
         assert info.value.field == "idempotency_key"
-    for bad in ("memcached://x", f"sqlite:///{tmp_path}/missing/keys.db", 42):
+    for bad in ("memcached://x", f"sqlite:///{tmp_path}/missing/keys.db", 42, "sqlite:///:memory:"):
         with pytest.raises(ValidationError) as info:
             emu.client(idempotency_store=bad)
         assert info.value.field == "idempotency_store"
@@ -406,3 +408,135 @@ def test_the_store_comes_from_the_environment(
         assert client.notifications.create(**BROADCAST, idempotency_key="k") == first
     assert "keys.db" in os.listdir(tmp_path)
     assert isinstance(DictStore(), IdempotencyStore)
+
+
+def test_a_ttl_shorter_than_a_call_still_holds_its_key_while_it_runs(
+    store: Any, emu: Emulator
+) -> None:
+    emu.inject_fault(NOTIFICATIONS, delay=0.6)
+    settings = {"idempotency_store": store, "idempotency_ttl": 0.2}
+    with emu.client(**settings) as a, emu.client(**settings) as b:
+        first: list[int] = []
+        holder = threading.Thread(
+            target=lambda: first.append(a.notifications.create(**BROADCAST, idempotency_key="k"))
+        )
+        holder.start()
+        pending(a, "k")
+        time.sleep(0.3)  # past the TTL, while the first call is still in flight
+        second = b.notifications.create(**BROADCAST, idempotency_key="k")
+        holder.join()
+    assert first == [second] and len(emu.notifications()) == 1
+
+
+# One broadcast to a set of countries under key "k", in a process of its own.
+BY_SET = textwrap.dedent(
+    """
+    import json, sys
+    import pushwire
+
+    job = json.loads(sys.argv[1])
+    client = pushwire.Client(
+        api_key=job["key"], base_url=job["base_url"], idempotency_store=job["store"]
+    )
+    countries = {"US", "IN", "FR", "DE", "BR", "JP", "GB", "ES"}
+    print(client.notifications.create(
+        **job["broadcast"], include_countries=countries, idempotency_key="k"
+    ))
+    """
+)
+
+
+def test_the_same_call_in_processes_with_other_hash_seeds_is_the_same_call(
+    tmp_path: Path, emu: Emulator
+) -> None:
+    store = f"sqlite:///{tmp_path / 'keys.db'}"
+    job = json.dumps(
+        {"key": emu.api_key, "base_url": emu.base_url, "store": store, "broadcast": BROADCAST}
+    )
+    ids = []
+    for seed in ("1", "2", "3"):
+        done = subprocess.run(
+            [sys.executable, "-c", BY_SET, job],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        ids.append(int(done.stdout))
+    assert len(set(ids)) == 1 and len(emu.notifications()) == 1
+
+
+def test_an_event_keyed_in_track_is_the_same_event_in_track_many(
+    keyed: Driver, emu: Emulator
+) -> None:
+    keyed(keyed.client.events.track, "signup", profile_id="alice", idempotency_key="signup")
+    event = {"event_name": "signup", "profile_id": "alice", "idempotency_key": "signup"}
+    # Twice in one batch, and once before: recorded once.
+    assert keyed(keyed.client.events.track_many, [event, dict(event)]) == [None, None]
+    assert len(emu.events()) == 1
+    other = {**event, "profile_id": "bob"}
+    results = keyed(
+        keyed.client.events.track_many,
+        [{**event, "idempotency_key": "x"}, {**other, "idempotency_key": "x"}],
+    )
+    assert results[0] is None and isinstance(results[1], IdempotencyError)
+    assert len(emu.events()) == 2
+
+
+class FailingRecords(DictStore):
+    """A store that claims, then fails to record (Redis gone mid-call)."""
+
+    def set(self, key: str, value: str, timeout: float) -> None:
+        raise ConnectionError("the store went away")
+
+
+def test_a_store_that_fails_after_the_send_keeps_the_calls_outcome(
+    emu: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    with emu.client(idempotency_store=FailingRecords()) as client:
+        notification_id = client.notifications.create(**BROADCAST, idempotency_key="k")
+        assert [n["notification_id"] for n in emu.notifications()] == [notification_id]
+        assert any("could not be recorded" in m for m in caplog.messages)
+        emu.inject_fault(NOTIFICATIONS, drop="after")
+        with pytest.raises(pushwire.APIConnectionError) as info:
+            client.notifications.create(**BROADCAST, idempotency_key="other")
+        assert info.value.outcome_unknown
+
+
+def test_resolve_refuses_a_done_key_and_stores_show_no_secret(keyed: Driver, emu: Emulator) -> None:
+    keyed(keyed.client.notifications.create, **BROADCAST, idempotency_key="k")
+    with pytest.raises(IdempotencyError, match="nothing to resolve"):
+        keyed.client.idempotency.resolve("k", None)
+    assert len(emu.notifications()) == 1
+    with emu.client(idempotency_store="redis://:s3cret@127.0.0.1:9/1?password=s3cret") as c:
+        assert "s3cret" not in repr(c.idempotency)
+
+
+def test_a_batch_stopped_before_it_sends_frees_the_keys_it_claimed(
+    store: Any, emu: Emulator
+) -> None:
+    emu.inject_fault("/api/v1/events", delay=0.5)
+    held = threading.Thread(
+        target=lambda: emu.client(idempotency_store=store).events.track(
+            "signup", profile_id="b", idempotency_key="b"
+        )
+    )
+    with emu.client(idempotency_store=store) as probe:
+        held.start()
+        pending(probe, "b")
+
+        async def batch() -> None:
+            async with emu.async_client(idempotency_store=store) as client:
+                events = [
+                    {"event_name": "signup", "profile_id": "a", "idempotency_key": "a"},
+                    {"event_name": "signup", "profile_id": "b", "idempotency_key": "b"},
+                ]
+                # Cancelled while it waits for "b", before anything is sent.
+                await asyncio.wait_for(client.events.track_many(events), timeout=0.1)
+
+        with pytest.raises(asyncio.TimeoutError):
+            asyncio.run(batch())
+        assert probe.idempotency.status("a") is None
+        held.join()
+    assert [e["profile_id"] for e in emu.events()] == ["b"]

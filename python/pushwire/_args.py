@@ -69,6 +69,10 @@ def _strs(name: str, values: Optional[Iterable[Any]]) -> Optional[list[str]]:
             out.append(str(v.__index__()))
         else:
             raise ValidationError(f"{name} entries must be strings or integers", field=name)
+    if isinstance(values, (set, frozenset)):
+        # A set's order is the process's own (hash randomization): sorted, every process
+        # sends, and fingerprints, the same list.
+        out.sort()
     return out
 
 

@@ -23,13 +23,15 @@ of the API key, so that two sites' keys never meet.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime as _dt
 import enum
 import hashlib
 import json
+import logging
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Iterator, Mapping
 from typing import Any, Callable, Optional, TypeVar
 
 from pushwire._keystores import IdempotencyStore
@@ -39,10 +41,14 @@ __all__ = ["Idempotency", "Keys"]
 
 T = TypeVar("T")
 
+_log = logging.getLogger("pushwire")
+
 DEFAULT_TTL = 7 * 24 * 3600.0
 # Beyond a call's own timeout, how long its claim is held before a waiting call takes its
 # holder for dead: the time to record the outcome.
 _LEASE_MARGIN = 5.0
+# How often a call waiting for a key held elsewhere looks again: soon, then less often.
+_FIRST_PAUSE, _LONGEST_PAUSE = 0.005, 0.1
 
 
 class Outcome(enum.Enum):
@@ -65,17 +71,39 @@ class _Claim:
 
 
 def fingerprint(op: str, args: Any) -> str:
-    """A SHA-256 of the call's arguments, in a canonical JSON (keys sorted; models as their
-    dicts, times in ISO 8601): the same arguments always give the same one."""
-    text = json.dumps([op, args], sort_keys=True, default=_plain, separators=(",", ":"))
+    """A SHA-256 of the call's arguments in a canonical JSON: every process gives the same
+    arguments the same one (dict keys sorted as text, sets sorted, models as their dicts,
+    times in ISO 8601, numpy's scalars as Python's)."""
+    text = json.dumps([op, _canonical(args)], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _canonical(value: Any) -> Any:
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return _canonical(to_dict())
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    item = getattr(value, "item", None)  # a numpy scalar
+    if callable(item) and not hasattr(value, "__len__"):
+        return _canonical(item())
+    if hasattr(value, "__iter__"):
+        return [_canonical(v) for v in value]
+    return f"{type(value).__qualname__}:{value}"
 
 
 def settled(value: Any) -> Any:
     """``value`` with every one-shot iterable in it (a generator, a ``map``) made a list, so
-    that its fingerprint and the call read the same items: models, text, bytes and numbers as
-    they are, dicts and lists item by item."""
-    # A set keeps its items (its order is the process's own; the fingerprint sorts them).
+    that its fingerprint and the call read the same items: models, text, bytes, numbers and
+    sets as they are, dicts and lists item by item."""
     simple = (str, bytes, bytearray, int, float, type(None), set, frozenset)
     if isinstance(value, simple) or hasattr(value, "to_dict"):
         return value
@@ -88,19 +116,10 @@ def settled(value: Any) -> Any:
     return value
 
 
-def _plain(value: Any) -> Any:
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return to_dict()
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=repr)
-    if isinstance(value, (tuple, list)) or hasattr(value, "__iter__"):
-        return list(value)
-    return repr(value)
+def event_fingerprint_args(event: Mapping[str, Any]) -> dict[str, Any]:
+    """An event as ``events.track`` and ``track_many`` both fingerprint it: its fields but
+    the key, those left out (``None``) dropped, so that one key serves either call."""
+    return {k: v for k, v in event.items() if k != "idempotency_key" and v is not None}
 
 
 class Keys:
@@ -123,8 +142,11 @@ class Keys:
         _check_key(key)
         record = {"v": 1, "state": "pending", "op": op, "fp": fp, "lease": time.time() + lease}
         stored = self._stored(key)
+        # Held at least as long as the call may run, whatever the TTL: a claim that expired
+        # mid-call would let a second call send.
+        held = max(self.ttl, lease)
         for _ in range(3):
-            if self.store.add(stored, json.dumps(record), self.ttl):
+            if self.store.add(stored, json.dumps(record), held):
                 return _Claim(new=True)
             found = self.store.get(stored)
             if found is not None:
@@ -155,27 +177,34 @@ class Keys:
     def wait(self, key: str, op: str, fp: str, lease: float, deadline: float) -> _Claim:
         """The claim once the call holding ``key`` elsewhere has an outcome: its result, or
         the key for this call if that one freed it."""
-        pause = 0.005
+        pause = _FIRST_PAUSE
         while True:
-            claim = self.claim(key, op, fp, lease)
-            if not claim.waiting:
+            claim = self._poll(key, op, fp, lease, deadline, pause)
+            if claim is not None:
                 return claim
-            if time.monotonic() + pause > deadline:
-                raise _in_flight(key, op)
             time.sleep(pause)
-            pause = min(pause * 2, 0.1)
+            pause = min(pause * 2, _LONGEST_PAUSE)
 
     async def wait_async(self, key: str, op: str, fp: str, lease: float, deadline: float) -> _Claim:
         """:meth:`wait`, sleeping on the event loop."""
-        pause = 0.005
+        pause = _FIRST_PAUSE
         while True:
-            claim = self.claim(key, op, fp, lease)
-            if not claim.waiting:
+            claim = self._poll(key, op, fp, lease, deadline, pause)
+            if claim is not None:
                 return claim
-            if time.monotonic() + pause > deadline:
-                raise _in_flight(key, op)
             await asyncio.sleep(pause)
-            pause = min(pause * 2, 0.1)
+            pause = min(pause * 2, _LONGEST_PAUSE)
+
+    def _poll(
+        self, key: str, op: str, fp: str, lease: float, deadline: float, pause: float
+    ) -> Optional[_Claim]:
+        """The key's claim once it no longer waits; None to look again after ``pause``."""
+        claim = self.claim(key, op, fp, lease)
+        if not claim.waiting:
+            return claim
+        if time.monotonic() + pause > deadline:
+            raise _in_flight(key, op)
+        return None
 
     # -- the outcome ------------------------------------------------------------------------
     def done(self, key: str, op: str, fp: str, result: Any) -> None:
@@ -208,7 +237,7 @@ class Keys:
         note: Callable[[Outcome], None],
     ) -> T:
         """``send()`` once for ``key``: its result, or the result recorded for it."""
-        fp, lease = fingerprint(op, args), timeout + _LEASE_MARGIN
+        fp, lease = fingerprint(op, fingerprinted(op, args)), timeout + _LEASE_MARGIN
         claim = self._noted(note, lambda: self.claim(key, op, fp, lease))
         if claim.waiting:
             deadline = _deadline(timeout)
@@ -217,12 +246,9 @@ class Keys:
             note(Outcome.REPLAYED)
             return claim.result  # type: ignore[no-any-return]
         note(Outcome.NEW)
-        try:
+        with self._settled_on_failure(key, op, fp):
             result = send()
-        except BaseException as e:
-            self.settle(key, op, fp, e)
-            raise
-        self.done(key, op, fp, result)
+        _recorded(key, lambda: self.done(key, op, fp, result))
         return result
 
     async def run_async(
@@ -235,7 +261,7 @@ class Keys:
         note: Callable[[Outcome], None],
     ) -> T:
         """:meth:`run` on the event loop."""
-        fp, lease = fingerprint(op, args), timeout + _LEASE_MARGIN
+        fp, lease = fingerprint(op, fingerprinted(op, args)), timeout + _LEASE_MARGIN
         claim = self._noted(note, lambda: self.claim(key, op, fp, lease))
         if claim.waiting:
             try:
@@ -248,13 +274,20 @@ class Keys:
             note(Outcome.REPLAYED)
             return claim.result  # type: ignore[no-any-return]
         note(Outcome.NEW)
-        try:
+        with self._settled_on_failure(key, op, fp):
             result = await send()
-        except BaseException as e:
-            self.settle(key, op, fp, e)
-            raise
-        self.done(key, op, fp, result)
+        _recorded(key, lambda: self.done(key, op, fp, result))
         return result
+
+    @contextlib.contextmanager
+    def _settled_on_failure(self, key: str, op: str, fp: str) -> Iterator[None]:
+        """The block's failure recorded as the key's outcome (:meth:`settle`), then raised."""
+        try:
+            yield
+        except BaseException as e:
+            error = e
+            _recorded(key, lambda: self.settle(key, op, fp, error))
+            raise
 
     @staticmethod
     def _noted(note: Callable[[Outcome], None], claim: Callable[[], _Claim]) -> _Claim:
@@ -282,22 +315,53 @@ class Batch:
         self._origin: list[int] = []
         self._keyed: dict[int, tuple[str, str]] = {}
         self._waiting: list[tuple[int, str, str, Any]] = []
+        # Items whose key an earlier item of the batch has (for the same event): they get
+        # that item's result.
+        self._copies: list[tuple[int, int]] = []
+        try:
+            self._claim_all(items)
+        except BaseException:
+            self._release_unsent()
+            raise
+
+    def _claim_all(self, items: list[Any]) -> None:
+        first: dict[str, tuple[int, str]] = {}
         for i, item in enumerate(items):
             if not (isinstance(item, Mapping) and "idempotency_key" in item):
                 self._send(i, item)
                 continue
             key = item["idempotency_key"]
             body = settled({k: v for k, v in item.items() if k != "idempotency_key"})
-            fp = fingerprint(op, body)
+            fp = fingerprint(self.op, event_fingerprint_args(body))
+            if isinstance(key, str) and key in first:
+                j, fp_j = first[key]
+                if fp_j == fp:
+                    self._copies.append((i, j))
+                else:
+                    self.results[i] = IdempotencyError(
+                        f"idempotency key {key!r} is given to two other events of this batch "
+                        f"(events[{j}] and events[{i}]): a key names one event",
+                        key=key,
+                    )
+                continue
             try:
-                claim = keys.claim(key, op, fp, self.lease)
+                claim = self.keys.claim(key, self.op, fp, self.lease)
             except ValidationError as e:
                 self.results[i] = e
                 continue
+            first[key] = (i, fp)
             if claim.waiting:
                 self._waiting.append((i, key, fp, body))
             else:
                 self._claimed(i, key, fp, body, claim)
+
+    def _release_unsent(self) -> None:
+        """Frees the keys claimed for items not sent yet: the batch stopped before sending."""
+        for key, _ in self._keyed.values():
+            self._release(key)
+
+    def _release(self, key: str) -> None:
+        _recorded(key, lambda: self.keys.release(key))
 
     def _send(self, i: int, item: Any, key: Optional[tuple[str, str]] = None) -> None:
         if key is not None:
@@ -309,6 +373,35 @@ class Batch:
         if claim.new:
             self._send(i, body, (key, fp))
         # Done: recorded, and a recorded event's result is None.
+
+    def run(self, send: Callable[[list[Any]], list[Any]]) -> list[Any]:
+        """Every item's result: the items held elsewhere waited for, those to send sent by
+        ``send`` (one batch), and each keyed one's outcome recorded."""
+        try:
+            self.wait()
+        except BaseException:
+            self._release_unsent()
+            raise
+        try:
+            sent = send(self.to_send) if self.to_send else []
+        except BaseException as e:
+            self.failed(e)
+            raise
+        return self.settle(sent)
+
+    async def run_async(self, send: Callable[[list[Any]], Awaitable[list[Any]]]) -> list[Any]:
+        """:meth:`run`, awaited."""
+        try:
+            await self.wait_async()
+        except BaseException:
+            self._release_unsent()
+            raise
+        try:
+            sent = await send(self.to_send) if self.to_send else []
+        except BaseException as e:
+            self.failed(e)
+            raise
+        return self.settle(sent)
 
     def wait(self) -> None:
         """Waits for the items whose keys are held elsewhere."""
@@ -334,17 +427,48 @@ class Batch:
         for j, result in enumerate(sent):
             self.results[self._origin[j]] = result
             if j in self._keyed:
-                key, fp = self._keyed[j]
-                if result is None:
-                    self.keys.done(key, self.op, fp, None)
-                else:
-                    self.keys.settle(key, self.op, fp, result)
+                self._record(*self._keyed[j], result)
+        for i, j in self._copies:
+            self.results[i] = self.results[j]
         return self.results
+
+    def _record(self, key: str, fp: str, error: Optional[BaseException]) -> None:
+        if error is None:
+            _recorded(key, lambda: self.keys.done(key, self.op, fp, None))
+        else:
+            _recorded(key, lambda: self.keys.settle(key, self.op, fp, error))
 
     def failed(self, error: BaseException) -> None:
         """The whole batch raised: each keyed item sent settled by that."""
         for key, fp in self._keyed.values():
-            self.keys.settle(key, self.op, fp, error)
+            self._record(key, fp, error)
+
+
+def fingerprinted(op: str, args: Any) -> Any:
+    """What a call's fingerprint is taken of: its arguments, an event as its dict (the form
+    ``track_many``'s events have)."""
+    if op == "events.track":
+        name, profile_id, device_token_hash, data = args
+        event = {"event_name": name, "profile_id": profile_id}
+        event.update(device_token_hash=device_token_hash, data=data)
+        return event_fingerprint_args(event)
+    return args
+
+
+def _recorded(key: str, record: Callable[[], None]) -> None:
+    """``record()``, the store's update after a call; a store that fails then (Redis gone)
+    is logged, and the call's own outcome stands: the key stays claimed until its lease
+    runs out, then reads as unknown, so that it is never sent again unchecked."""
+    try:
+        record()
+    except Exception as e:
+        _log.warning(
+            "idempotency key %r: its outcome could not be recorded in the store (%s: %s); "
+            "it reads as unknown once its claim runs out",
+            key,
+            type(e).__name__,
+            e,
+        )
 
 
 def _deadline(timeout: float) -> float:
@@ -435,6 +559,12 @@ class Idempotency:
         if record.get("state") == "pending" and float(record.get("lease", 0)) > time.time():
             raise IdempotencyError(
                 f"idempotency key {key!r} is held by a call still in flight: wait for it",
+                key=key,
+            )
+        if record.get("state") == "done":
+            raise IdempotencyError(
+                f"idempotency key {key!r} is done (its call succeeded and its result is "
+                "kept): there is nothing to resolve",
                 key=key,
             )
         if result is None:

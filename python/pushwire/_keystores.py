@@ -140,6 +140,9 @@ class RedisStore:
 
 
 def _without_password(url: str) -> str:
+    """``url`` as a repr or an error may show it: no credentials, no query (which may carry
+    a ``password=``)."""
+    url = url.split("?", 1)[0]
     scheme, sep, rest = url.partition("://")
     at = rest.rfind("@")
     return f"{scheme}{sep}[redacted]{rest[at:]}" if at >= 0 else url
@@ -152,6 +155,12 @@ def store_of(spec: Any) -> IdempotencyStore:
     if isinstance(spec, str):
         if spec.startswith("sqlite:///"):
             path = spec[len("sqlite:///") :]
+            if path == ":memory:" or "mode=memory" in path:
+                raise ValidationError(
+                    "idempotency_store must be shared by the calls it guards, and an in-memory "
+                    "SQLite database is one connection's own: give a file's path",
+                    field="idempotency_store",
+                )
             if not path:
                 raise ValidationError(
                     "idempotency_store sqlite:/// needs a file's path", field="idempotency_store"

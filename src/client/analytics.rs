@@ -61,20 +61,14 @@ pub async fn summary(t: &Transport, from: &str, to: &str, group_by: &str) -> Res
         .map(|(i, fields)| {
             let fields = Value::Object(fields);
             let row = <SummaryRow as serde::Deserialize>::deserialize(&fields).map_err(|e| {
-                super::Error::Api(Box::new(super::error::ApiFailure {
-                    status: 200,
-                    message: format!(
+                super::Error::Api(Box::new(super::error::ApiFailure::unreadable(
+                    200,
+                    format!(
                         "the main interface answered with an unexpected shape (at \
                              `data[{i}]`): {e}"
                     ),
-                    body: fields.clone(),
-                    code: None,
-                    details: Vec::new(),
-                    retry_after: None,
-                    outcome_unknown: false,
-                    headers: Vec::new(),
-                    unreadable: true,
-                }))
+                    fields.clone(),
+                )))
             })?;
             let known = serde_json::to_value(&row).unwrap_or_default();
             let extra = match fields {

@@ -134,6 +134,22 @@ fn without_secret(text: &str, secret: &str) -> Option<String> {
 }
 
 impl ApiFailure {
+    /// A successful answer (`status`) whose body the typed read could not take: `message`
+    /// says why, `body` is what was read of it.
+    pub fn unreadable(status: u16, message: String, body: Value) -> ApiFailure {
+        ApiFailure {
+            status,
+            message,
+            body,
+            code: None,
+            details: Vec::new(),
+            retry_after: None,
+            outcome_unknown: false,
+            headers: Vec::new(),
+            unreadable: true,
+        }
+    }
+
     /// Blanks `secret` (the API key) wherever the service echoed it: an error's message,
     /// body and details reach logs, tracebacks and error trackers.
     pub fn redact(&mut self, secret: &str) {

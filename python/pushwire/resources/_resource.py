@@ -146,23 +146,15 @@ class _Sync(_Resource):
     def _batch_once(
         self,
         after: Callable[[Any], T],
-        op: str,
-        item_op: str,
+        ops: tuple[str, str],
         items: list[Any],
         *args: Any,
         **options: Any,
     ) -> T:
-        """A batch whose items may carry their own idempotency key (``Batch``)."""
-        self._client._check_open()
-        keys, timeout = _keyed(self._client, options)
-        batch = Batch(keys, item_op, items, timeout)
-        batch.wait()
-        try:
-            sent = self._call(op, batch.to_send, *args, **options) if batch.to_send else []
-        except BaseException as e:
-            batch.failed(e)
-            raise
-        return after(batch.settle(sent))
+        """A batch (``ops[0]``) whose items may carry their own idempotency key, each item's
+        call being ``ops[1]`` (``Batch``)."""
+        batch = _batch(self._client, ops[1], items, options)
+        return after(batch.run(lambda sent: self._call(ops[0], sent, *args, **options)))
 
     def _bulk(
         self, op: str, label: str, progress: Progress, args: _BulkArgs, **options: Any
@@ -218,23 +210,14 @@ class _Async(_Resource):
     async def _batch_once(
         self,
         after: Callable[[Any], T],
-        op: str,
-        item_op: str,
+        ops: tuple[str, str],
         items: list[Any],
         *args: Any,
         **options: Any,
     ) -> T:
         """``_Sync._batch_once``, awaited."""
-        self._client._check_open()
-        keys, timeout = _keyed(self._client, options)
-        batch = Batch(keys, item_op, items, timeout)
-        await batch.wait_async()
-        try:
-            sent = await self._call(op, batch.to_send, *args, **options) if batch.to_send else []
-        except BaseException as e:
-            batch.failed(e)
-            raise
-        return after(batch.settle(sent))
+        batch = _batch(self._client, ops[1], items, options)
+        return after(await batch.run_async(lambda sent: self._call(ops[0], sent, *args, **options)))
 
     async def _once(self, key: str, op: str, args: tuple[Any, ...], options: dict[str, Any]) -> Any:
         """The call sent once for ``key`` (``pushwire._idempotency``)."""
@@ -371,6 +354,13 @@ def _keyed(client: _Owner, options: dict[str, Any]) -> tuple[Keys, float]:
         )
     timeout = options.get("timeout", client.timeout)
     return keys, float(per_call({"timeout": timeout})["timeout"])
+
+
+def _batch(client: _Owner, item_op: str, items: list[Any], options: dict[str, Any]) -> Batch:
+    """A batch's keyed items claimed (``Batch``), on an open client with a store."""
+    client._check_open()
+    keys, timeout = _keyed(client, options)
+    return Batch(keys, item_op, items, timeout)
 
 
 def _quiet(outcome: Outcome) -> None:

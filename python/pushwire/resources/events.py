@@ -74,9 +74,8 @@ class Events(_Sync):
         self._client._check_events()
         listed = _events(events)
         if any(isinstance(e, Mapping) and "idempotency_key" in e for e in listed):
-            return self._batch_once(
-                _reported, "events.track_many", "events.track", listed, concurrency, **options
-            )
+            ops = ("events.track_many", "events.track")
+            return self._batch_once(_reported, ops, listed, concurrency, **options)
         return self._then(_reported, "events.track_many", listed, concurrency, **options)
 
 

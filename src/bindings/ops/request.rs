@@ -107,17 +107,11 @@ impl Call {
         Ok(match serde_json::from_slice(body) {
             Ok(json) => Output::Json(json),
             // The answer stands (the raw response has it); `parse()` says why it has no JSON.
-            Err(e) => Output::Unread(Error::Api(Box::new(ApiFailure {
-                status: status.as_u16(),
-                message: format!("the answer is not JSON ({e}): read .text or .content"),
-                body: Value::Null,
-                code: None,
-                details: Vec::new(),
-                retry_after: None,
-                outcome_unknown: false,
-                headers: Vec::new(),
-                unreadable: true,
-            }))),
+            Err(e) => Output::Unread(Error::Api(Box::new(ApiFailure::unreadable(
+                status.as_u16(),
+                format!("the answer is not JSON ({e}): read .text or .content"),
+                Value::Null,
+            )))),
         })
     }
 }
