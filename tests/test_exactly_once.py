@@ -165,10 +165,17 @@ def test_the_same_key_with_other_arguments_is_refused_and_nothing_is_sent(
     assert len(api_requests(emu)) == 1
 
 
-def test_an_unknown_outcome_is_never_resent_until_resolved(keyed: Driver, emu: Emulator) -> None:
+@pytest.mark.parametrize(
+    "fault",
+    [{"drop": "after"}, {"status": 500, "processed": True}],
+    ids=["the answer lost", "a processed 500"],
+)
+def test_an_unknown_outcome_is_never_resent_until_resolved(
+    keyed: Driver, emu: Emulator, fault: dict[str, Any]
+) -> None:
     create = keyed.client.notifications.create
-    emu.inject_fault(NOTIFICATIONS, drop="after")  # processed, the answer lost
-    with pytest.raises(pushwire.APIConnectionError) as lost:
+    emu.inject_fault(NOTIFICATIONS, **fault)  # processed, then the call fails
+    with pytest.raises((pushwire.APIConnectionError, pushwire.ServerError)) as lost:
         keyed(create, **BROADCAST, idempotency_key="k")
     assert lost.value.outcome_unknown
     assert keyed.client.idempotency.status("k") == "unknown"

@@ -167,13 +167,16 @@ def test_two_workers_racing_on_one_key_send_one_broadcast(
     assert [n["notification_id"] for n in emu.notifications()] == [a]
 
 
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 def test_a_crash_between_the_send_and_its_record_sends_no_second_broadcast(
-    stack: tuple[Emulator, Workers, Any],
+    stack: tuple[Emulator, Workers, Any], use_async: bool
 ) -> None:
     emu, workers, app = stack
     # Processed, then the answer held: the broadcast went out, its outcome not yet recorded.
     emu.inject_fault(NOTIFICATIONS, delay=30, processed=True)
-    result = app.send_task("send_broadcast", args=["digest", "Digest"], queue="broadcasts")
+    result = app.send_task(
+        "send_broadcast", args=["digest", "Digest", None, use_async], queue="broadcasts"
+    )
     first = workers.start("first", "broadcasts")
     wait_for(lambda: len(emu.notifications()) == 1, "the first run's send", workers)
     workers.kill(first)

@@ -14,6 +14,7 @@ mod model_input;
 mod models;
 mod observe;
 mod ops;
+mod page;
 mod runtime;
 mod stop;
 mod thread_state;
@@ -55,5 +56,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::CoreClient>()?;
     m.add_class::<completions::Completions>()?;
     models::register(m)?;
+    page::register(m)?;
     Ok(())
 }

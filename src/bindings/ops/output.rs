@@ -7,7 +7,7 @@ use pythonize::pythonize;
 use serde_json::{Map, Value};
 
 use crate::bindings::errors::to_pyerr;
-use crate::bindings::models::Page;
+use crate::bindings::page::Page;
 use crate::client::checkpoint::Prior;
 use crate::client::transport::RawAnswer;
 use crate::client::{analytics, bulk, Error};
