@@ -16,6 +16,7 @@ mod observe;
 mod ops;
 mod page;
 mod runtime;
+mod signals;
 mod stop;
 mod thread_state;
 mod utm;
