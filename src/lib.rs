@@ -3,6 +3,7 @@
 //! - [`model`]: the spec's resources as serde types, shared by both halves.
 //! - [`validate`]: the spec's limits, once, for the client and the emulator.
 //! - [`form`]: form-encoded bodies with arrays as indexed keys.
+//! - [`operations`]: the service's operations, each with its interface, method and path.
 //! - [`emulator`] (feature `emulator`): the axum server of both interfaces.
 //! - `bindings` (feature `python`): the pyo3 glue of `pushwire._core`, nothing else.
 
@@ -11,6 +12,7 @@
 
 pub mod form;
 pub mod model;
+pub mod operations;
 pub mod validate;
 
 pub mod client;

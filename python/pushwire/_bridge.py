@@ -20,7 +20,7 @@ import threading
 import weakref
 from typing import Any, Callable, Optional
 
-from pushwire._core import Completions, CoreClient
+from pushwire._core import Completions, CoreClient, PreparedCall
 
 _WINDOWS = sys.platform == "win32"
 
@@ -185,10 +185,10 @@ def _bridge_for(loop: asyncio.AbstractEventLoop) -> _LoopBridge:
 
 
 async def submit(
-    core: CoreClient, op: str, *args: Any, options: Optional[dict[str, Any]] = None
+    core: CoreClient, call: PreparedCall, options: Optional[dict[str, Any]] = None
 ) -> Any:
-    """Runs ``op`` on the Rust runtime and awaits its result; cancelling aborts the request.
-    ``options`` are the call's own (see ``pushwire._response.per_call``)."""
+    """Runs ``call`` on the Rust runtime and awaits its result; cancelling aborts the
+    request. ``options`` are the call's own (see ``pushwire._response.per_call``)."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -199,9 +199,9 @@ async def submit(
         ) from None
     bridge = _bridge_for(loop)
     if options is None:
-        call_id = core.submit(op, bridge.completions, *args)
+        call_id = core.submit(call, bridge.completions)
     else:
-        call_id = core.submit_with(op, options, bridge.completions, *args)
+        call_id = core.submit_with(call, options, bridge.completions)
     fut: asyncio.Future[Any] = loop.create_future()
     bridge.futures[call_id] = fut
     try:

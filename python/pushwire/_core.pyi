@@ -13,7 +13,7 @@ import datetime
 import decimal
 import os
 import pathlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import (
     Any,
     ClassVar,
@@ -82,6 +82,27 @@ __all__ = [
     "CoreClient",
     "Completions",
     "EmulatorServer",
+    "PreparedCall",
+    "analytics_subscribers",
+    "analytics_summary",
+    "drips_create",
+    "drips_get",
+    "drips_list",
+    "events_track",
+    "events_track_many",
+    "notifications_create",
+    "products_update",
+    "request",
+    "segments_add_profiles",
+    "segments_add_profiles_bulk",
+    "segments_add_subscribers",
+    "segments_add_subscribers_bulk",
+    "segments_delete",
+    "segments_list",
+    "segments_remove_profiles",
+    "segments_remove_profiles_bulk",
+    "triggers_get",
+    "triggers_list",
 ]
 
 _T = TypeVar("_T")
@@ -600,11 +621,11 @@ class CoreClient:
         max_response_size: Optional[int] = None,
     ) -> CoreClient: ...
     def close(self) -> None: ...
-    def call(self, op: str, *args: Any) -> Any: ...
-    def call_with(self, op: str, options: dict[str, Any], *args: Any) -> Any: ...
-    def submit(self, op: str, completions: Completions, *args: Any) -> int: ...
+    def call(self, call: PreparedCall) -> Any: ...
+    def call_with(self, call: PreparedCall, options: dict[str, Any]) -> Any: ...
+    def submit(self, call: PreparedCall, completions: Completions) -> int: ...
     def submit_with(
-        self, op: str, options: dict[str, Any], completions: Completions, *args: Any
+        self, call: PreparedCall, options: dict[str, Any], completions: Completions
     ) -> int: ...
 
 @final
@@ -640,3 +661,100 @@ class EmulatorServer:
         self, path: Optional[Union[str, os.PathLike[str]]] = None
     ) -> tuple[pathlib.Path, int, float]: ...
     def stop(self) -> None: ...
+
+# The operations: each reads and checks its method's arguments into a call a client runs.
+
+@final
+class PreparedCall:
+    name: Final[str]
+    idempotency_key: Final[Optional[str]]
+    arguments: Final[Optional[dict[str, Any]]]
+
+_Id = Union[str, SupportsIndex]
+_Date = Union[datetime.date, str, None]
+_Progress = Optional[Callable[[int, int], Any]]
+_Path = Union[str, os.PathLike[str], None]
+
+def triggers_get(
+    trigger_id: _Id, *, analytics_start_at: _Date, analytics_end_at: _Date
+) -> PreparedCall: ...
+def triggers_list(
+    *, page: SupportsIndex, limit: SupportsIndex, analytics_start_at: _Date, analytics_end_at: _Date
+) -> PreparedCall: ...
+def drips_create(
+    campaign_name: str,
+    notifications: Sequence[Any],
+    *,
+    send_to: Any,
+    utm_params: Any,
+    idempotency_key: Optional[str],
+) -> PreparedCall: ...
+def drips_get(
+    drip_id: _Id, *, analytics_start_at: _Date, analytics_end_at: _Date
+) -> PreparedCall: ...
+def drips_list(
+    *, page: SupportsIndex, limit: SupportsIndex, analytics_start_at: _Date, analytics_end_at: _Date
+) -> PreparedCall: ...
+def segments_list(
+    *,
+    segment_id: Optional[_Id],
+    limit: Optional[SupportsIndex],
+    offset: Optional[SupportsIndex],
+    segment_type: Optional[str],
+) -> PreparedCall: ...
+def segments_delete(segment_id: _Id) -> PreparedCall: ...
+def segments_add_subscribers(segment_id: _Id, subscriber_hashes: Iterable[str]) -> PreparedCall: ...
+def segments_add_profiles(segment_name: str, profile_ids: Iterable[_Id]) -> PreparedCall: ...
+def segments_remove_profiles(segment_name: str, profile_ids: Iterable[_Id]) -> PreparedCall: ...
+def segments_add_subscribers_bulk(
+    segment_id: _Id,
+    hashes: Sequence[str],
+    *,
+    concurrency: SupportsIndex,
+    checkpoint: _Path,
+    progress: _Progress,
+) -> PreparedCall: ...
+def segments_add_profiles_bulk(
+    segment_name: str,
+    profile_ids: Sequence[_Id],
+    *,
+    concurrency: SupportsIndex,
+    checkpoint: _Path,
+    progress: _Progress,
+) -> PreparedCall: ...
+def segments_remove_profiles_bulk(
+    segment_name: str,
+    profile_ids: Sequence[_Id],
+    *,
+    concurrency: SupportsIndex,
+    checkpoint: _Path,
+    progress: _Progress,
+) -> PreparedCall: ...
+def analytics_summary(
+    start: Union[datetime.date, str], end: Union[datetime.date, str], *, group_by: str
+) -> PreparedCall: ...
+def analytics_subscribers(*, types: Optional[Iterable[str]]) -> PreparedCall: ...
+def products_update(products: Sequence[Any], *, idempotency_key: Optional[str]) -> PreparedCall: ...
+def notifications_create(
+    notification: Mapping[str, Any], *, idempotency_key: Optional[str]
+) -> PreparedCall: ...
+def events_track(
+    event_name: str,
+    *,
+    profile_id: Optional[_Id],
+    device_token_hash: Optional[str],
+    data: Optional[Mapping[str, Any]],
+    idempotency_key: Optional[str],
+) -> PreparedCall: ...
+def events_track_many(events: list[Any], *, concurrency: SupportsIndex) -> PreparedCall: ...
+def request(
+    method: str,
+    path: str,
+    *,
+    query: Optional[Mapping[str, Any]],
+    body: Any,
+    form: Optional[Mapping[str, Any]],
+    headers: Optional[Mapping[str, str]],
+    idempotent: Optional[bool],
+    interface: str,
+) -> PreparedCall: ...

@@ -34,6 +34,7 @@ import time
 from collections.abc import Awaitable, Iterator, Mapping
 from typing import Any, Callable, Optional, TypeVar
 
+from pushwire._args import _given
 from pushwire._keystores import IdempotencyStore
 from pushwire.errors import IdempotencyError, ValidationError
 
@@ -444,14 +445,11 @@ class Batch:
             self._record(key, fp, error)
 
 
-def fingerprinted(op: str, args: Any) -> Any:
-    """What a call's fingerprint is taken of: its arguments, an event as its dict (the form
-    ``track_many``'s events have)."""
+def fingerprinted(op: str, args: Mapping[str, Any]) -> Any:
+    """What a call's fingerprint is taken of: its arguments by name, an event's as the dict
+    ``track_many``'s events are (a dataframe's missing cell left out, as it is sent)."""
     if op == "events.track":
-        name, profile_id, device_token_hash, data = args
-        event = {"event_name": name, "profile_id": profile_id}
-        event.update(device_token_hash=device_token_hash, data=data)
-        return event_fingerprint_args(event)
+        return event_fingerprint_args({k: _given(v) for k, v in args.items()})
     return args
 
 

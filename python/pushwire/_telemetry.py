@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, ContextManager, Optional, Protocol
 
-from pushwire._core import CoreClient
+from pushwire._core import CoreClient, PreparedCall
 
 if TYPE_CHECKING:
     from pushwire._idempotency import Outcome
@@ -18,14 +18,12 @@ if TYPE_CHECKING:
 class CallTracer(Protocol):
     """What :mod:`pushwire.otel` gives the call primitives: a call run under its spans."""
 
-    def call(
-        self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
-    ) -> Any:
-        """``core.call_with(op, options, *args)`` under the operation's span."""
+    def call(self, core: CoreClient, call: PreparedCall, options: dict[str, Any]) -> Any:
+        """``core.call_with(call, options)`` under the operation's span."""
         ...
 
     def submit(
-        self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
+        self, core: CoreClient, call: PreparedCall, options: dict[str, Any]
     ) -> Coroutine[Any, Any, Any]:
         """The awaited twin of :meth:`call`, on the asyncio bridge."""
         ...

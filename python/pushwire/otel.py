@@ -37,7 +37,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from pushwire import __version__, _telemetry
 from pushwire._bridge import submit
-from pushwire._core import CoreClient
+from pushwire._core import CoreClient, PreparedCall
 from pushwire._idempotency import Outcome
 
 __all__ = ["PushwireInstrumentor"]
@@ -249,24 +249,20 @@ class _Tracing:
     # A keyed call runs its claim and its send under the span (`_idempotency`).
     operation = _operation
 
-    def call(
-        self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
-    ) -> Any:
-        with self._operation(op, options) as call:
-            call.result = core.call_with(op, call.options, *args)
-        return call.result
+    def call(self, core: CoreClient, call: PreparedCall, options: dict[str, Any]) -> Any:
+        with self._operation(call.name, options) as traced:
+            traced.result = core.call_with(call, traced.options)
+        return traced.result
 
-    async def _submit(
-        self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
-    ) -> Any:
-        with self._operation(op, options) as call:
-            call.result = await submit(core, op, *args, options=call.options)
-        return call.result
+    async def _submit(self, core: CoreClient, call: PreparedCall, options: dict[str, Any]) -> Any:
+        with self._operation(call.name, options) as traced:
+            traced.result = await submit(core, call, options=traced.options)
+        return traced.result
 
     def submit(
-        self, core: CoreClient, op: str, args: tuple[Any, ...], options: dict[str, Any]
+        self, core: CoreClient, call: PreparedCall, options: dict[str, Any]
     ) -> Coroutine[Any, Any, Any]:
-        return self._submit(core, op, args, options)
+        return self._submit(core, call, options)
 
 
 class _Call:

@@ -13,14 +13,14 @@ use std::time::Duration;
 
 use futures::future::{AbortHandle, Abortable};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyDict;
 
 use super::batch_across_threads;
 use super::busy_poll;
 use super::call_options::{self, raw_answer_of, with_options, PerCall};
 use super::completions::{CompleteOnPanic, Completions};
 use super::errors::to_pyerr;
-use super::ops::{self, Op, Output};
+use super::ops::{self, Op, Output, PreparedCall, Ready, Renamer};
 use super::runtime::io_threads;
 use super::signals::{handles_signals, signal_tick};
 use super::stop;
@@ -265,53 +265,48 @@ impl CoreClient {
         )
     }
 
-    /// Runs `op` and blocks until it ends, releasing the GIL meanwhile.
-    #[pyo3(signature = (op, *args))]
-    fn call(&self, py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-        self.blocking(py, op, None, args)
+    /// Runs `call` (made by an operation's function, `_core.drips_get(...)`) and blocks
+    /// until it ends, releasing the GIL meanwhile.
+    fn call(&self, py: Python<'_>, call: &Bound<'_, PreparedCall>) -> PyResult<Py<PyAny>> {
+        self.blocking(py, call.get(), None)
     }
 
     /// `call` with the call's own options (see `call_options`): a `(result, raw)` tuple
     /// when they ask for the raw answer.
-    #[pyo3(signature = (op, options, *args))]
     fn call_with(
         &self,
         py: Python<'_>,
-        op: &str,
+        call: &Bound<'_, PreparedCall>,
         options: &Bound<'_, PyDict>,
-        args: &Bound<'_, PyTuple>,
     ) -> PyResult<Py<PyAny>> {
-        let rename = ops::renamer(ops::Operation::named(op));
-        let per_call = call_options::read(op, options)?.map_err(|e| to_pyerr(py, e, rename))?;
-        self.blocking(py, op, Some(per_call), args)
+        let call = call.get();
+        let per_call = call_options::read(call.name_str(), options)?
+            .map_err(|e| to_pyerr(py, e, call.renamer()))?;
+        self.blocking(py, call, Some(per_call))
     }
 
-    /// Starts `op` as a task whose result `completions` will hand over; returns its id.
-    /// Bad input raises here, before anything is sent.
-    #[pyo3(signature = (op, completions, *args))]
+    /// Starts `call` as a task whose result `completions` will hand over; returns its id.
     fn submit(
         &self,
         py: Python<'_>,
-        op: &str,
+        call: &Bound<'_, PreparedCall>,
         completions: &Bound<'_, Completions>,
-        args: &Bound<'_, PyTuple>,
     ) -> PyResult<u64> {
-        self.start(py, op, None, completions, args)
+        self.start(py, call.get(), None, completions)
     }
 
     /// `submit` with the call's own options, as `call_with`.
-    #[pyo3(signature = (op, options, completions, *args))]
     fn submit_with(
         &self,
         py: Python<'_>,
-        op: &str,
+        call: &Bound<'_, PreparedCall>,
         options: &Bound<'_, PyDict>,
         completions: &Bound<'_, Completions>,
-        args: &Bound<'_, PyTuple>,
     ) -> PyResult<u64> {
-        let rename = ops::renamer(ops::Operation::named(op));
-        let per_call = call_options::read(op, options)?.map_err(|e| to_pyerr(py, e, rename))?;
-        self.start(py, op, Some(per_call), completions, args)
+        let call = call.get();
+        let per_call = call_options::read(call.name_str(), options)?
+            .map_err(|e| to_pyerr(py, e, call.renamer()))?;
+        self.start(py, call, Some(per_call), completions)
     }
 }
 
@@ -334,12 +329,10 @@ impl CoreClient {
     fn blocking(
         &self,
         py: Python<'_>,
-        op: &str,
+        call: &PreparedCall,
         per_call: Option<PerCall>,
-        args: &Bound<'_, PyTuple>,
     ) -> PyResult<Py<PyAny>> {
-        let operation = ops::Operation::named(op);
-        let rename = ops::renamer(operation);
+        let rename = call.renamer();
         super::logs::refresh(py);
         let Some(_guard) = CallGuard::enter() else {
             let e = Error::Config(
@@ -354,20 +347,21 @@ impl CoreClient {
             thread_state::for_blocking(&self.config).map_err(|e| to_pyerr(py, e, rename))?;
         let transport = limited(transport, self.limits_for(per_call.as_ref()));
         let signals = handles_signals();
+        let ready = call.take().map_err(|e| to_pyerr(py, e, rename))?;
         // A batch with options beyond headers (which every thread's requests carry) stays on
-        // this thread, where they apply.
-        let spread_batch = if per_call.as_ref().is_none_or(PerCall::headers_only)
-            && operation.is_some_and(ops::Operation::is_track_many)
-        {
-            let (items, concurrency) =
-                ops::track_many_args(args).map_err(|e| to_pyerr(py, e, rename))?;
-            // Decided here, with the GIL held (see `batch_across_threads::worth_it`).
-            batch_across_threads::worth_it(items.len(), concurrency).then_some((items, concurrency))
-        } else {
-            None
+        // this thread, where they apply; so does one too small to be worth sharing (decided
+        // here, with the GIL held: see `batch_across_threads::worth_it`).
+        let (ready, spread) = match ready {
+            Ready::Events(items, concurrency)
+                if per_call.as_ref().is_none_or(PerCall::headers_only)
+                    && batch_across_threads::worth_it(items.bind(py).len(), concurrency) =>
+            {
+                (None, Some((items.into_bound(py), concurrency)))
+            }
+            ready => (Some(ready), None),
         };
-        let work = match spread_batch {
-            Some((items, concurrency)) => {
+        let work = match (ready, spread) {
+            (None, Some((items, concurrency))) => {
                 // The I/O threads send the first events while this thread converts the rest.
                 let mut batch = batch_across_threads::Batch::start(
                     &transport,
@@ -390,13 +384,8 @@ impl CoreClient {
                 }
                 Work::Spread(batch)
             }
-            None => {
-                let parsed = ops::parse(operation, op, args);
-                // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
-                if let Some(e) = stop::take() {
-                    return Err(e);
-                }
-                let op = parsed.map_err(|e| to_pyerr(py, e, rename))?;
+            (ready, _) => {
+                let op = op_of(py, ready, rename)?;
                 if per_call.as_ref().is_some_and(|p| p.raw) {
                     raw_answer_of(&op).map_err(|e| to_pyerr(py, e, rename))?;
                 }
@@ -479,20 +468,15 @@ impl CoreClient {
     fn start(
         &self,
         py: Python<'_>,
-        op: &str,
+        call: &PreparedCall,
         per_call: Option<PerCall>,
         completions: &Bound<'_, Completions>,
-        args: &Bound<'_, PyTuple>,
     ) -> PyResult<u64> {
-        let operation = ops::Operation::named(op);
-        let rename = ops::renamer(operation);
+        let rename = call.renamer();
         super::logs::refresh(py);
-        let parsed = ops::parse(operation, op, args);
-        // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
-        if let Some(e) = stop::take() {
-            return Err(e);
-        }
-        let parsed = parsed.map_err(|e| to_pyerr(py, e, rename))?.on_io_thread();
+        let ready = call.take().map_err(|e| to_pyerr(py, e, rename))?;
+        let mut parsed = op_of(py, Some(ready), rename)?;
+        parsed.on_io_thread();
         if per_call.as_ref().is_some_and(|p| p.raw) {
             raw_answer_of(&parsed).map_err(|e| to_pyerr(py, e, rename))?;
         }
@@ -531,4 +515,18 @@ impl CoreClient {
         }
         Ok(id)
     }
+}
+
+/// The op a prepared call runs, `track_many`'s events read now if they were not.
+fn op_of(py: Python<'_>, ready: Option<Ready>, rename: Renamer) -> PyResult<Op> {
+    let read = match ready {
+        Some(Ready::Op(op)) => Ok(op),
+        Some(Ready::Events(items, concurrency)) => ops::read_events(items.bind(py), concurrency),
+        None => Err(Error::Internal("a call with nothing to run".into())),
+    };
+    // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
+    if let Some(e) = stop::take() {
+        return Err(e);
+    }
+    read.map_err(|e| to_pyerr(py, e, rename))
 }

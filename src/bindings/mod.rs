@@ -58,5 +58,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<completions::Completions>()?;
     models::register(m)?;
     page::register(m)?;
+    ops::register(m)?;
     Ok(())
 }

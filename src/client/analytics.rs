@@ -3,9 +3,10 @@
 use serde_json::{Map, Value};
 
 use super::error::Result;
-use super::transport::{Call, Transport};
+use super::transport::{Body, Call, Transport};
 use crate::envelope;
 use crate::model::SummaryRow;
+use crate::operations::{ANALYTICS_SUBSCRIBERS, ANALYTICS_SUMMARY};
 use crate::validate;
 
 envelope!(Summary { data: Vec<Map<String, Value>>; });
@@ -50,7 +51,7 @@ fn json_kind(v: &Value) -> &'static str {
 
 pub async fn summary(t: &Transport, from: &str, to: &str, group_by: &str) -> Result<Vec<Row>> {
     validate::summary_query(Some(from), Some(to), Some(group_by))?;
-    let call = Call::get("/analytics/summary")
+    let call = Call::to(&ANALYTICS_SUMMARY, Body::Empty)
         .query("from", Some(from))
         .query("to", Some(to))
         .query("group_by", Some(group_by));
@@ -87,7 +88,7 @@ pub async fn summary(t: &Transport, from: &str, to: &str, group_by: &str) -> Res
 pub async fn subscribers(t: &Transport, types: Option<&[String]>) -> Result<Map<String, Value>> {
     let joined = types.map(|ts| ts.join(","));
     validate::subscriber_dimensions(joined.as_deref())?;
-    let call = Call::get("/subscribers/analytics/summary").query("type", joined);
+    let call = Call::to(&ANALYTICS_SUBSCRIBERS, Body::Empty).query("type", joined);
     let mut d: Distribution = t.send(&call).await?;
     // A dimension with no value may come as `[]` too.
     for counts in d.data.0.values_mut() {

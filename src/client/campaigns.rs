@@ -6,8 +6,9 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use super::error::{Error, Result};
-use super::transport::{Call, Data, Envelope, Transport};
+use super::transport::{Body, Call, Data, Envelope, Transport};
 use crate::model::Meta;
+use crate::operations::Operation;
 
 /// One page of a campaign list (4.2, 4.4).
 #[derive(Debug, Clone, PartialEq)]
@@ -72,32 +73,32 @@ impl<T> Envelope for List<T> {
     }
 }
 
-/// The campaign `id` (named `field` in errors) of the resource at `path`.
+/// The campaign `id` (named `field` in errors) that `op` reads.
 pub(super) async fn get<T: DeserializeOwned>(
     t: &Transport,
-    path: &str,
+    op: &Operation,
     field: &str,
     id: i64,
     range: &AnalyticsRange,
 ) -> Result<T> {
     let id = path_id(field, id)?;
     range.check()?;
-    let call = range.apply(Call::get(format!("{path}/{id}")));
+    let call = range.apply(Call::to_path(op, op.on_root_with(id), Body::Empty));
     let one: Data<T> = t.send(&call).await?;
     Ok(one.data)
 }
 
-/// A page of the campaign list at `path`: `page`, `limit` and the analytics range checked.
+/// A page of the campaign list `op` reads: `page`, `limit` and the analytics range checked.
 pub(super) async fn list<T: DeserializeOwned>(
     t: &Transport,
-    path: &str,
+    op: &Operation,
     query: &ListQuery,
 ) -> Result<Page<T>> {
     let page = crate::validate::page(query.page)?;
     let limit = crate::validate::limit(query.limit)?;
     query.range.check()?;
     let call = query.range.apply(
-        Call::get(path)
+        Call::to(op, Body::Empty)
             .query("page", Some(page))
             .query("limit", Some(limit)),
     );

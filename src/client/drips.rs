@@ -2,9 +2,10 @@
 
 use super::campaigns::{self, AnalyticsRange, ListQuery, Page};
 use super::error::Result;
-use super::transport::{Body, Call, Idempotency, Transport};
+use super::transport::{Body, Call, Transport};
 use crate::envelope;
 use crate::model::{Drip, NewDrip};
+use crate::operations::{DRIPS_CREATE, DRIPS_GET, DRIPS_LIST};
 use crate::validate;
 
 envelope!(Created { drip_id: Option<serde_json::Value> });
@@ -13,7 +14,7 @@ envelope!(Created { drip_id: Option<serde_json::Value> });
 pub async fn create(t: &Transport, drip: &NewDrip) -> Result<i64> {
     validate::drip(drip)?;
     let body = serde_json::to_vec(drip).unwrap_or_default();
-    let call = Call::post("/drips", Body::Json(body.into()), Idempotency::Unsafe);
+    let call = Call::to(&DRIPS_CREATE, Body::Json(body.into()));
     let created: Created = t.send(&call).await?;
     Ok(super::notifications::id_of(
         "drip_id",
@@ -22,9 +23,9 @@ pub async fn create(t: &Transport, drip: &NewDrip) -> Result<i64> {
 }
 
 pub async fn get(t: &Transport, drip_id: i64, range: &AnalyticsRange) -> Result<Drip> {
-    campaigns::get(t, "/drips", "drip_id", drip_id, range).await
+    campaigns::get(t, &DRIPS_GET, "drip_id", drip_id, range).await
 }
 
 pub async fn list(t: &Transport, query: &ListQuery) -> Result<Page<Drip>> {
-    campaigns::list(t, "/drips", query).await
+    campaigns::list(t, &DRIPS_LIST, query).await
 }

@@ -4,7 +4,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::error::{Error, Result};
-use super::transport::{Body, Call, Envelope, Idempotency, Iface, Transport, EVENTS_PATH};
+use super::transport::{Body, Call, Envelope, Transport};
+use crate::operations::EVENTS_TRACK;
 use crate::validate;
 
 /// `{error_code: 0, data: {}}`; an `error` object means failure whatever the status.
@@ -44,7 +45,7 @@ pub fn check(body: &Map<String, Value>) -> Result<()> {
 /// The encoded call of one event; `check` it first.
 pub fn call(body: &Map<String, Value>) -> Call {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
-    Call::post(EVENTS_PATH, Body::Json(bytes.into()), Idempotency::Unsafe).on(Iface::Events)
+    Call::to(&EVENTS_TRACK, Body::Json(bytes.into()))
 }
 
 /// Records an event. Not retried once sent: it may start a triggered campaign.

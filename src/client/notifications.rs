@@ -3,8 +3,9 @@
 use serde_json::Value;
 
 use super::error::Result;
-use super::transport::{Body, Call, Envelope, Idempotency, Transport};
+use super::transport::{Body, Call, Envelope, Transport};
 use crate::model::NewNotification;
+use crate::operations::NOTIFICATIONS_CREATE;
 use crate::validate;
 
 /// The table names the id `Notification_id`, the samples `notification_id`.
@@ -49,11 +50,7 @@ pub fn id_of(field: &str, v: Option<&Value>) -> i64 {
 /// received: a retried create could send the broadcast twice.
 pub async fn create(t: &Transport, n: &NewNotification) -> Result<i64> {
     validate::broadcast(n)?;
-    let call = Call::post(
-        "/notifications",
-        Body::Form(n.to_form().into()),
-        Idempotency::Unsafe,
-    );
+    let call = Call::to(&NOTIFICATIONS_CREATE, Body::Form(n.to_form().into()));
     let created: Created = t.send(&call).await?;
     Ok(id_of("notification_id", created.notification_id.as_ref()))
 }

@@ -1,8 +1,9 @@
 //! Product update (4.12).
 
 use super::error::Result;
-use super::transport::{Ack, Body, Call, Idempotency, Transport};
+use super::transport::{Ack, Body, Call, Transport};
 use crate::model::Product;
+use crate::operations::PRODUCTS_UPDATE;
 use crate::validate;
 
 /// Sends the latest price and availability. Not retried once sent: each update may fire
@@ -10,7 +11,7 @@ use crate::validate;
 pub async fn update(t: &Transport, products: &[Product]) -> Result<()> {
     validate::products(products)?;
     let body = serde_json::to_vec(&serde_json::json!({ "products": products })).unwrap_or_default();
-    let call = Call::post("/products", Body::Json(body.into()), Idempotency::Unsafe);
+    let call = Call::to(&PRODUCTS_UPDATE, Body::Json(body.into()));
     let _: Ack = t.send(&call).await?;
     Ok(())
 }

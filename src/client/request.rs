@@ -34,10 +34,7 @@ pub type Answer = (StatusCode, HeaderMap, bytes::Bytes);
 impl Request {
     /// The call it makes on `t`, or a validation error naming what is wrong (nothing sent).
     pub fn call(&self, t: &Transport) -> Result<Call> {
-        let prefix = match self.iface {
-            Iface::Main => "/apiv1",
-            Iface::Events => "/api/v1",
-        };
+        let prefix = self.iface.prefix();
         let root = match self.iface {
             Iface::Main => "base_url",
             Iface::Events => "events_url",

@@ -5,10 +5,13 @@
 use serde_json::Value;
 
 use super::error::Result;
-use super::transport::{Ack, Body, Call, Idempotency, Transport};
+use super::transport::{Ack, Body, Call, Transport};
 use crate::envelope;
 use crate::form::FormWriter;
 use crate::model::Segment;
+use crate::operations::{
+    Operation, SEGMENTS_ADD_SUBSCRIBERS, SEGMENTS_DELETE, SEGMENTS_LIST, SEGMENTS_PROFILES,
+};
 use crate::validate;
 
 envelope!(List { segments: Vec<Segment>; count: Option<Value> });
@@ -24,7 +27,7 @@ pub async fn list(
         validate::segment_id(id)?;
     }
     validate::segments_window(limit, offset)?;
-    let call = Call::get("/segments")
+    let call = Call::to(&SEGMENTS_LIST, Body::Empty)
         .query("segment_id", segment_id)
         .query("limit", limit)
         .query("offset", offset)
@@ -33,9 +36,9 @@ pub async fn list(
     Ok(list.segments)
 }
 
-/// Posts a form; the service's message.
-async fn post_form(t: &Transport, path: &str, form: String, idem: Idempotency) -> Result<String> {
-    let call = Call::post(path, Body::Form(form.into()), idem);
+/// Posts a form to `op`; the service's message.
+async fn post_form(t: &Transport, op: &Operation, form: String) -> Result<String> {
+    let call = Call::to(op, Body::Form(form.into()));
     let ack: Ack = t.send(&call).await?;
     Ok(match ack.message {
         Some(Value::String(s)) => s,
@@ -49,9 +52,9 @@ pub async fn delete(t: &Transport, segment_id: &str) -> Result<String> {
     let form = FormWriter::new()
         .field("segment_id", &id.to_string())
         .finish();
-    // Not retried once sent: a delete that went through answers a retry with "does not
-    // exist", which would report a success as a failure.
-    post_form(t, "/segments/delete", form, Idempotency::Unsafe).await
+    // Not retried once sent (`SEGMENTS_DELETE.idempotent`): a delete that went through
+    // answers a retry with "does not exist", which would report a success as a failure.
+    post_form(t, &SEGMENTS_DELETE, form).await
 }
 
 /// Adds subscribers by hash (at most 500 per call); the service's message.
@@ -62,7 +65,7 @@ pub async fn add_subscribers(t: &Transport, segment_id: &str, hashes: &[String])
         .field("segment_id", &id.to_string())
         .list("subscriber_hash", hashes)
         .finish();
-    post_form(t, "/segments/addSegmentWithHash", form, Idempotency::Safe).await
+    post_form(t, &SEGMENTS_ADD_SUBSCRIBERS, form).await
 }
 
 /// Adds (`add`) or removes (`delete`) the subscribers of `profile_ids` to/from a segment.
@@ -78,6 +81,6 @@ pub async fn profiles(
         .list("profile_id", profile_ids)
         .field("operation", operation)
         .finish();
-    post_form(t, "/profile", form, Idempotency::Safe).await?;
+    post_form(t, &SEGMENTS_PROFILES, form).await?;
     Ok(())
 }

@@ -8,20 +8,7 @@ use serde_json::{json, Value};
 use crate::validate::Violation;
 
 /// The two interfaces, which differ in their error shapes and authentication codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interface {
-    Main,
-    Events,
-}
-
-impl Interface {
-    pub fn name(self) -> &'static str {
-        match self {
-            Interface::Main => "main",
-            Interface::Events => "events",
-        }
-    }
-}
+pub use crate::operations::Interface;
 
 /// An error answer in the spec's shapes.
 #[derive(Debug)]

@@ -147,28 +147,11 @@ fn one() -> i64 {
     1
 }
 
-/// The paths the service serves (`{...}` is one segment), which a fault's path must be able
-/// to match: a typo (`/notifications`, a trailing `/`, a query string) would arm a fault that
-/// never fires, and a test of the caller's error handling would pass without testing it.
-/// `tests/test_emulator_admin.py` checks every route the clients use is here.
-pub const ROUTES: [(&str, &[&str]); 13] = [
-    ("/apiv1/triggers", &["GET"]),
-    ("/apiv1/triggers/{trigger_id}", &["GET"]),
-    ("/apiv1/drips", &["GET", "POST"]),
-    ("/apiv1/drips/{drip_id}", &["GET"]),
-    ("/apiv1/segments", &["GET"]),
-    ("/apiv1/segments/addSegmentWithHash", &["POST"]),
-    ("/apiv1/segments/delete", &["POST"]),
-    ("/apiv1/profile", &["POST"]),
-    ("/apiv1/analytics/summary", &["GET"]),
-    ("/apiv1/subscribers/analytics/summary", &["GET"]),
-    ("/apiv1/products", &["POST"]),
-    ("/apiv1/notifications", &["POST"]),
-    ("/api/v1/events", &["POST"]),
-];
-
 /// Whether a fault's `path` (exact, or a prefix ending in `*`) can match a request to one
-/// of the [`ROUTES`], with `method` when one is given.
+/// of the service's operations (`operations::ALL`, `{...}` being one segment), with `method`
+/// when one is given: a typo (`/notifications`, a trailing `/`, a query string) would arm a
+/// fault that never fires, and a test of the caller's error handling would pass without
+/// testing it.
 pub fn can_match(path: &str, method: Option<&Method>) -> bool {
     let segment_fits = |given: &str, pattern: &str, partial: bool| {
         (pattern.starts_with('{') && !given.is_empty())
@@ -178,7 +161,7 @@ pub fn can_match(path: &str, method: Option<&Method>) -> bool {
     if path.contains(['{', '}']) {
         return false; // a placeholder never equals a request's path: give the id
     }
-    ROUTES.iter().any(|(route, methods)| {
+    routes().iter().any(|(route, methods)| {
         // HEAD is answered wherever GET is.
         let takes = |m: &Method| {
             methods.contains(&m.as_str()) || (*m == Method::HEAD && methods.contains(&"GET"))
@@ -305,9 +288,24 @@ impl FaultSpec {
     }
 }
 
+/// The service's paths, each with the methods it takes (`GET` first), in the spec's order.
+fn routes() -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut out: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    for op in crate::operations::ALL {
+        match out.iter_mut().find(|(path, _)| *path == op.path) {
+            Some((_, methods)) => methods.push(op.method),
+            None => out.push((op.path, vec![op.method])),
+        }
+    }
+    for (_, methods) in &mut out {
+        methods.sort_unstable();
+    }
+    out
+}
+
 /// The routes with their methods, for messages.
 pub fn route_list() -> String {
-    ROUTES
+    routes()
         .iter()
         .map(|(r, m)| format!("{} {r}", m.join("/")))
         .collect::<Vec<_>>()

@@ -17,6 +17,7 @@ use super::emu::Emu;
 use super::faults::{DropMode, Fault};
 use super::keys::{api_key, key_header};
 use super::state::SiteId;
+use crate::operations::{DRIPS_LIST, TRIGGERS_LIST};
 
 /// Request bodies above this are refused with 413 before they are buffered further.
 pub const BODY_LIMIT: usize = 1 << 20;
@@ -270,7 +271,7 @@ fn route_error(
     status: StatusCode,
     message: impl Into<String>,
 ) -> ApiError {
-    let campaign = path.starts_with("/apiv1/triggers") || path.starts_with("/apiv1/drips");
+    let campaign = path.starts_with(TRIGGERS_LIST.path) || path.starts_with(DRIPS_LIST.path);
     match (iface, status.as_u16()) {
         (Interface::Main, 400..=499) if campaign && status.as_u16() != 429 => {
             ApiError::Campaign(status, message.into())

@@ -118,10 +118,11 @@ pub async fn check_host(
          (Emulator(allowed_hosts=[{name:?}]) in Python)."
     );
     let path = req.uri().path();
-    if path.starts_with("/apiv1") {
-        ApiError::plain(Interface::Main, StatusCode::FORBIDDEN, message).into_response()
-    } else if path.starts_with("/api/v1") {
-        ApiError::plain(Interface::Events, StatusCode::FORBIDDEN, message).into_response()
+    let iface = [Interface::Main, Interface::Events]
+        .into_iter()
+        .find(|iface| path.starts_with(iface.prefix()));
+    if let Some(iface) = iface {
+        ApiError::plain(iface, StatusCode::FORBIDDEN, message).into_response()
     } else {
         (StatusCode::FORBIDDEN, Json(json!({ "error": message }))).into_response()
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
-use axum::routing::{any, get, post};
+use axum::routing::{any, get, post, MethodRouter};
 use axum::Router;
 
 use super::api_error::{ApiError, Interface};
@@ -14,6 +14,11 @@ use super::emu::Emu;
 use super::gate::{self, Gate};
 use super::routes::{analytics, campaigns, events, notifications, products, segments};
 use super::{admin, inspector};
+use crate::operations::{
+    Operation, ANALYTICS_SUBSCRIBERS, ANALYTICS_SUMMARY, DRIPS_CREATE, DRIPS_GET, DRIPS_LIST,
+    EVENTS_TRACK, NOTIFICATIONS_CREATE, PRODUCTS_UPDATE, SEGMENTS_ADD_SUBSCRIBERS, SEGMENTS_DELETE,
+    SEGMENTS_LIST, SEGMENTS_PROFILES, TRIGGERS_GET, TRIGGERS_LIST,
+};
 
 /// An interface's routes, behind its gate, with its answers to an unknown path (404) and to
 /// a method a path does not take (405) in its error shape.
@@ -67,28 +72,13 @@ fn to_inspector() -> axum::routing::MethodRouter<Arc<Emu>> {
 
 /// The main interface (`/apiv1`) with the admin routes beside it.
 pub fn main_router(emu: Arc<Emu>, documents: Documents) -> Router {
-    let api = Router::new()
-        .route("/apiv1/triggers", get(campaigns::list_triggers))
-        .route("/apiv1/triggers/{trigger_id}", get(campaigns::get_trigger))
-        .route(
-            "/apiv1/drips",
-            get(campaigns::list_drips).post(campaigns::create_drip),
-        )
-        .route("/apiv1/drips/{drip_id}", get(campaigns::get_drip))
-        .route("/apiv1/segments", get(segments::list))
-        .route(
-            "/apiv1/segments/addSegmentWithHash",
-            post(segments::add_with_hash),
-        )
-        .route("/apiv1/segments/delete", post(segments::delete))
-        .route("/apiv1/profile", post(segments::profile))
-        .route("/apiv1/analytics/summary", get(analytics::summary))
-        .route(
-            "/apiv1/subscribers/analytics/summary",
-            get(analytics::subscribers),
-        )
-        .route("/apiv1/products", post(products::update))
-        .route("/apiv1/notifications", post(notifications::create));
+    // One path may serve two operations (a drip's list and its create): their handlers
+    // are merged by path as axum wants them. `tests` below checks that every operation of
+    // `operations::ALL` has its route here.
+    let mut api = Router::new();
+    for (op, handler) in main_handlers() {
+        api = api.route(op.path, handler);
+    }
     let api = behind_gate(api, emu.clone(), Interface::Main);
     let admin = Router::new()
         .route("/", to_inspector())
@@ -110,8 +100,49 @@ pub fn main_router(emu: Arc<Emu>, documents: Documents) -> Router {
     admin.merge(api)
 }
 
+/// Each operation of the main interface with its handler, those on one path merged.
+fn main_handlers() -> Vec<(&'static Operation, MethodRouter<Arc<Emu>>)> {
+    let mut out: Vec<(&'static Operation, MethodRouter<Arc<Emu>>)> = Vec::new();
+    let handlers: [(&'static Operation, MethodRouter<Arc<Emu>>); 13] = [
+        (&TRIGGERS_GET, get(campaigns::get_trigger)),
+        (&TRIGGERS_LIST, get(campaigns::list_triggers)),
+        (&DRIPS_CREATE, post(campaigns::create_drip)),
+        (&DRIPS_LIST, get(campaigns::list_drips)),
+        (&DRIPS_GET, get(campaigns::get_drip)),
+        (&SEGMENTS_ADD_SUBSCRIBERS, post(segments::add_with_hash)),
+        (&SEGMENTS_DELETE, post(segments::delete)),
+        (&SEGMENTS_PROFILES, post(segments::profile)),
+        (&SEGMENTS_LIST, get(segments::list)),
+        (&ANALYTICS_SUMMARY, get(analytics::summary)),
+        (&ANALYTICS_SUBSCRIBERS, get(analytics::subscribers)),
+        (&PRODUCTS_UPDATE, post(products::update)),
+        (&NOTIFICATIONS_CREATE, post(notifications::create)),
+    ];
+    for (op, handler) in handlers {
+        match out.iter_mut().find(|(o, _)| o.path == op.path) {
+            Some((_, merged)) => *merged = std::mem::take(merged).merge(handler),
+            None => out.push((op, handler)),
+        }
+    }
+    out
+}
+
 /// The event-tracking interface (`/api/v1`).
 pub fn events_router(emu: Arc<Emu>) -> Router {
-    let api = Router::new().route("/api/v1/events", post(events::track));
+    let api = Router::new().route(EVENTS_TRACK.path, post(events::track));
     behind_gate(api, emu, Interface::Events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operations::ALL;
+
+    #[test]
+    fn every_operation_of_the_main_interface_has_its_handler() {
+        let handled: Vec<&str> = main_handlers().iter().map(|(op, _)| op.path).collect();
+        for op in ALL.iter().filter(|op| op.interface == Interface::Main) {
+            assert!(handled.contains(&op.path), "{} has no route", op.name);
+        }
+    }
 }

@@ -1,15 +1,16 @@
 """What every resource namespace is built on, blocking and awaited, and how one method serves both.
 
 Each operation is written once, as a method of the blocking class (``Notifications.create``):
-it checks and assembles its arguments and ends in one of the four primitives below, which
-the two kinds of namespace implement each in its own way:
+it hands its arguments to the core's function of the same name (``_core.notifications_create``,
+which reads and checks them into a ``PreparedCall``) and ends in one of the four primitives
+below, which the two kinds of namespace implement each in its own way:
 
-- ``_call(op, *args, **options)``: the core's result (blocking), or an awaitable of it
-  (async);
-- ``_then(after, op, *args, **options)``: the same, passed through ``after`` (a
-  ``ResultList``, ...);
-- ``_bulk(op, label, progress, (key, items, concurrency, checkpoint), **options)``: a bulk
-  call with its progress;
+- ``_call(call, **options)``: the core's result (blocking), or an awaitable of it (async);
+  a call made with an ``idempotency_key`` is sent once per key (``pushwire._idempotency``);
+- ``_then(after, call, **options)``: the same, passed through ``after`` (a ``ResultList``,
+  ...);
+- ``_bulk(make, label, progress, items, **options)``: a bulk call with its progress, ``make``
+  making the call given the progress callback;
 - ``_pages(fetch)``: every item of the pages ``fetch(page)`` returns, as an iterator or an
   async iterator.
 
@@ -41,8 +42,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, cast, overlo
 from pushwire import _telemetry
 from pushwire._bridge import submit
 from pushwire._bulk import BulkResult, Progress, build_result, reporting
-from pushwire._core import CoreClient, Page
-from pushwire._idempotency import Batch, Keys, Outcome, settled
+from pushwire._core import CoreClient, Page, PreparedCall
+from pushwire._idempotency import Batch, Keys, Outcome
 from pushwire._response import APIResponse, per_call
 from pushwire.errors import ValidationError
 
@@ -97,9 +98,10 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
-# A bulk call's arguments before its progress callback: the segment (id or name), the items
-# (a list, which the result names the failed ones of), the concurrency and the checkpoint.
-_BulkArgs = tuple[Any, Sequence[Any], Any, Any]
+# A bulk call given its progress callback (or None).
+_MakeBulk = Callable[[Optional[Callable[[int, int], Any]]], PreparedCall]
+# A batch's call given the items it sends.
+_MakeBatch = Callable[[list[Any]], PreparedCall]
 
 _log = logging.getLogger("pushwire")
 
@@ -116,52 +118,55 @@ class _Sync(_Resource):
 
     __slots__ = ()
 
-    def _call(self, op: str, *args: Any, _key: Optional[str] = None, **options: Any) -> Any:
+    def _call(self, call: PreparedCall, **options: Any) -> Any:
         self._client._check_open()
-        if _key is not None:
-            return self._once(_key, op, args, options)
+        if call.idempotency_key is not None:
+            return self._once(call, options)
         traced = _telemetry.tracer
         if traced is not None:
-            return traced.call(self._client._core, op, args, per_call(options))
+            return traced.call(self._client._core, call, per_call(options))
         if options:
-            return self._client._core.call_with(op, per_call(options), *args)
-        return self._client._core.call(op, *args)
+            return self._client._core.call_with(call, per_call(options))
+        return self._client._core.call(call)
 
-    def _once(self, key: str, op: str, args: tuple[Any, ...], options: dict[str, Any]) -> Any:
-        """The call sent once for ``key`` (``pushwire._idempotency``)."""
+    def _once(self, call: PreparedCall, options: dict[str, Any]) -> Any:
+        """The call sent once for its key (``pushwire._idempotency``)."""
         keys, timeout = _keyed(self._client, options)
-        core, opts, args = self._client._core, per_call(options), settled(args)
+        core, opts = self._client._core, per_call(options)
+        key, args = call.idempotency_key or "", call.arguments
         traced = _telemetry.tracer
         if traced is None:
-            return keys.run(key, op, args, timeout, lambda: core.call_with(op, opts, *args), _quiet)
-        with traced.operation(op, opts) as call:
-            call.result = keys.run(
-                key, op, args, timeout, lambda: core.call_with(op, call.options, *args), call.note
+            return keys.run(
+                key, call.name, args, timeout, lambda: core.call_with(call, opts), _quiet
             )
-        return call.result
+        with traced.operation(call.name, opts) as span:
+            span.result = keys.run(
+                key, call.name, args, timeout, lambda: core.call_with(call, span.options), span.note
+            )
+        return span.result
 
-    def _then(self, after: Callable[[Any], T], op: str, *args: Any, **options: Any) -> T:
-        return after(self._call(op, *args, **options))
+    def _then(self, after: Callable[[Any], T], call: PreparedCall, **options: Any) -> T:
+        return after(self._call(call, **options))
 
     def _batch_once(
         self,
         after: Callable[[Any], T],
-        ops: tuple[str, str],
+        item_op: str,
         items: list[Any],
-        *args: Any,
+        make: _MakeBatch,
         **options: Any,
     ) -> T:
-        """A batch (``ops[0]``) whose items may carry their own idempotency key, each item's
-        call being ``ops[1]`` (``Batch``)."""
-        batch = _batch(self._client, ops[1], items, options)
-        return after(batch.run(lambda sent: self._call(ops[0], sent, *args, **options)))
+        """A batch whose items may carry their own idempotency key, each item's call being
+        ``item_op`` (``Batch``); ``make`` makes the batch's call of the items it sends."""
+        batch = _batch(self._client, item_op, items, options)
+        return after(batch.run(lambda sent: self._call(make(sent), **options)))
 
     def _bulk(
-        self, op: str, label: str, progress: Progress, args: _BulkArgs, **options: Any
+        self, make: _MakeBulk, label: str, progress: Progress, items: Sequence[Any], **options: Any
     ) -> BulkResult:
         with reporting(progress, label) as callback:
-            raw = self._call(op, *args, callback, **options)
-        return build_result(raw, args[1])
+            raw = self._call(make(callback), **options)
+        return build_result(raw, items)
 
     @staticmethod
     def _pages(fetch: Callable[[int], Page[T]]) -> Iterator[T]:
@@ -190,61 +195,60 @@ class _Async(_Resource):
         if twin is not None:
             _twin_of(cls, twin, skip)
 
-    def _call(
-        self, op: str, *args: Any, _key: Optional[str] = None, **options: Any
-    ) -> Coroutine[Any, Any, Any]:
+    def _call(self, call: PreparedCall, **options: Any) -> Coroutine[Any, Any, Any]:
         # A plain function handing back submit's coroutine: one coroutine frame less per call.
         self._client._check_open()
-        if _key is not None:
-            return self._once(_key, op, args, options)
+        if call.idempotency_key is not None:
+            return self._once(call, options)
         traced = _telemetry.tracer
         if traced is not None:
-            return traced.submit(self._client._core, op, args, per_call(options))
+            return traced.submit(self._client._core, call, per_call(options))
         if options:
-            return submit(self._client._core, op, *args, options=per_call(options))
-        return submit(self._client._core, op, *args)
+            return submit(self._client._core, call, options=per_call(options))
+        return submit(self._client._core, call)
 
-    async def _then(self, after: Callable[[Any], T], op: str, *args: Any, **options: Any) -> T:
-        return after(await self._call(op, *args, **options))
+    async def _then(self, after: Callable[[Any], T], call: PreparedCall, **options: Any) -> T:
+        return after(await self._call(call, **options))
 
     async def _batch_once(
         self,
         after: Callable[[Any], T],
-        ops: tuple[str, str],
+        item_op: str,
         items: list[Any],
-        *args: Any,
+        make: _MakeBatch,
         **options: Any,
     ) -> T:
         """``_Sync._batch_once``, awaited."""
-        batch = _batch(self._client, ops[1], items, options)
-        return after(await batch.run_async(lambda sent: self._call(ops[0], sent, *args, **options)))
+        batch = _batch(self._client, item_op, items, options)
+        return after(await batch.run_async(lambda sent: self._call(make(sent), **options)))
 
-    async def _once(self, key: str, op: str, args: tuple[Any, ...], options: dict[str, Any]) -> Any:
-        """The call sent once for ``key`` (``pushwire._idempotency``)."""
+    async def _once(self, call: PreparedCall, options: dict[str, Any]) -> Any:
+        """The call sent once for its key (``pushwire._idempotency``)."""
         keys, timeout = _keyed(self._client, options)
-        core, opts, args = self._client._core, per_call(options), settled(args)
+        core, opts = self._client._core, per_call(options)
+        key, args = call.idempotency_key or "", call.arguments
         traced = _telemetry.tracer
         if traced is None:
             return await keys.run_async(
-                key, op, args, timeout, lambda: submit(core, op, *args, options=opts), _quiet
+                key, call.name, args, timeout, lambda: submit(core, call, options=opts), _quiet
             )
-        with traced.operation(op, opts) as call:
-            call.result = await keys.run_async(
+        with traced.operation(call.name, opts) as span:
+            span.result = await keys.run_async(
                 key,
-                op,
+                call.name,
                 args,
                 timeout,
-                lambda: submit(core, op, *args, options=call.options),
-                call.note,
+                lambda: submit(core, call, options=span.options),
+                span.note,
             )
-        return call.result
+        return span.result
 
     async def _bulk(
-        self, op: str, label: str, progress: Progress, args: _BulkArgs, **options: Any
+        self, make: _MakeBulk, label: str, progress: Progress, items: Sequence[Any], **options: Any
     ) -> BulkResult:
         with reporting(progress, label) as callback:
-            raw = await self._call(op, *args, _on_loop(callback), **options)
-        return build_result(raw, args[1])
+            raw = await self._call(make(_on_loop(callback)), **options)
+        return build_result(raw, items)
 
     @staticmethod
     async def _pages(fetch: Callable[[int], Any]) -> AsyncIterator[Any]:
@@ -298,18 +302,18 @@ class _RawSync(_Sync):
         def __getattr__(self, name: str) -> Any:
             raise AttributeError(_not_raw(self, name))
 
-    def _call(self, op: str, *args: Any, _key: Optional[str] = None, **options: Any) -> Any:
-        _no_key(_key)
-        return self._then(None, op, *args, **options)
+    def _call(self, call: PreparedCall, **options: Any) -> Any:
+        return self._then(None, call, **options)
 
-    def _then(self, after: Any, op: str, *args: Any, **options: Any) -> Any:
+    def _then(self, after: Any, call: PreparedCall, **options: Any) -> Any:
+        _no_key(call.idempotency_key)
         self._client._check_open()
         core, opts = self._client._core, per_call(options, raw=True)
         traced = _telemetry.tracer
         if traced is not None:
-            result, raw = traced.call(core, op, args, opts)
+            result, raw = traced.call(core, call, opts)
         else:
-            result, raw = core.call_with(op, opts, *args)
+            result, raw = core.call_with(call, opts)
         return APIResponse(raw, result, after)
 
 
@@ -325,20 +329,18 @@ class _RawAsync(_Async):
         def __getattr__(self, name: str) -> Any:
             raise AttributeError(_not_raw(self, name))
 
-    def _call(
-        self, op: str, *args: Any, _key: Optional[str] = None, **options: Any
-    ) -> Coroutine[Any, Any, Any]:
-        _no_key(_key)
-        return self._then(None, op, *args, **options)
+    def _call(self, call: PreparedCall, **options: Any) -> Coroutine[Any, Any, Any]:
+        _no_key(call.idempotency_key)
+        return self._then(None, call, **options)
 
-    async def _then(self, after: Any, op: str, *args: Any, **options: Any) -> Any:
+    async def _then(self, after: Any, call: PreparedCall, **options: Any) -> Any:
         self._client._check_open()
         core, opts = self._client._core, per_call(options, raw=True)
         traced = _telemetry.tracer
         if traced is not None:
-            result, raw = await traced.submit(core, op, args, opts)
+            result, raw = await traced.submit(core, call, opts)
         else:
-            result, raw = await submit(core, op, *args, options=opts)
+            result, raw = await submit(core, call, options=opts)
         return APIResponse(raw, result, after)
 
 

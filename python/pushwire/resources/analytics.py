@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Optional
 
+import pushwire._core as _core
 from pushwire._args import DateLike
 from pushwire._html import ResultList
 from pushwire.resources._resource import (
@@ -45,7 +46,8 @@ class Analytics(_Sync):
         strings, an aware datetime taken as its UTC day) span at most 3,660 days;
         ``group_by`` is ``day``, ``week`` or ``month``. A plain list, which Jupyter shows as
         a table."""
-        return self._then(ResultList, "analytics.summary", start, end, group_by, **options)
+        call = _core.analytics_summary(start, end, group_by=group_by)
+        return self._then(ResultList, call, **options)
 
     def subscribers(
         self, *, types: Optional[Iterable[str]] = None, **options: Unpack[RequestOptions]
@@ -55,7 +57,8 @@ class Analytics(_Sync):
         ``types`` (the spec's ``type``) picks dimensions among ``country``, ``state``,
         ``city``, ``device``, ``device_type`` and ``platform``; without it, all but
         ``platform``, as spec 2.13 says."""
-        out: dict[str, dict[str, int]] = self._call("analytics.subscribers", types, **options)
+        call = _core.analytics_subscribers(types=types)
+        out: dict[str, dict[str, int]] = self._call(call, **options)
         return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, SupportsIndex, Union
 
+import pushwire._core as _core
 from pushwire._args import DateLike, IdLike
 from pushwire._core import (
     Audience,
@@ -54,12 +55,13 @@ class Drips(_Sync):
         sent no usable id. ``idempotency_key``: created once per key, as for
         ``notifications.create``."""
         out: int = self._call(
-            "drips.create",
-            campaign_name,
-            notifications,
-            send_to,
-            utm_params,
-            _key=idempotency_key,
+            _core.drips_create(
+                campaign_name,
+                notifications,
+                send_to=send_to,
+                utm_params=utm_params,
+                idempotency_key=idempotency_key,
+            ),
             **options,
         )
         return out
@@ -75,7 +77,10 @@ class Drips(_Sync):
         """One drip with its notifications and their analytics. ``BadRequestError`` if it
         does not exist (the service answers 400)."""
         out: Drip = self._call(
-            "drips.get", drip_id, analytics_start_at, analytics_end_at, **options
+            _core.drips_get(
+                drip_id, analytics_start_at=analytics_start_at, analytics_end_at=analytics_end_at
+            ),
+            **options,
         )
         return out
 
@@ -91,7 +96,13 @@ class Drips(_Sync):
         """One page of drips, newest first (``limit`` 1 to 500); :meth:`iter` walks them
         all."""
         out: Page[Drip] = self._call(
-            "drips.list", page, limit, analytics_start_at, analytics_end_at, **options
+            _core.drips_list(
+                page=page,
+                limit=limit,
+                analytics_start_at=analytics_start_at,
+                analytics_end_at=analytics_end_at,
+            ),
+            **options,
         )
         return out
 

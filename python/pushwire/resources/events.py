@@ -7,7 +7,8 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Optional, SupportsIndex
 
-from pushwire._args import IdLike, _events, _given
+import pushwire._core as _core
+from pushwire._args import IdLike, _events
 from pushwire.errors import PushwireError
 from pushwire.resources._resource import (
     _Async,
@@ -45,15 +46,14 @@ class Events(_Sync):
         ``Retry-After``), never once it may have been received: it may start a triggered
         campaign. ``idempotency_key``: recorded once per key, as for
         ``notifications.create``."""
-        out: None = self._call(
-            "events.track",
+        call = _core.events_track(
             event_name,
-            _given(profile_id),
-            _given(device_token_hash),
-            data,
-            _key=idempotency_key,
-            **options,
+            profile_id=profile_id,
+            device_token_hash=device_token_hash,
+            data=data,
+            idempotency_key=idempotency_key,
         )
+        out: None = self._call(call, **options)
         return out
 
     def track_many(
@@ -74,9 +74,15 @@ class Events(_Sync):
         self._client._check_events()
         listed = _events(events)
         if any(isinstance(e, Mapping) and "idempotency_key" in e for e in listed):
-            ops = ("events.track_many", "events.track")
-            return self._batch_once(_reported, ops, listed, concurrency, **options)
-        return self._then(_reported, "events.track_many", listed, concurrency, **options)
+            return self._batch_once(
+                _reported,
+                "events.track",
+                listed,
+                lambda sent: _core.events_track_many(sent, concurrency=concurrency),
+                **options,
+            )
+        call = _core.events_track_many(listed, concurrency=concurrency)
+        return self._then(_reported, call, **options)
 
 
 class AsyncEvents(_Async, twin=Events):

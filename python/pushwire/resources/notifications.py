@@ -6,6 +6,7 @@ import datetime as _dt
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+import pushwire._core as _core
 from pushwire._args import DateLike, DateTimeLike, IdLike, WholeLike, _is_list, _strs
 from pushwire._core import Action, AttributeRule
 from pushwire.errors import ValidationError
@@ -97,7 +98,8 @@ class Notifications(_Sync):
                 "actions": actions,
             },
         )
-        out: int = self._call("notifications.create", fields, _key=idempotency_key, **options)
+        call = _core.notifications_create(fields, idempotency_key=idempotency_key)
+        out: int = self._call(call, **options)
         return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+import pushwire._core as _core
 from pushwire._core import Product
 from pushwire.resources._resource import (
     _Async,
@@ -36,7 +37,8 @@ class Products(_Sync):
         emulator's ``products()`` entries. Retried only when the service refused
         it unprocessed (429, or 503 with ``Retry-After``), never once it may have been
         received. ``idempotency_key``: sent once per key, as for ``notifications.create``."""
-        out: None = self._call("products.update", products, _key=idempotency_key, **options)
+        call = _core.products_update(products, idempotency_key=idempotency_key)
+        out: None = self._call(call, **options)
         return out
 
 

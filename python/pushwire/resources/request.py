@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, Optional, Union
 
+import pushwire._core as _core
 from pushwire._args import NOT_GIVEN, NotGiven, Seconds
 from pushwire._response import APIResponse
 from pushwire.resources._resource import _RawAsync, _RawSync, awaitable
@@ -50,19 +51,17 @@ class Requests(_RawSync):
         logs, tracing (the operation ``request``), ``outcome_unknown`` and ``timeout``
         (seconds for this call; ``None``: a day) are the typed calls'."""
         options = {} if isinstance(timeout, NotGiven) else {"timeout": timeout}
-        out: APIResponse[Any] = self._then(
-            None,
-            "request",
+        call = _core.request(
             method,
             path,
-            query,
-            body,
-            form,
-            headers,
-            idempotent,
-            interface,
-            **options,
+            query=query,
+            body=body,
+            form=form,
+            headers=headers,
+            idempotent=idempotent,
+            interface=interface,
         )
+        out: APIResponse[Any] = self._then(None, call, **options)
         return out
 
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Optional, SupportsIndex, Union
 
+import pushwire._core as _core
 from pushwire._args import IdLike, _items
 from pushwire._bulk import BulkResult, Progress
 from pushwire._core import Segment
@@ -41,13 +42,14 @@ class Segments(_Sync):
         """The site's segments (one with ``segment_id``), ``offset``/``limit`` to page;
         ``segment_type="all"`` includes those built on geography, device and browser. A
         plain list (with ``to_json()``), which Jupyter shows as a table."""
-        return self._then(
-            ResultList, "segments.list", segment_id, limit, offset, segment_type, **options
+        call = _core.segments_list(
+            segment_id=segment_id, limit=limit, offset=offset, segment_type=segment_type
         )
+        return self._then(ResultList, call, **options)
 
     def delete(self, segment_id: IdLike, **options: Unpack[RequestOptions]) -> str:
         """Deletes a segment; the service's message."""
-        out: str = self._call("segments.delete", segment_id, **options)
+        out: str = self._call(_core.segments_delete(segment_id), **options)
         return out
 
     def add_subscribers(
@@ -57,21 +59,23 @@ class Segments(_Sync):
         **options: Unpack[RequestOptions],
     ) -> str:
         """Adds up to 500 subscribers by hash; the service's message."""
-        out: str = self._call("segments.add_subscribers", segment_id, subscriber_hashes, **options)
+        call = _core.segments_add_subscribers(segment_id, subscriber_hashes)
+        out: str = self._call(call, **options)
         return out
 
     def add_profiles(
         self, segment_name: str, profile_ids: Iterable[IdLike], **options: Unpack[RequestOptions]
     ) -> None:
         """Adds the subscribers with these profile ids to the segment named; idempotent."""
-        out: None = self._call("segments.add_profiles", segment_name, profile_ids, **options)
+        out: None = self._call(_core.segments_add_profiles(segment_name, profile_ids), **options)
         return out
 
     def remove_profiles(
         self, segment_name: str, profile_ids: Iterable[IdLike], **options: Unpack[RequestOptions]
     ) -> None:
         """Removes the subscribers with these profile ids from the segment named."""
-        out: None = self._call("segments.remove_profiles", segment_name, profile_ids, **options)
+        call = _core.segments_remove_profiles(segment_name, profile_ids)
+        out: None = self._call(call, **options)
         return out
 
     def add_subscribers_bulk(
@@ -94,9 +98,15 @@ class Segments(_Sync):
         call sends only the chunks not stored (``ChunkResult.prior`` says which were, and
         which were in flight when the earlier run stopped). A checkpoint made for another
         input is refused (``ValidationError``)."""
-        args = (segment_id, _items("hashes", hashes), concurrency, checkpoint)
+        items = _items("hashes", hashes)
         return self._bulk(
-            "segments.add_subscribers_bulk", "add_subscribers", progress, args, **options
+            lambda report: _core.segments_add_subscribers_bulk(
+                segment_id, items, concurrency=concurrency, checkpoint=checkpoint, progress=report
+            ),
+            "add_subscribers",
+            progress,
+            items,
+            **options,
         )
 
     def add_profiles_bulk(
@@ -111,8 +121,16 @@ class Segments(_Sync):
     ) -> BulkResult:
         """:meth:`add_profiles` for any number of profile ids, in chunks of 500
         (``checkpoint`` as for :meth:`add_subscribers_bulk`)."""
-        args = (segment_name, _items("profile_ids", profile_ids), concurrency, checkpoint)
-        return self._bulk("segments.add_profiles_bulk", "add_profiles", progress, args, **options)
+        items = _items("profile_ids", profile_ids)
+        return self._bulk(
+            lambda report: _core.segments_add_profiles_bulk(
+                segment_name, items, concurrency=concurrency, checkpoint=checkpoint, progress=report
+            ),
+            "add_profiles",
+            progress,
+            items,
+            **options,
+        )
 
     def remove_profiles_bulk(
         self,
@@ -126,9 +144,15 @@ class Segments(_Sync):
     ) -> BulkResult:
         """:meth:`remove_profiles` for any number of profile ids, in chunks of 500
         (``checkpoint`` as for :meth:`add_subscribers_bulk`)."""
-        args = (segment_name, _items("profile_ids", profile_ids), concurrency, checkpoint)
+        items = _items("profile_ids", profile_ids)
         return self._bulk(
-            "segments.remove_profiles_bulk", "remove_profiles", progress, args, **options
+            lambda report: _core.segments_remove_profiles_bulk(
+                segment_name, items, concurrency=concurrency, checkpoint=checkpoint, progress=report
+            ),
+            "remove_profiles",
+            progress,
+            items,
+            **options,
         )
 
 

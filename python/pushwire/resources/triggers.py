@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Optional, SupportsIndex
 
+import pushwire._core as _core
 from pushwire._args import DateLike, IdLike
 from pushwire._core import Page, TriggeredCampaign
 from pushwire.resources._resource import (
@@ -39,7 +40,12 @@ class Triggers(_Sync):
         (the service's default range without them). ``BadRequestError`` if it does not
         exist (the service answers 400)."""
         out: TriggeredCampaign = self._call(
-            "triggers.get", trigger_id, analytics_start_at, analytics_end_at, **options
+            _core.triggers_get(
+                trigger_id,
+                analytics_start_at=analytics_start_at,
+                analytics_end_at=analytics_end_at,
+            ),
+            **options,
         )
         return out
 
@@ -55,7 +61,13 @@ class Triggers(_Sync):
         """One page of campaigns, newest first (``limit`` 1 to 500), with ``total`` and
         ``last_page``; :meth:`iter` walks them all."""
         out: Page[TriggeredCampaign] = self._call(
-            "triggers.list", page, limit, analytics_start_at, analytics_end_at, **options
+            _core.triggers_list(
+                page=page,
+                limit=limit,
+                analytics_start_at=analytics_start_at,
+                analytics_end_at=analytics_end_at,
+            ),
+            **options,
         )
         return out
 

@@ -2,19 +2,12 @@
 //! `crate::client::analytics`.
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
-use super::args::{arg, rename_head, str_list, text};
+use super::args::{rename_head, str_list, text};
+use super::operation::{prepare, PreparedCall, Ready, Renamer, Run, Running};
 use super::output::Output;
 use crate::bindings::convert::date_text;
 use crate::client::{analytics, Error, Transport};
-
-/// The calls of this resource, as the Python wrapper names them after `analytics.`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Name {
-    Summary,
-    Subscribers,
-}
 
 pub enum Call {
     /// From, to (`YYYY-MM-DD`), and the grouping.
@@ -23,32 +16,40 @@ pub enum Call {
     Subscribers(Option<Vec<String>>),
 }
 
-/// How a violation's field is named to the Python caller of `name`: the shared checks name
-/// fields as the spec does (`from`, `type`), the error the argument (`start`, `types`).
-pub fn renamer(name: Name) -> fn(&str) -> String {
-    match name {
-        Name::Summary => |f| match f {
-            "from" => "start".to_string(),
-            "to" => "end".to_string(),
-            other => other.to_string(),
-        },
-        Name::Subscribers => |f| rename_head(f, "type", "types"),
-    }
+/// `client.analytics.summary`'s call: the shared checks name the spec's `from` and `to`,
+/// the error the arguments `start` and `end`.
+#[pyfunction]
+#[pyo3(signature = (start, end, *, group_by))]
+fn analytics_summary(
+    start: &Bound<'_, PyAny>,
+    end: &Bound<'_, PyAny>,
+    group_by: &Bound<'_, PyAny>,
+) -> PyResult<PreparedCall> {
+    let rename: Renamer = |f| match f {
+        "from" => "start".to_string(),
+        "to" => "end".to_string(),
+        other => other.to_string(),
+    };
+    prepare(start.py(), "analytics.summary", rename, || {
+        Ok(Ready::Op(Box::new(Call::Summary(
+            date_text(start, "start")?,
+            date_text(end, "end")?,
+            text(group_by, "group_by")?,
+        ))))
+    })
 }
 
-/// Reads the arguments of `name`, in the order the Python wrapper passes them.
-pub fn parse(name: Name, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
-    let a = |i| arg(args, i);
-    Ok(match name {
-        Name::Summary => Call::Summary(
-            date_text(&a(0), "start")?,
-            date_text(&a(1), "end")?,
-            text(&a(2), "group_by")?,
-        ),
-        Name::Subscribers => Call::Subscribers(if a(0).is_none() {
+/// `client.analytics.subscribers`'s call: the shared checks name the spec's `type`, the
+/// error the argument `types`.
+#[pyfunction]
+#[pyo3(signature = (*, types))]
+fn analytics_subscribers(types: &Bound<'_, PyAny>) -> PyResult<PreparedCall> {
+    let rename: Renamer = |f| rename_head(f, "type", "types");
+    prepare(types.py(), "analytics.subscribers", rename, || {
+        let types = if types.is_none() {
             None
         } else {
-            let types = str_list(&a(0), "types")?;
+            let types = str_list(types, "types")?;
             // Sent as `type=`, which the service reads as no filter: every dimension.
             if types.is_empty() {
                 return Err(Error::validation(
@@ -57,12 +58,18 @@ pub fn parse(name: Name, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
                 ));
             }
             Some(types)
-        }),
+        };
+        Ok(Ready::Op(Box::new(Call::Subscribers(types))))
     })
 }
 
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(analytics_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(analytics_subscribers, m)?)
+}
+
 impl Call {
-    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
+    async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(match self {
             Call::Summary(from, to, g) => {
                 Output::Rows(analytics::summary(t, &from, &to, &g).await?)
@@ -71,5 +78,11 @@ impl Call {
                 Output::Distribution(analytics::subscribers(t, types.as_deref()).await?)
             }
         })
+    }
+}
+
+impl Run for Call {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        Box::pin(self.send(t))
     }
 }

@@ -2,9 +2,7 @@
 //! the readers every resource's parsing shares.
 
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyMapping, PyString, PyTuple,
-};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyMapping, PyString};
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::Value;
 
@@ -25,11 +23,6 @@ pub fn rename_head(field: &str, spec: &str, python: &str) -> String {
         }
         _ => field.to_string(),
     }
-}
-
-pub fn arg<'py>(args: &Bound<'py, PyTuple>, i: usize) -> Bound<'py, PyAny> {
-    args.get_item(i)
-        .unwrap_or_else(|_| args.py().None().into_bound(args.py()))
 }
 
 pub fn concurrency(obj: &Bound<'_, PyAny>) -> Result<usize, Error> {
@@ -130,18 +123,15 @@ pub fn str_list(obj: &Bound<'_, PyAny>, field: &str) -> Result<Vec<String>, Erro
     each_item(obj, field, "a list of strings", id_text)
 }
 
-pub fn range(args: &Bound<'_, PyTuple>, at: usize) -> Result<AnalyticsRange, Error> {
-    let d = |i: usize, name: &str| -> Result<Option<String>, Error> {
-        let a = arg(args, i);
-        if a.is_none() {
-            Ok(None)
-        } else {
-            date_text(&a, name).map(Some)
-        }
+/// The analytics range of a campaign read: `analytics_start_at` and `analytics_end_at`.
+pub fn range(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> Result<AnalyticsRange, Error> {
+    let d = |given: &Bound<'_, PyAny>, name: &str| match given.is_none() {
+        true => Ok(None),
+        false => date_text(given, name).map(Some),
     };
     Ok(AnalyticsRange {
-        start: d(at, "analytics_start_at")?,
-        end: d(at + 1, "analytics_end_at")?,
+        start: d(start, "analytics_start_at")?,
+        end: d(end, "analytics_end_at")?,
     })
 }
 
@@ -154,22 +144,67 @@ pub enum CampaignRead {
 
 impl CampaignRead {
     /// `get(id, analytics_start_at, analytics_end_at)`, the id named `id_field`.
-    pub fn get(args: &Bound<'_, PyTuple>, id_field: &str) -> Result<CampaignRead, Error> {
-        Ok(CampaignRead::Get(
-            id_int(&arg(args, 0), id_field)?,
-            range(args, 1)?,
-        ))
+    pub fn get(
+        id: &Bound<'_, PyAny>,
+        id_field: &str,
+        range: AnalyticsRange,
+    ) -> Result<CampaignRead, Error> {
+        Ok(CampaignRead::Get(id_int(id, id_field)?, range))
     }
 
     /// `list(page, limit, analytics_start_at, analytics_end_at)`.
-    pub fn list(args: &Bound<'_, PyTuple>) -> Result<CampaignRead, Error> {
+    pub fn list(
+        page: &Bound<'_, PyAny>,
+        limit: &Bound<'_, PyAny>,
+        range: AnalyticsRange,
+    ) -> Result<CampaignRead, Error> {
         Ok(CampaignRead::List(ListQuery {
-            page: opt_int(&arg(args, 0), "page")?,
-            limit: opt_int(&arg(args, 1), "limit")?,
-            range: range(args, 2)?,
+            page: opt_int(page, "page")?,
+            limit: opt_int(limit, "limit")?,
+            range,
         }))
     }
 }
+
+/// The `get` and `list` functions of a campaign resource (triggers, drips), read the same
+/// way: `$get` takes the id (named `$id`, as the method's parameter), `$list` a page; `$wrap`
+/// makes the resource's call of the read.
+macro_rules! campaign_reads {
+    ($get:ident $get_name:literal, $list:ident $list_name:literal, $id:ident, $wrap:expr) => {
+        #[doc = concat!("`client.", $get_name, "`'s call.")]
+        #[pyfunction]
+        #[pyo3(signature = ($id, *, analytics_start_at, analytics_end_at))]
+        fn $get(
+            $id: &Bound<'_, PyAny>,
+            analytics_start_at: &Bound<'_, PyAny>,
+            analytics_end_at: &Bound<'_, PyAny>,
+        ) -> PyResult<PreparedCall> {
+            prepare($id.py(), $get_name, SAME, || {
+                let range = range(analytics_start_at, analytics_end_at)?;
+                let read = CampaignRead::get($id, stringify!($id), range)?;
+                Ok(Ready::Op(Box::new($wrap(read))))
+            })
+        }
+
+        #[doc = concat!("`client.", $list_name, "`'s call.")]
+        #[pyfunction]
+        #[pyo3(signature = (*, page, limit, analytics_start_at, analytics_end_at))]
+        fn $list(
+            page: &Bound<'_, PyAny>,
+            limit: &Bound<'_, PyAny>,
+            analytics_start_at: &Bound<'_, PyAny>,
+            analytics_end_at: &Bound<'_, PyAny>,
+        ) -> PyResult<PreparedCall> {
+            prepare(page.py(), $list_name, SAME, || {
+                let range = range(analytics_start_at, analytics_end_at)?;
+                Ok(Ready::Op(Box::new($wrap(CampaignRead::list(
+                    page, limit, range,
+                )?))))
+            })
+        }
+    };
+}
+pub(crate) use campaign_reads;
 
 /// The items of the list `obj`, each as `each` makes it JSON (given the item's path).
 pub fn items_of(

@@ -6,17 +6,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
-use super::args::{arg, concurrency, id_text, str_list, text};
+use super::args::{concurrency, id_text, str_list, text};
+use super::operation::{prepare, PreparedCall, Ready, Run, Running, SAME};
 use super::output::Output;
 use crate::bindings::stop;
 use crate::client::checkpoint::{Checkpoint, Input};
 use crate::client::{bulk, Error, Transport};
 
-/// What a bulk call does to its segment's members, as the Python wrapper names it.
+/// What a bulk call does to its segment's members.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+enum Kind {
     AddHashes,
     AddProfiles,
     RemoveProfiles,
@@ -31,22 +31,79 @@ pub struct Call {
     progress: Option<Py<PyAny>>,
     checkpoint: Option<Checkpoint>,
     /// Report progress from a thread of its own rather than the one running the call
-    /// (set for async calls, see [`Call::on_io_thread`]).
+    /// (set for async calls, see `Run::on_io_thread`).
     offload_progress: bool,
 }
 
-/// Reads the arguments of `kind`, in the order the Python wrapper passes them.
-pub fn parse(kind: Kind, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
-    let a = |i| arg(args, i);
+/// The function of a bulk call: the same parameters for the three, the segment given by id
+/// or by name; `progress` is a `callable(done, total)` or None.
+macro_rules! bulk_function {
+    ($function:ident, $name:literal, $kind:expr, $segment:ident, $items:ident) => {
+        #[doc = concat!("`client.", $name, "`'s call.")]
+        #[pyfunction]
+        #[pyo3(signature = ($segment, $items, *, concurrency, checkpoint, progress))]
+        fn $function(
+            $segment: &Bound<'_, PyAny>,
+            $items: &Bound<'_, PyAny>,
+            concurrency: &Bound<'_, PyAny>,
+            checkpoint: &Bound<'_, PyAny>,
+            progress: &Bound<'_, PyAny>,
+        ) -> PyResult<PreparedCall> {
+            prepare($segment.py(), $name, SAME, || {
+                let call = read($kind, $segment, $items, concurrency, checkpoint, progress)?;
+                Ok(Ready::Op(Box::new(call)))
+            })
+        }
+    };
+}
+
+bulk_function!(
+    segments_add_subscribers_bulk,
+    "segments.add_subscribers_bulk",
+    Kind::AddHashes,
+    segment_id,
+    hashes
+);
+bulk_function!(
+    segments_add_profiles_bulk,
+    "segments.add_profiles_bulk",
+    Kind::AddProfiles,
+    segment_name,
+    profile_ids
+);
+bulk_function!(
+    segments_remove_profiles_bulk,
+    "segments.remove_profiles_bulk",
+    Kind::RemoveProfiles,
+    segment_name,
+    profile_ids
+);
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(segments_add_subscribers_bulk, m)?)?;
+    m.add_function(wrap_pyfunction!(segments_add_profiles_bulk, m)?)?;
+    m.add_function(wrap_pyfunction!(segments_remove_profiles_bulk, m)?)
+}
+
+/// The three calls' shared reading: the segment (an id or a name), the items, the
+/// concurrency, the checkpoint and the progress callback.
+fn read(
+    kind: Kind,
+    segment: &Bound<'_, PyAny>,
+    items: &Bound<'_, PyAny>,
+    concurrency: &Bound<'_, PyAny>,
+    checkpoint: &Bound<'_, PyAny>,
+    progress: &Bound<'_, PyAny>,
+) -> Result<Call, Error> {
     let (target, field) = match kind {
         Kind::AddHashes => {
-            let id = id_text(&a(0), "segment_id")?;
+            let id = id_text(segment, "segment_id")?;
             crate::validate::segment_id(&id)?;
             (id, "hashes")
         }
-        Kind::AddProfiles | Kind::RemoveProfiles => (text(&a(0), "segment_name")?, "profile_ids"),
+        Kind::AddProfiles | Kind::RemoveProfiles => (text(segment, "segment_name")?, "profile_ids"),
     };
-    let items = str_list(&a(1), field)?;
+    let items = str_list(items, field)?;
     if items.is_empty() {
         return Err(Error::validation(
             field,
@@ -59,8 +116,8 @@ pub fn parse(kind: Kind, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
             format!("{field}[{i}] must not be empty"),
         ));
     }
-    let concurrency = concurrency(&a(2))?;
-    let checkpoint = match a(3) {
+    let concurrency = self::concurrency(concurrency)?;
+    let checkpoint = match checkpoint {
         path if path.is_none() => None,
         path => {
             let path: std::path::PathBuf = path.extract().map_err(|_| {
@@ -79,11 +136,7 @@ pub fn parse(kind: Kind, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
             Some(Checkpoint::open(&path, &input)?)
         }
     };
-    let progress = if a(4).is_none() {
-        None
-    } else {
-        Some(a(4).unbind())
-    };
+    let progress = (!progress.is_none()).then(|| progress.clone().unbind());
     Ok(Call {
         kind,
         target,
@@ -109,14 +162,7 @@ fn membership(kind: Kind, target: &str) -> bulk::Membership<'_> {
 }
 
 impl Call {
-    /// Marks the call as running on one of the client's I/O threads, which every async call
-    /// shares: a progress callback must not wait for the GIL there (it would hold up every
-    /// other call on that thread for as long), so reports go through a thread of their own.
-    pub fn on_io_thread(&mut self) {
-        self.offload_progress = true;
-    }
-
-    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
+    async fn send(self, t: &Transport) -> Result<Output, Error> {
         let Call {
             kind,
             target,
@@ -193,5 +239,22 @@ impl Call {
                 bulk::membership(t, membership, &items, concurrency, checkpoint, |_| {}).await,
             ),
         })
+    }
+}
+
+impl Run for Call {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        Box::pin(self.send(t))
+    }
+
+    fn is_single_request(&self) -> bool {
+        false
+    }
+
+    /// On an I/O thread, which every async call shares, a progress callback must not wait
+    /// for the GIL (it would hold up every other call on that thread for as long), so
+    /// reports go through a thread of their own.
+    fn on_io_thread(&mut self) {
+        self.offload_progress = true;
     }
 }

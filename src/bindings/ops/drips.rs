@@ -2,10 +2,10 @@
 //! may be given to create a copy of it), then sent by `crate::client::drips`.
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 use serde_json::{Map, Value};
 
-use super::args::{arg, items_of, text, CampaignRead};
+use super::args::{campaign_reads, items_of, range, text, CampaignRead};
+use super::operation::{keyed, prepare, prepare_keyed, PreparedCall, Ready, Run, Running, SAME};
 use super::output::Output;
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
@@ -13,33 +13,55 @@ use crate::bindings::utm;
 use crate::client::{drips, Error, Transport};
 use crate::model::{Audience, DripNotification, NewDrip, NewDripNotification, SendTo, UtmParams};
 
-/// The calls of this resource, as the Python wrapper names them after `drips.`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Name {
-    Create,
-    Get,
-    List,
-}
-
 pub enum Call {
     Create(Box<NewDrip>),
     Read(CampaignRead),
 }
 
-/// Reads the arguments of `name`, in the order the Python wrapper passes them.
-pub fn parse(name: Name, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
-    Ok(match name {
-        Name::Get => Call::Read(CampaignRead::get(args, "drip_id")?),
-        Name::List => Call::Read(CampaignRead::list(args)?),
-        Name::Create => Call::Create(Box::new(new_drip(args)?)),
+/// `client.drips.create`'s call.
+#[pyfunction]
+#[pyo3(signature = (campaign_name, notifications, *, send_to, utm_params, idempotency_key))]
+fn drips_create<'py>(
+    campaign_name: Bound<'py, PyAny>,
+    notifications: Bound<'py, PyAny>,
+    send_to: Bound<'py, PyAny>,
+    utm_params: Bound<'py, PyAny>,
+    idempotency_key: Option<String>,
+) -> PyResult<PreparedCall> {
+    let py = campaign_name.py();
+    let (key, [campaign_name, notifications, send_to, utm_params]) = keyed(
+        py,
+        idempotency_key,
+        [
+            ("campaign_name", campaign_name),
+            ("notifications", notifications),
+            ("send_to", send_to),
+            ("utm_params", utm_params),
+        ],
+    )?;
+    prepare_keyed(py, "drips.create", SAME, key, || {
+        let drip = new_drip(&campaign_name, &notifications, &send_to, &utm_params)?;
+        Ok(Ready::Op(Box::new(Call::Create(Box::new(drip)))))
     })
 }
 
+campaign_reads!(drips_get "drips.get", drips_list "drips.list", drip_id, Call::Read);
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(drips_create, m)?)?;
+    m.add_function(wrap_pyfunction!(drips_get, m)?)?;
+    m.add_function(wrap_pyfunction!(drips_list, m)?)
+}
+
 /// The drip `drips.create(campaign_name, notifications, send_to, utm_params)` makes.
-fn new_drip(args: &Bound<'_, PyTuple>) -> Result<NewDrip, Error> {
-    let a = |i| arg(args, i);
-    let notifications = items_of(&a(1), "notifications", drip_notification_json)?;
-    let send_to = send_to_of(&a(2))?;
+fn new_drip(
+    campaign_name: &Bound<'_, PyAny>,
+    notifications: &Bound<'_, PyAny>,
+    send_to: &Bound<'_, PyAny>,
+    utm_params: &Bound<'_, PyAny>,
+) -> Result<NewDrip, Error> {
+    let notifications = items_of(notifications, "notifications", drip_notification_json)?;
+    let send_to = send_to_of(send_to)?;
     // The same JSON type checks as the service, before the lenient model reading
     // (which would turn 3600.5 into 3600 or true into 1 without a word).
     let mut body = Map::new();
@@ -57,15 +79,15 @@ fn new_drip(args: &Bound<'_, PyTuple>) -> Result<NewDrip, Error> {
         .enumerate()
         .map(|(i, v)| model_of(v, &format!("notifications[{i}]")))
         .collect::<Result<Vec<NewDripNotification>, Error>>()?;
-    let utm_params = if a(3).is_none() {
+    let utm_params = if utm_params.is_none() {
         None
     } else {
-        let v = to_json(&a(3), "utm_params")?;
+        let v = to_json(utm_params, "utm_params")?;
         utm::check_keys(&v)?;
         UtmParams::from_either(&v).map_err(|m| Error::validation("utm_params", m))?
     };
     Ok(NewDrip {
-        campaign_name: text(&a(0), "campaign_name")?,
+        campaign_name: text(campaign_name, "campaign_name")?,
         notifications,
         send_to,
         utm_params,
@@ -73,7 +95,7 @@ fn new_drip(args: &Bound<'_, PyTuple>) -> Result<NewDrip, Error> {
 }
 
 impl Call {
-    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
+    async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(match self {
             Call::Create(d) => Output::Id(drips::create(t, &d).await?),
             Call::Read(CampaignRead::Get(id, r)) => {
@@ -135,4 +157,10 @@ fn send_to_of(obj: &Bound<'_, PyAny>) -> Result<Option<SendTo>, Error> {
         ));
     }
     Ok(Some(model_of(given, "send_to")?))
+}
+
+impl Run for Call {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        Box::pin(self.send(t))
+    }
 }

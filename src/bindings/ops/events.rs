@@ -4,62 +4,108 @@
 //! (`crate::bindings::batch_across_threads`), which reads its events with [`event`].
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList};
 use serde_json::{Map, Value};
 
-use super::args::{arg, concurrency};
+use super::args::concurrency;
+use super::operation::{
+    keyed, prepare, prepare_keyed, Op, PreparedCall, Ready, Run, Running, SAME,
+};
 use super::output::Output;
 use crate::bindings::convert::{is_missing, to_json};
 use crate::bindings::stop;
 use crate::client::{bulk, events, Error, Transport};
 
-/// The calls of this resource, as the Python wrapper names them after `events.`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Name {
-    Track,
-    TrackMany,
-}
-
 pub enum Call {
     Track(Map<String, Value>),
-    /// Each event as sent, or why it is not; the requests in flight at most.
     TrackMany(Vec<Result<Map<String, Value>, Error>>, usize),
 }
 
-/// Reads the arguments of `name`, in the order the Python wrapper passes them.
-pub fn parse(name: Name, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
-    Ok(match name {
-        Name::Track => Call::Track(track_body(args)?),
-        Name::TrackMany => {
-            let (items, concurrency) = track_many_args(args)?;
-            let mut out = Vec::with_capacity(items.len());
-            for item in items.iter() {
-                out.push(event(&item));
-                if stop::pending() {
-                    // Ctrl-C in a row's own code: the caller raises it (`stop::take`).
-                    return Err(stop::placeholder());
-                }
-            }
-            Call::TrackMany(out, concurrency)
-        }
+/// `client.events.track`'s call. A dataframe's missing cell (NaN, `pd.NA`) in `profile_id`,
+/// `device_token_hash` or `data` is an absent field, as in `track_many`.
+#[pyfunction]
+#[pyo3(signature = (event_name, *, profile_id, device_token_hash, data, idempotency_key))]
+fn events_track<'py>(
+    event_name: Bound<'py, PyAny>,
+    profile_id: Bound<'py, PyAny>,
+    device_token_hash: Bound<'py, PyAny>,
+    data: Bound<'py, PyAny>,
+    idempotency_key: Option<String>,
+) -> PyResult<PreparedCall> {
+    let py = event_name.py();
+    let (key, [event_name, profile_id, device_token_hash, data]) = keyed(
+        py,
+        idempotency_key,
+        [
+            ("event_name", event_name),
+            ("profile_id", profile_id),
+            ("device_token_hash", device_token_hash),
+            ("data", data),
+        ],
+    )?;
+    prepare_keyed(py, "events.track", SAME, key, || {
+        let body = track_body(&event_name, &profile_id, &device_token_hash, &data)?;
+        Ok(Ready::Op(Box::new(Call::Track(body))))
     })
 }
 
-/// The body of `events.track(event_name, profile_id, device_token_hash, data)`.
-fn track_body(args: &Bound<'_, PyTuple>) -> Result<Map<String, Value>, Error> {
-    let a = |i| arg(args, i);
-    let mut body = Map::new();
-    body.insert("event_name".into(), to_json(&a(0), "event_name")?);
-    for (i, key) in [(1, "profile_id"), (2, "device_token_hash")] {
-        if !a(i).is_none() {
-            body.insert(key.into(), to_json(&a(i), key)?);
+/// `client.events.track_many`'s call: the list of events and the concurrency checked, the
+/// events read when the call runs (see [`Ready::Events`]).
+#[pyfunction]
+#[pyo3(signature = (events, *, concurrency))]
+fn events_track_many(
+    events: &Bound<'_, PyAny>,
+    concurrency: &Bound<'_, PyAny>,
+) -> PyResult<PreparedCall> {
+    prepare(events.py(), "events.track_many", SAME, || {
+        let concurrency = self::concurrency(concurrency)?;
+        let events = events
+            .cast::<PyList>()
+            .map_err(|_| Error::validation("events", "events must be a list of dicts"))?;
+        Ok(Ready::Events(events.clone().unbind(), concurrency))
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(events_track, m)?)?;
+    m.add_function(wrap_pyfunction!(events_track_many, m)?)
+}
+
+/// `track_many`'s events read, in order, each as its body or its error; the call stops at a
+/// Ctrl-C landed in an event's own code.
+pub fn read_events(events: &Bound<'_, PyList>, concurrency: usize) -> Result<Op, Error> {
+    let mut out = Vec::with_capacity(events.len());
+    for item in events.iter() {
+        out.push(event(&item));
+        if stop::pending() {
+            // Ctrl-C in a row's own code: the caller raises it (`stop::take`).
+            return Err(stop::placeholder());
         }
     }
-    if !a(3).is_none() {
+    Ok(Box::new(Call::TrackMany(out, concurrency)))
+}
+
+fn track_body(
+    event_name: &Bound<'_, PyAny>,
+    profile_id: &Bound<'_, PyAny>,
+    device_token_hash: &Bound<'_, PyAny>,
+    data: &Bound<'_, PyAny>,
+) -> Result<Map<String, Value>, Error> {
+    let mut body = Map::new();
+    body.insert("event_name".into(), to_json(event_name, "event_name")?);
+    for (value, key) in [
+        (profile_id, "profile_id"),
+        (device_token_hash, "device_token_hash"),
+    ] {
+        if !is_missing(value) {
+            body.insert(key.into(), to_json(value, key)?);
+        }
+    }
+    if !is_missing(data) {
         // A DataFrame row's missing values are absent fields, as in `track_many`.
-        let data = match a(3).cast::<PyDict>() {
+        let data = match data.cast::<PyDict>() {
             Ok(d) => without_missing(d)?.into_any(),
-            Err(_) => a(3),
+            Err(_) => data.clone(),
         };
         body.insert("data".into(), to_json(&data, "data")?);
     }
@@ -70,12 +116,7 @@ fn track_body(args: &Bound<'_, PyTuple>) -> Result<Map<String, Value>, Error> {
 }
 
 impl Call {
-    /// Whether the call sends a batch of requests rather than one (with its retries).
-    pub fn is_batch(&self) -> bool {
-        matches!(self, Call::TrackMany(..))
-    }
-
-    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
+    async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(match self {
             Call::Track(body) => {
                 events::track_checked(t, &body).await?;
@@ -155,18 +196,6 @@ fn ids_as_text(body: &mut Map<String, Value>) {
     }
 }
 
-/// The events of `events.track_many` (the Python wrapper passes them as a list) and its
-/// concurrency.
-pub fn track_many_args<'py>(
-    args: &Bound<'py, PyTuple>,
-) -> Result<(Bound<'py, PyList>, usize), Error> {
-    let concurrency = concurrency(&arg(args, 1))?;
-    let items = arg(args, 0)
-        .cast_into::<PyList>()
-        .map_err(|_| Error::validation("events", "events must be a list of dicts"))?;
-    Ok((items, concurrency))
-}
-
 /// One event of a batch, as sent, or why it is not sent. Never raises: a batch may have
 /// started sending the events before it.
 pub fn event(item: &Bound<'_, PyAny>) -> Result<Map<String, Value>, Error> {
@@ -181,5 +210,15 @@ pub fn event(item: &Bound<'_, PyAny>) -> Result<Map<String, Value>, Error> {
         }
         Ok(_) => Err(Error::validation("events", "each event must be a dict")),
         Err(e) => Err(e),
+    }
+}
+
+impl Run for Call {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        Box::pin(self.send(t))
+    }
+
+    fn is_single_request(&self) -> bool {
+        !matches!(self, Call::TrackMany(..))
     }
 }

@@ -2,25 +2,38 @@
 //! `crate::client::notifications`.
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
-use super::args::arg;
+use super::operation::{keyed, prepare_keyed, PreparedCall, Ready, Run, Running};
 use super::output::Output;
 use crate::bindings::model_input::model;
 use crate::client::{notifications, Error, Transport};
 use crate::model::NewNotification;
 
-/// `notifications.create(notification)`.
 pub struct Call(Box<NewNotification>);
 
-/// Reads the arguments, in the order the Python wrapper passes them.
-pub fn parse(args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
-    let n: NewNotification = model(&arg(args, 0), "")?;
-    Ok(Call(Box::new(n)))
+/// `client.notifications.create`'s call: the broadcast as a `NewNotification` or a dict of
+/// the spec's fields, which the shared checks name as the spec does (`notification_title`)
+/// and the error as the method's arguments (`title`).
+#[pyfunction]
+#[pyo3(signature = (notification, *, idempotency_key))]
+fn notifications_create(
+    notification: Bound<'_, PyAny>,
+    idempotency_key: Option<String>,
+) -> PyResult<PreparedCall> {
+    let py = notification.py();
+    let (key, [notification]) = keyed(py, idempotency_key, [("notification", notification)])?;
+    prepare_keyed(py, "notifications.create", rename, key, || {
+        let n: NewNotification = model(&notification, "")?;
+        Ok(Ready::Op(Box::new(Call(Box::new(n)))))
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(notifications_create, m)?)
 }
 
 impl Call {
-    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
+    async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(Output::Id(notifications::create(t, &self.0).await?))
     }
 }
@@ -52,4 +65,10 @@ fn button_field(f: &str) -> Option<String> {
         _ => return None,
     };
     Some(format!("actions[{}].{attr}", slot - 1))
+}
+
+impl Run for Call {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        Box::pin(self.send(t))
+    }
 }

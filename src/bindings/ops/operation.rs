@@ -1,158 +1,176 @@
-//! The operations the Python wrappers call the core with (`"segments.list"`), each named
-//! once here and dispatched by type to the file of its resource, which reads its arguments
-//! and runs it.
-//!
-//! A call looks its name up once ([`Operation::named`]); its error names, its parsing and
-//! its running then go by the typed [`Operation`] and [`Op`].
+//! The seam between a Python method and the core: each operation is a function of
+//! `pushwire._core` named after it (`drips_get` for `client.drips.get`), with pyo3's own
+//! argument parsing and the Python method's parameter names, defined in the file of its
+//! resource. It reads and checks its arguments (with the GIL, before anything is sent) into a
+//! [`PreparedCall`], which a client runs (`CoreClient.call`, `submit`): a reader or a tool
+//! follows a call from its method to its Rust function by name.
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyList};
+use std::sync::Mutex;
+
+use std::future::Future;
+use std::pin::Pin;
 
 use super::args::same_name;
 use super::output::Output;
-use super::{analytics, bulk, drips, events, notifications, products, request, segments, triggers};
+use crate::bindings::errors::to_pyerr;
+use crate::bindings::stop;
 use crate::client::{Error, Transport};
 
 /// Maps a core field name to the Python argument's.
 pub type Renamer = fn(&str) -> String;
 
-/// An operation the Python face can call, by resource.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    Triggers(triggers::Name),
-    Drips(drips::Name),
-    Segments(segments::Name),
-    SegmentsBulk(bulk::Kind),
-    Analytics(analytics::Name),
-    ProductsUpdate,
-    NotificationsCreate,
-    Events(events::Name),
-    Request,
+/// A call read and checked from its Python arguments, ready for a client to run once:
+/// what each operation's function returns. `name` is the operation as the caller knows it
+/// (`drips.get`), for its span, its log lines and its idempotency record.
+#[pyclass(frozen, module = "pushwire._core")]
+pub struct PreparedCall {
+    name: &'static str,
+    rename: Renamer,
+    ready: Mutex<Option<Ready>>,
+    key: Option<Key>,
 }
 
-impl Operation {
-    /// The operation the Python wrapper names, if there is one.
-    pub fn named(name: &str) -> Option<Operation> {
-        use Operation as O;
-        Some(match name {
-            "triggers.get" => O::Triggers(triggers::Name::Get),
-            "triggers.list" => O::Triggers(triggers::Name::List),
-            "drips.create" => O::Drips(drips::Name::Create),
-            "drips.get" => O::Drips(drips::Name::Get),
-            "drips.list" => O::Drips(drips::Name::List),
-            "segments.list" => O::Segments(segments::Name::List),
-            "segments.delete" => O::Segments(segments::Name::Delete),
-            "segments.add_subscribers" => O::Segments(segments::Name::AddSubscribers),
-            "segments.add_profiles" => O::Segments(segments::Name::AddProfiles),
-            "segments.remove_profiles" => O::Segments(segments::Name::RemoveProfiles),
-            "segments.add_subscribers_bulk" => O::SegmentsBulk(bulk::Kind::AddHashes),
-            "segments.add_profiles_bulk" => O::SegmentsBulk(bulk::Kind::AddProfiles),
-            "segments.remove_profiles_bulk" => O::SegmentsBulk(bulk::Kind::RemoveProfiles),
-            "analytics.summary" => O::Analytics(analytics::Name::Summary),
-            "analytics.subscribers" => O::Analytics(analytics::Name::Subscribers),
-            "products.update" => O::ProductsUpdate,
-            "notifications.create" => O::NotificationsCreate,
-            "events.track" => O::Events(events::Name::Track),
-            "events.track_many" => O::Events(events::Name::TrackMany),
-            "request" => O::Request,
-            _ => return None,
-        })
+/// The key of a keyed call, and the arguments its fingerprint is taken of (settled: a
+/// one-shot iterable made a list before it was read, so that both read the same items).
+pub type Key = (String, Py<PyDict>);
+
+/// What a prepared call runs.
+pub enum Ready {
+    Op(Op),
+    /// `events.track_many`'s events, not read yet: a blocking call may share their reading
+    /// with the I/O threads (`crate::bindings::batch_across_threads`).
+    Events(Py<PyList>, usize),
+}
+
+#[pymethods]
+impl PreparedCall {
+    /// The operation, as the caller knows it (`drips.get`).
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.name
     }
 
-    /// Whether this is `events.track_many`, which a blocking call may share with the I/O
-    /// threads.
-    pub fn is_track_many(self) -> bool {
-        self == Operation::Events(events::Name::TrackMany)
+    /// The call's idempotency key, if it was given one.
+    #[getter]
+    fn idempotency_key(&self) -> Option<&str> {
+        self.key.as_ref().map(|(key, _)| key.as_str())
     }
 
-    /// How a violation's field is named to the Python caller: the shared checks name fields
-    /// as the spec does (`notification_title`, `subscriber_hash`, `from`), the error names
-    /// the Python argument that carries them (`title`, `subscriber_hashes`, `start`).
-    pub fn renamer(self) -> Renamer {
-        match self {
-            Operation::NotificationsCreate => notifications::rename,
-            Operation::Segments(name) => segments::renamer(name),
-            Operation::Analytics(name) => analytics::renamer(name),
-            _ => same_name,
-        }
+    /// The arguments a keyed call is fingerprinted by, by name (`None` without a key).
+    #[getter]
+    fn arguments(&self, py: Python<'_>) -> Option<Py<PyDict>> {
+        self.key.as_ref().map(|(_, args)| args.clone_ref(py))
     }
 
-    /// Reads the call's arguments, in the order the Python wrappers pass them.
-    pub fn parse(self, args: &Bound<'_, PyTuple>) -> Result<Op, Error> {
-        Ok(match self {
-            Operation::Triggers(name) => Op::Triggers(triggers::parse(name, args)?),
-            Operation::Drips(name) => Op::Drips(drips::parse(name, args)?),
-            Operation::Segments(name) => Op::Segments(segments::parse(name, args)?),
-            Operation::SegmentsBulk(kind) => Op::SegmentsBulk(bulk::parse(kind, args)?),
-            Operation::Analytics(name) => Op::Analytics(analytics::parse(name, args)?),
-            Operation::ProductsUpdate => Op::Products(products::parse(args)?),
-            Operation::NotificationsCreate => Op::Notifications(notifications::parse(args)?),
-            Operation::Events(name) => Op::Events(events::parse(name, args)?),
-            Operation::Request => Op::Request(request::parse(args)?),
+    fn __repr__(&self) -> String {
+        format!("<PreparedCall {}>", self.name)
+    }
+}
+
+impl PreparedCall {
+    /// How a violation's field is named to the caller.
+    pub fn renamer(&self) -> Renamer {
+        self.rename
+    }
+
+    pub fn name_str(&self) -> &'static str {
+        self.name
+    }
+
+    /// What the call runs; an error if it already ran (a prepared call runs once).
+    pub fn take(&self) -> Result<Ready, Error> {
+        let taken = match self.ready.lock() {
+            Ok(mut ready) => ready.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        taken.ok_or_else(|| {
+            Error::Config(format!(
+                "this {} call has run already: a prepared call runs once",
+                self.name
+            ))
         })
     }
 }
 
-/// The renamer of `operation`, or none for a name that is no operation.
-pub fn renamer(operation: Option<Operation>) -> Renamer {
-    operation.map_or(same_name, Operation::renamer)
+/// The prepared call `read` makes of an operation's arguments, or the exception that
+/// refuses them, its field named by `rename`.
+pub fn prepare(
+    py: Python<'_>,
+    name: &'static str,
+    rename: Renamer,
+    read: impl FnOnce() -> Result<Ready, Error>,
+) -> PyResult<PreparedCall> {
+    prepare_keyed(py, name, rename, None, read)
 }
 
-/// Reads the arguments of the operation named `name` (looked up as `operation`).
-pub fn parse(
-    operation: Option<Operation>,
-    name: &str,
-    args: &Bound<'_, PyTuple>,
-) -> Result<Op, Error> {
-    match operation {
-        Some(operation) => operation.parse(args),
-        None => Err(Error::Internal(format!("unknown operation {name}"))),
+/// [`prepare`] for a call that may carry an idempotency key, with the arguments its
+/// fingerprint is taken of.
+pub fn prepare_keyed(
+    py: Python<'_>,
+    name: &'static str,
+    rename: Renamer,
+    key: Option<Key>,
+    read: impl FnOnce() -> Result<Ready, Error>,
+) -> PyResult<PreparedCall> {
+    let read = read();
+    // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
+    if let Some(e) = stop::take() {
+        return Err(e);
     }
+    let ready = read.map_err(|e| to_pyerr(py, e, rename))?;
+    Ok(PreparedCall {
+        name,
+        rename,
+        ready: Mutex::new(Some(ready)),
+        key,
+    })
 }
 
-/// A call with its arguments read, ready to run without the GIL.
-pub enum Op {
-    Triggers(triggers::Call),
-    Drips(drips::Call),
-    Segments(segments::Call),
-    SegmentsBulk(bulk::Call),
-    Analytics(analytics::Call),
-    Products(products::Call),
-    Notifications(notifications::Call),
-    Events(events::Call),
-    Request(request::Call),
+/// A keyed call's key and its arguments by name, each settled (`pushwire._idempotency.
+/// settled`), or `None` without a key; the values to read are those settled.
+pub fn keyed<'py, const N: usize>(
+    py: Python<'py>,
+    key: Option<String>,
+    args: [(&str, Bound<'py, PyAny>); N],
+) -> PyResult<(Option<Key>, [Bound<'py, PyAny>; N])> {
+    let Some(key) = key else {
+        return Ok((None, args.map(|(_, v)| v)));
+    };
+    let settled = py.import("pushwire._idempotency")?.getattr("settled")?;
+    let named = PyDict::new(py);
+    let mut values = Vec::with_capacity(N);
+    for (name, value) in args {
+        let value = settled.call1((value,))?;
+        named.set_item(name, &value)?;
+        values.push(value);
+    }
+    let values: [Bound<'py, PyAny>; N] = values
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one value per argument"));
+    Ok((Some((key, named.unbind())), values))
 }
 
-impl Op {
-    /// Whether the op sends one request (with its retries), rather than a batch of them.
-    pub fn is_single_request(&self) -> bool {
-        match self {
-            Op::SegmentsBulk(_) => false,
-            Op::Events(call) => !call.is_batch(),
-            _ => true,
-        }
+/// The renamer of an operation whose fields keep their names.
+pub const SAME: Renamer = same_name;
+
+/// What a call runs to: its output, or the error.
+pub type Running<'a> = Pin<Box<dyn Future<Output = Result<Output, Error>> + Send + 'a>>;
+
+/// A call with its arguments read, ready to run without the GIL: each resource's `Call`.
+pub trait Run: Send {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_>;
+
+    /// Whether it sends one request (with its retries), rather than a batch of them.
+    fn is_single_request(&self) -> bool {
+        true
     }
 
-    /// Marks the op as running on one of the client's I/O threads (see
-    /// [`bulk::Call::on_io_thread`]).
-    pub fn on_io_thread(mut self) -> Op {
-        if let Op::SegmentsBulk(call) = &mut self {
-            call.on_io_thread();
-        }
-        self
-    }
-
-    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
-        match self {
-            Op::Triggers(call) => call.run(t).await,
-            Op::Drips(call) => call.run(t).await,
-            Op::Segments(call) => call.run(t).await,
-            Op::SegmentsBulk(call) => call.run(t).await,
-            Op::Analytics(call) => call.run(t).await,
-            Op::Products(call) => call.run(t).await,
-            Op::Notifications(call) => call.run(t).await,
-            Op::Events(call) => call.run(t).await,
-            Op::Request(call) => call.run(t).await,
-        }
-    }
+    /// Marks it as running on one of the client's I/O threads, which every async call
+    /// shares (a bulk call's progress reports then go through a thread of their own).
+    fn on_io_thread(&mut self) {}
 }
+
+/// A call ready to run.
+pub type Op = Box<dyn Run>;

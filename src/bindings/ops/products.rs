@@ -2,32 +2,43 @@
 //! given back), then sent by `crate::client::products`.
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 use serde_json::Value;
 
-use super::args::{arg, items_of};
+use super::args::items_of;
+use super::operation::{keyed, prepare_keyed, PreparedCall, Ready, Run, Running, SAME};
 use super::output::Output;
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
 use crate::client::{products, Error, Transport};
 use crate::model::Product;
 
-/// `products.update(products)`.
 pub struct Call(Vec<Product>);
 
-/// Reads the arguments, in the order the Python wrapper passes them.
-pub fn parse(args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
-    Ok(Call(
-        items_of(&arg(args, 0), "products", product_json)?
+/// `client.products.update`'s call.
+#[pyfunction]
+#[pyo3(signature = (products, *, idempotency_key))]
+fn products_update(
+    products: Bound<'_, PyAny>,
+    idempotency_key: Option<String>,
+) -> PyResult<PreparedCall> {
+    let py = products.py();
+    let (key, [products]) = keyed(py, idempotency_key, [("products", products)])?;
+    prepare_keyed(py, "products.update", SAME, key, || {
+        let products = items_of(&products, "products", product_json)?
             .into_iter()
             .enumerate()
             .map(|(i, v)| model_of(v, &format!("products[{i}]")))
-            .collect::<Result<_, Error>>()?,
-    ))
+            .collect::<Result<_, Error>>()?;
+        Ok(Ready::Op(Box::new(Call(products))))
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(products_update, m)?)
 }
 
 impl Call {
-    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
+    async fn send(self, t: &Transport) -> Result<Output, Error> {
         products::update(t, &self.0).await?;
         Ok(Output::Nothing)
     }
@@ -46,4 +57,10 @@ fn product_json(item: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         Value::Object(mut m) if recorded => m.remove("product").unwrap_or_default(),
         v => v,
     })
+}
+
+impl Run for Call {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        Box::pin(self.send(t))
+    }
 }

@@ -2,88 +2,102 @@
 //! sent by `crate::client::request`; its answer's body read as JSON.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyString, PyTuple};
+use pyo3::types::PyString;
 use reqwest::Method;
 use serde_json::{Map, Value};
 
-use super::args::{arg, headers, pairs, text};
+use super::args::{headers, pairs, text};
+use super::operation::{prepare, PreparedCall, Ready, Run, Running, SAME};
 use super::output::Output;
 use crate::bindings::convert::to_json;
-use crate::client::request::{self, Request};
+use crate::client::request::{send, Request};
 use crate::client::transport::{form_of, Body, Iface};
 use crate::client::{ApiFailure, Error, Transport};
 
 pub struct Call(Request);
 
-/// Reads `method, path, query, body, form, headers, idempotent, interface`, in the order
-/// the Python wrapper passes them.
-pub fn parse(args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
-    let a = |i| arg(args, i);
-    let method = text(&a(0), "method")?.to_ascii_uppercase();
-    let method = Method::from_bytes(method.as_bytes())
-        .map_err(|_| Error::validation("method", format!("{method:?} is no HTTP method")))?;
-    let path = text(&a(1), "path")?;
-    let query = match a(2) {
-        q if q.is_none() => Vec::new(),
-        q => {
-            let encoded = form_of("query", &fields(&q, "query")?)?;
-            form_urlencoded::parse(encoded.as_bytes())
-                .into_owned()
-                .collect()
-        }
-    };
-    let (body, form) = (a(3), a(4));
-    let body = match (body.is_none(), form.is_none()) {
-        (true, true) => Body::Empty,
-        (false, true) => {
-            let json = to_json(&body, "body")?;
-            Body::Json(serde_json::to_vec(&json).unwrap_or_default().into())
-        }
-        (true, false) => Body::Form(
-            form_of("form", &fields(&form, "form")?)?
-                .into_bytes()
-                .into(),
-        ),
-        (false, false) => {
-            return Err(Error::validation(
-                "form",
-                "pass body= (sent as JSON) or form= (form-encoded), not both",
-            ))
-        }
-    };
-    let headers = match a(5) {
-        h if h.is_none() => Vec::new(),
-        h => headers(&h, "headers")?,
-    };
-    let idempotent = match a(6) {
-        i if i.is_none() => None,
-        i => Some(
-            i.is_truthy()
-                .map_err(|e| Error::validation("idempotent", e.to_string()))?,
-        ),
-    };
-    let iface = match a(7)
-        .cast::<PyString>()
-        .map(|s| s.to_string_lossy().into_owned())
-    {
-        Ok(name) if name == "main" => Iface::Main,
-        Ok(name) if name == "events" => Iface::Events,
-        _ => {
-            return Err(Error::validation(
-                "interface",
-                "interface must be \"main\" ({base_url}) or \"events\" ({events_url})",
-            ))
-        }
-    };
-    Ok(Call(Request {
-        method,
-        path,
-        iface,
-        query,
-        headers,
-        body,
-        idempotent,
-    }))
+/// `client.request`'s call.
+#[pyfunction]
+#[pyo3(signature = (method, path, *, query, body, form, headers, idempotent, interface))]
+#[allow(clippy::too_many_arguments)] // one per parameter of `client.request`
+fn request(
+    method: &Bound<'_, PyAny>,
+    path: &Bound<'_, PyAny>,
+    query: &Bound<'_, PyAny>,
+    body: &Bound<'_, PyAny>,
+    form: &Bound<'_, PyAny>,
+    headers: &Bound<'_, PyAny>,
+    idempotent: &Bound<'_, PyAny>,
+    interface: &Bound<'_, PyAny>,
+) -> PyResult<PreparedCall> {
+    prepare(method.py(), "request", SAME, || {
+        let method = text(method, "method")?.to_ascii_uppercase();
+        let method = Method::from_bytes(method.as_bytes())
+            .map_err(|_| Error::validation("method", format!("{method:?} is no HTTP method")))?;
+        let path = text(path, "path")?;
+        let query = match query {
+            q if q.is_none() => Vec::new(),
+            q => {
+                let encoded = form_of("query", &fields(q, "query")?)?;
+                form_urlencoded::parse(encoded.as_bytes())
+                    .into_owned()
+                    .collect()
+            }
+        };
+        let body = match (body.is_none(), form.is_none()) {
+            (true, true) => Body::Empty,
+            (false, true) => {
+                let json = to_json(body, "body")?;
+                Body::Json(serde_json::to_vec(&json).unwrap_or_default().into())
+            }
+            (true, false) => {
+                Body::Form(form_of("form", &fields(form, "form")?)?.into_bytes().into())
+            }
+            (false, false) => {
+                return Err(Error::validation(
+                    "form",
+                    "pass body= (sent as JSON) or form= (form-encoded), not both",
+                ))
+            }
+        };
+        let headers = match headers {
+            h if h.is_none() => Vec::new(),
+            h => self::headers(h, "headers")?,
+        };
+        let idempotent = match idempotent {
+            i if i.is_none() => None,
+            i => Some(
+                i.is_truthy()
+                    .map_err(|e| Error::validation("idempotent", e.to_string()))?,
+            ),
+        };
+        let iface = match interface
+            .cast::<PyString>()
+            .map(|s| s.to_string_lossy().into_owned())
+        {
+            Ok(name) if name == "main" => Iface::Main,
+            Ok(name) if name == "events" => Iface::Events,
+            _ => {
+                return Err(Error::validation(
+                    "interface",
+                    "interface must be \"main\" ({base_url}) or \"events\" ({events_url})",
+                ))
+            }
+        };
+        Ok(Ready::Op(Box::new(Call(Request {
+            method,
+            path,
+            iface,
+            query,
+            headers,
+            body,
+            idempotent,
+        }))))
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(request, m)?)
 }
 
 /// A mapping's items as JSON fields, named `field[key]` in errors.
@@ -98,8 +112,8 @@ fn fields(value: &Bound<'_, PyAny>, field: &str) -> Result<Map<String, Value>, E
 }
 
 impl Call {
-    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
-        let (status, _, body) = request::send(t, &self.0).await?;
+    async fn send(self, t: &Transport) -> Result<Output, Error> {
+        let (status, _, body) = send(t, &self.0).await?;
         let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&body);
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(Output::Json(Value::Null));
@@ -113,5 +127,11 @@ impl Call {
                 Value::Null,
             )))),
         })
+    }
+}
+
+impl Run for Call {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        Box::pin(self.send(t))
     }
 }

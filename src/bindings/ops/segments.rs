@@ -2,21 +2,11 @@
 //! arguments read, then sent by `crate::client::segments` (the `_bulk` ones are in `bulk`).
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
-use super::args::{arg, id_text, opt_int, opt_text, rename_head, str_list, text};
+use super::args::{id_text, opt_int, opt_text, rename_head, str_list, text};
+use super::operation::{prepare, PreparedCall, Ready, Renamer, Run, Running, SAME};
 use super::output::Output;
 use crate::client::{segments, Error, Transport};
-
-/// The calls of this resource, as the Python wrapper names them after `segments.`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Name {
-    List,
-    Delete,
-    AddSubscribers,
-    AddProfiles,
-    RemoveProfiles,
-}
 
 pub enum Call {
     List {
@@ -31,29 +21,29 @@ pub enum Call {
     Profiles(String, Vec<String>, &'static str),
 }
 
-/// How a violation's field is named to the Python caller of `name`: the shared checks name
-/// fields as the spec does (`subscriber_hash`), the error the argument (`subscriber_hashes`).
-pub fn renamer(name: Name) -> fn(&str) -> String {
-    match name {
-        Name::AddSubscribers => |f| rename_head(f, "subscriber_hash", "subscriber_hashes"),
-        Name::AddProfiles | Name::RemoveProfiles => |f| rename_head(f, "profile_id", "profile_ids"),
-        Name::List | Name::Delete => super::args::same_name,
-    }
+fn ready(call: Call) -> Result<Ready, Error> {
+    Ok(Ready::Op(Box::new(call)))
 }
 
-/// Reads the arguments of `name`, in the order the Python wrapper passes them.
-pub fn parse(name: Name, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
-    let a = |i| arg(args, i);
-    Ok(match name {
-        Name::List => Call::List {
-            segment_id: if a(0).is_none() {
+/// `client.segments.list`'s call.
+#[pyfunction]
+#[pyo3(signature = (*, segment_id, limit, offset, segment_type))]
+fn segments_list(
+    segment_id: &Bound<'_, PyAny>,
+    limit: &Bound<'_, PyAny>,
+    offset: &Bound<'_, PyAny>,
+    segment_type: &Bound<'_, PyAny>,
+) -> PyResult<PreparedCall> {
+    prepare(limit.py(), "segments.list", SAME, || {
+        ready(Call::List {
+            segment_id: if segment_id.is_none() {
                 None
             } else {
-                Some(id_text(&a(0), "segment_id")?)
+                Some(id_text(segment_id, "segment_id")?)
             },
-            limit: opt_int(&a(1), "limit")?,
-            offset: opt_int(&a(2), "offset")?,
-            segment_type: match opt_text(&a(3), "segment_type")? {
+            limit: opt_int(limit, "limit")?,
+            offset: opt_int(offset, "offset")?,
+            segment_type: match opt_text(segment_type, "segment_type")? {
                 // The spec names one value; anything else would be read as the default
                 // (custom segments only) without a word, so a typo ("All") is refused.
                 Some(t) if t != "all" => {
@@ -64,26 +54,85 @@ pub fn parse(name: Name, args: &Bound<'_, PyTuple>) -> Result<Call, Error> {
                 }
                 t => t,
             },
-        },
-        Name::Delete => Call::Delete(id_text(&a(0), "segment_id")?),
-        Name::AddSubscribers => Call::AddSubscribers(
-            id_text(&a(0), "segment_id")?,
-            str_list(&a(1), "subscriber_hashes")?,
-        ),
-        Name::AddProfiles | Name::RemoveProfiles => Call::Profiles(
-            text(&a(0), "segment_name")?,
-            str_list(&a(1), "profile_ids")?,
-            if name == Name::AddProfiles {
-                "add"
-            } else {
-                "delete"
-            },
-        ),
+        })
     })
 }
 
+/// `client.segments.delete`'s call.
+#[pyfunction]
+fn segments_delete(segment_id: &Bound<'_, PyAny>) -> PyResult<PreparedCall> {
+    prepare(segment_id.py(), "segments.delete", SAME, || {
+        ready(Call::Delete(id_text(segment_id, "segment_id")?))
+    })
+}
+
+/// `client.segments.add_subscribers`'s call: the shared checks name the spec's
+/// `subscriber_hash`, the error the argument.
+#[pyfunction]
+fn segments_add_subscribers(
+    segment_id: &Bound<'_, PyAny>,
+    subscriber_hashes: &Bound<'_, PyAny>,
+) -> PyResult<PreparedCall> {
+    let rename: Renamer = |f| rename_head(f, "subscriber_hash", "subscriber_hashes");
+    prepare(segment_id.py(), "segments.add_subscribers", rename, || {
+        ready(Call::AddSubscribers(
+            id_text(segment_id, "segment_id")?,
+            str_list(subscriber_hashes, "subscriber_hashes")?,
+        ))
+    })
+}
+
+/// `client.segments.add_profiles`'s call.
+#[pyfunction]
+fn segments_add_profiles(
+    segment_name: &Bound<'_, PyAny>,
+    profile_ids: &Bound<'_, PyAny>,
+) -> PyResult<PreparedCall> {
+    profiles("segments.add_profiles", segment_name, profile_ids, "add")
+}
+
+/// `client.segments.remove_profiles`'s call.
+#[pyfunction]
+fn segments_remove_profiles(
+    segment_name: &Bound<'_, PyAny>,
+    profile_ids: &Bound<'_, PyAny>,
+) -> PyResult<PreparedCall> {
+    profiles(
+        "segments.remove_profiles",
+        segment_name,
+        profile_ids,
+        "delete",
+    )
+}
+
+/// A change of a segment's members by profile id (`operation`: `add` or `delete`); the
+/// shared checks name the spec's `profile_id`, the error the argument.
+fn profiles(
+    name: &'static str,
+    segment_name: &Bound<'_, PyAny>,
+    profile_ids: &Bound<'_, PyAny>,
+    operation: &'static str,
+) -> PyResult<PreparedCall> {
+    let rename: Renamer = |f| rename_head(f, "profile_id", "profile_ids");
+    prepare(segment_name.py(), name, rename, || {
+        ready(Call::Profiles(
+            text(segment_name, "segment_name")?,
+            str_list(profile_ids, "profile_ids")?,
+            operation,
+        ))
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(segments_list, m)?)?;
+    m.add_function(wrap_pyfunction!(segments_delete, m)?)?;
+    m.add_function(wrap_pyfunction!(segments_add_subscribers, m)?)?;
+    m.add_function(wrap_pyfunction!(segments_add_profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(segments_remove_profiles, m)?)
+}
+
 impl Call {
-    pub async fn run(self, t: &Transport) -> Result<Output, Error> {
+    async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(match self {
             Call::List {
                 segment_id,
@@ -109,5 +158,11 @@ impl Call {
                 Output::Nothing
             }
         })
+    }
+}
+
+impl Run for Call {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        Box::pin(self.send(t))
     }
 }

@@ -7,13 +7,8 @@ use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::Method;
 
 /// Which interface a call goes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Iface {
-    /// `{base_url}/apiv1`
-    Main,
-    /// `{events_url}/api/v1`
-    Events,
-}
+pub use crate::operations::Interface as Iface;
+use crate::operations::Operation;
 
 /// Whether repeating a call could repeat its effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +67,29 @@ impl Call {
         }
     }
 
+    /// A call of the service's operation `op` (its interface, method, path and whether it
+    /// may be repeated), with `body`.
+    pub fn to(op: &Operation, body: Body) -> Call {
+        Call::to_path(op, op.on_root().to_string(), body)
+    }
+
+    /// [`Call::to`] at `path`, `op`'s path with its parameter given (`on_root_with`).
+    pub fn to_path(op: &Operation, path: String, body: Body) -> Call {
+        Call {
+            iface: op.interface,
+            method: Method::from_bytes(op.method.as_bytes()).unwrap_or(Method::GET),
+            path,
+            query: Vec::new(),
+            body,
+            idempotency: if op.idempotent {
+                Idempotency::Safe
+            } else {
+                Idempotency::Unsafe
+            },
+            headers: Vec::new(),
+        }
+    }
+
     pub fn query(mut self, key: &'static str, value: Option<impl ToString>) -> Call {
         if let Some(v) = value {
             self.query.push((Cow::Borrowed(key), v.to_string()));
@@ -81,10 +99,7 @@ impl Call {
 
     /// The path as the service sees it, with its interface's prefix (for logs and errors).
     pub fn shown_path(&self) -> String {
-        match self.iface {
-            Iface::Main => format!("/apiv1{}", self.path),
-            Iface::Events => format!("/api/v1{}", self.path),
-        }
+        format!("{}{}", self.iface.prefix(), self.path)
     }
 
     pub fn on(mut self, iface: Iface) -> Call {

@@ -40,4 +40,3 @@ pub use options::{emit_log, extra_header, form_of, CallOptions, RawAnswer};
 pub use pool::{catch_up_connections, Limits, Shared, Transport, USER_AGENT_VALUE};
 pub use slots::Slots;
 pub use tls::tls_config;
-pub use urls::EVENTS_PATH;

@@ -13,7 +13,8 @@ use super::call::Iface;
 use super::config::Config;
 use super::options::extra_header;
 use super::tls::tls_config;
-use super::urls::{is_loopback, parsed_root, root_url, url_of, without_credentials, EVENTS_PATH};
+use super::urls::{is_loopback, parsed_root, root_url, url_of, without_credentials};
+use crate::operations::EVENTS_TRACK;
 
 pub const USER_AGENT_VALUE: &str =
     concat!("pushwire-python/", env!("CARGO_PKG_VERSION"), " (rust)");
@@ -71,7 +72,12 @@ impl Transport {
                 "no API key: pass api_key= or set PUSHWIRE_API_KEY",
             ));
         }
-        let main = root_url("base_url", &cfg.base_url, "/apiv1", cfg.allow_insecure)?;
+        let main = root_url(
+            "base_url",
+            &cfg.base_url,
+            Iface::Main.prefix(),
+            cfg.allow_insecure,
+        )?;
         // The events interface is optional: a client that never tracks events needs no URL.
         let events = if cfg.events_url.trim().is_empty() {
             None
@@ -79,7 +85,7 @@ impl Transport {
             Some(root_url(
                 "events_url",
                 &cfg.events_url,
-                "/api/v1",
+                Iface::Events.prefix(),
                 cfg.allow_insecure,
             )?)
         };
@@ -151,12 +157,14 @@ impl Transport {
             .build()
             .map_err(|e| Error::Config(format!("the HTTP client could not be built: {e}")))?;
         let events_root = events
-            .map(|e| parsed_root(&format!("{e}/api/v1")))
+            .map(|e| parsed_root(&format!("{e}{}", Iface::Events.prefix())))
             .transpose()?;
         let shared = Shared {
             http,
-            main_root: parsed_root(&format!("{main}/apiv1"))?,
-            events_endpoint: events_root.as_ref().map(|root| url_of(root, EVENTS_PATH)),
+            main_root: parsed_root(&format!("{main}{}", Iface::Main.prefix()))?,
+            events_endpoint: events_root
+                .as_ref()
+                .map(|root| url_of(root, EVENTS_TRACK.on_root())),
             events_root,
             backoff_base: cfg.backoff_base,
             backoff_max: cfg.backoff_max,
@@ -208,13 +216,14 @@ pub async fn catch_up_connections() {
 impl Transport {
     /// The path of `url` after its interface's root as the caller gave it (`{base_url}` or
     /// `{events_url}`), when `url` is on that root (scheme, host, port and the root's own
-    /// path): `/apiv1/drips` for `{base_url}/apiv1/drips`. None for any other place, which
+    /// path): the interface's prefix and what follows it, for a URL under `{base_url}`. None for any other place, which
     /// the key must not go to.
     pub fn path_on_root(&self, iface: Iface, url: &str) -> Option<String> {
-        let (root, prefix) = match iface {
-            Iface::Main => (&self.main_root, "/apiv1"),
-            Iface::Events => (self.events_root.as_ref()?, "/api/v1"),
+        let root = match iface {
+            Iface::Main => &self.main_root,
+            Iface::Events => self.events_root.as_ref()?,
         };
+        let prefix = iface.prefix();
         let url = Url::parse(url).ok()?;
         let same_origin = url.scheme() == root.scheme()
             && url.host_str() == root.host_str()

@@ -9,7 +9,8 @@ use reqwest::{StatusCode, Url, Version};
 use super::call::{Body, Call, Iface};
 use super::options::CallOptions;
 use super::pool::Transport;
-use super::urls::{url_of, EVENTS_PATH};
+use super::urls::url_of;
+use crate::operations::EVENTS_TRACK;
 
 /// How an attempt failed: the HTTP stack, or an answer larger than `max_response_size`.
 #[derive(Debug)]
@@ -39,7 +40,9 @@ impl Transport {
             },
         };
         let mut url = match &self.events_endpoint {
-            Some(url) if call.iface == Iface::Events && call.path == EVENTS_PATH => url.clone(),
+            Some(url) if call.iface == Iface::Events && call.path == EVENTS_TRACK.on_root() => {
+                url.clone()
+            }
             _ => url_of(root, &call.path),
         };
         let extra = options.map(CallOptions::query_pairs).unwrap_or_default();

@@ -67,9 +67,6 @@ pub(super) fn root_url(
     Ok(trimmed.to_string())
 }
 
-/// The path of the event endpoint (4.14) under the events interface's root.
-pub const EVENTS_PATH: &str = "/events";
-
 /// `root` with `path` after its own.
 pub(super) fn url_of(root: &Url, path: &str) -> Url {
     let mut url = root.clone();

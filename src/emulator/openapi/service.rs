@@ -11,6 +11,11 @@ use serde_json::{json, Map, Value};
 use super::shapes::{answer, at, limited, Models};
 use crate::model::notification::LISTS;
 use crate::model::{Drip, Meta, NewDrip, Product, Segment, SummaryRow, TriggeredCampaign};
+use crate::operations::{
+    ANALYTICS_SUBSCRIBERS, ANALYTICS_SUMMARY, DRIPS_GET, DRIPS_LIST, EVENTS_TRACK,
+    NOTIFICATIONS_CREATE, PRODUCTS_UPDATE, SEGMENTS_ADD_SUBSCRIBERS, SEGMENTS_DELETE,
+    SEGMENTS_LIST, SEGMENTS_PROFILES, TRIGGERS_GET, TRIGGERS_LIST,
+};
 use crate::validate::{
     ACTIONS_MAX, ANALYTICS_MAX_DAYS, BROADCAST_EXPIRY_MAX_MINUTES, BROADCAST_HASHES_MAX,
     BROADCAST_PROFILE_IDS_MAX, CAMPAIGN_ALERT_EXPIRY_DEFAULT_SECONDS, CAMPAIGN_EXPIRY_MAX_SECONDS,
@@ -65,19 +70,19 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
 
     let mut paths = Map::new();
     paths.insert(
-        "/apiv1/triggers".into(),
+        TRIGGERS_LIST.path.into(),
         json!({"get": main_op(
         "listTriggers", "4.2 View all triggered campaigns, newest first",
         [&paging[..], &range[..]].concat(), list_of(&trigger), true)}),
     );
     paths.insert(
-        "/apiv1/triggers/{trigger_id}".into(),
+        TRIGGERS_GET.path.into(),
         json!({"get": main_op(
         "getTrigger", "4.1 View a triggered campaign with its notifications",
         [&[id_path("trigger_id")][..], &range[..]].concat(),
         success(json!({"data": trigger}), &["data"]), true)}),
     );
-    paths.insert("/apiv1/drips".into(), json!({
+    paths.insert(DRIPS_LIST.path.into(), json!({
         "get": main_op("listDrips", "4.4 View all drip autoresponders, newest first",
             [&paging[..], &range[..]].concat(), list_of(&drip), true),
         "post": with_body(main_op("createDrip", "4.3 Create a drip autoresponder", vec![],
@@ -85,13 +90,13 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
             true), "application/json", new_drip, None),
     }));
     paths.insert(
-        "/apiv1/drips/{drip_id}".into(),
+        DRIPS_GET.path.into(),
         json!({"get": main_op(
         "getDrip", "4.5 View a drip autoresponder with its notifications",
         [&[id_path("drip_id")][..], &range[..]].concat(),
         success(json!({"data": drip}), &["data"]), true)}),
     );
-    paths.insert("/apiv1/segments".into(), json!({"get": main_op(
+    paths.insert(SEGMENTS_LIST.path.into(), json!({"get": main_op(
         "listSegments", "4.9 View segments",
         vec![
             json!({"name": "segment_id", "in": "query", "schema": {"type": "string"}}),
@@ -105,7 +110,7 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
                        "count": {"type": "integer"}}), &["segments"]), false)}));
     let segment_id = json!({"type": "integer", "minimum": 1});
     paths.insert(
-        "/apiv1/segments/addSegmentWithHash".into(),
+        SEGMENTS_ADD_SUBSCRIBERS.path.into(),
         json!({"post": with_body(
         main_op("addSegmentWithHash", "4.6 Add subscribers to a segment by subscriber hash",
             vec![], message_answer(), false),
@@ -119,7 +124,7 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
         Some(&["subscriber_hash"]))}),
     );
     paths.insert(
-        "/apiv1/segments/delete".into(),
+        SEGMENTS_DELETE.path.into(),
         json!({"post": with_body(
         main_op("deleteSegment", "4.7 Delete a segment", vec![], message_answer(), false),
         FORM,
@@ -128,7 +133,7 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
         None)}),
     );
     paths.insert(
-        "/apiv1/profile".into(),
+        SEGMENTS_PROFILES.path.into(),
         json!({"post": with_body(
         main_op("updateProfiles", "4.8 Add or remove subscribers of a segment by profile id",
             vec![], message_answer(), false),
@@ -142,7 +147,7 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
         Some(&["profile_id"]))}),
     );
     paths.insert(
-        "/apiv1/analytics/summary".into(),
+        ANALYTICS_SUMMARY.path.into(),
         json!({"get": main_op(
         "summaryAnalytics", "4.10 Summary analytics, one row per day, week or month",
         vec![
@@ -158,7 +163,7 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
         ],
         success(json!({"data": {"type": "array", "items": row}}), &["data"]), false)}),
     );
-    paths.insert("/apiv1/subscribers/analytics/summary".into(), json!({"get": main_op(
+    paths.insert(ANALYTICS_SUBSCRIBERS.path.into(), json!({"get": main_op(
         "subscriberAnalytics", "4.11 Subscriber distribution by dimension",
         vec![json!({"name": "type", "in": "query", "schema": {"type": "string",
             "pattern": "^(country|state|city|device|device_type|platform)(,(country|state|city|device|device_type|platform))*$"},
@@ -167,7 +172,7 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
             {"type": "object", "additionalProperties": {"type": "integer"}}}}), &["data"]),
         false)}));
     paths.insert(
-        "/apiv1/products".into(),
+        PRODUCTS_UPDATE.path.into(),
         json!({"post": with_body(
         main_op("updateProducts", "4.12 Product update (price-drop and back-in-stock alerts)",
             vec![], success(json!({}), &[]), false),
@@ -177,7 +182,7 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
         None)}),
     );
     paths.insert(
-        "/apiv1/notifications".into(),
+        NOTIFICATIONS_CREATE.path.into(),
         json!({"post": with_body(
         main_op("createNotification",
             "4.13 Create a push broadcast (immediate, scheduled, draft, targeted)", vec![],
@@ -185,7 +190,7 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
                            "message": {"type": "string"}}), &[]), false),
         FORM, broadcast_form(), Some(&LISTS))}),
     );
-    paths.insert("/api/v1/events".into(), json!({
+    paths.insert(EVENTS_TRACK.path.into(), json!({
         "servers": [{"url": events_url, "description": "the event-tracking interface"}],
         "post": {
             "operationId": "trackEvent",

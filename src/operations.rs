@@ -1,0 +1,141 @@
+//! The service's operations (spec section 4), each declared once: the interface that serves
+//! it, its method, its path and whether sending it twice acts as once. The client's
+//! requests, the emulator's routes, its fault matching and gate, and the OpenAPI document's
+//! paths all read them from here, so a path of the service is written in this file alone.
+
+/// The two interfaces of the service, each on its own root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Interface {
+    /// `{base_url}/apiv1`
+    Main,
+    /// `{events_url}/api/v1`
+    Events,
+}
+
+impl Interface {
+    /// As the request log and `client.request(interface=...)` name it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Interface::Main => "main",
+            Interface::Events => "events",
+        }
+    }
+
+    /// The path every operation of the interface starts with.
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            Interface::Main => "/apiv1",
+            Interface::Events => "/api/v1",
+        }
+    }
+}
+
+/// One operation of the service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Operation {
+    /// As the client names it (`drips.create`); one path and method may serve two of the
+    /// client's methods (`segments.add_profiles` and `remove_profiles` post the same form).
+    pub name: &'static str,
+    /// Its section of the spec.
+    pub section: &'static str,
+    pub interface: Interface,
+    /// `GET` or `POST`.
+    pub method: &'static str,
+    /// The path the service serves, its parameter as `{name}` (one segment).
+    pub path: &'static str,
+    /// Whether the same request sent twice acts as once, so that it may be sent again
+    /// whenever its outcome is unknown: reads, and the membership writes (a member added
+    /// twice is one membership). A broadcast, a drip, an event or a product update sent
+    /// twice acts twice.
+    pub idempotent: bool,
+}
+
+impl Operation {
+    /// The path after the interface's root (`/drips/{drip_id}`), as the client appends it to
+    /// its configured root.
+    pub fn on_root(&self) -> &'static str {
+        &self.path[self.interface.prefix().len()..]
+    }
+
+    /// [`Operation::on_root`] with its one parameter given (`/drips/7`).
+    pub fn on_root_with(&self, value: impl std::fmt::Display) -> String {
+        let path = self.on_root();
+        match (path.find('{'), path.find('}')) {
+            (Some(open), Some(close)) => format!("{}{value}{}", &path[..open], &path[close + 1..]),
+            _ => path.to_string(),
+        }
+    }
+}
+
+/// Declares each operation as a constant, one line each: its constant's name, then its name,
+/// section, interface, method and path, and whether it is idempotent.
+macro_rules! operations {
+    ($($constant:ident = $name:literal $section:literal $iface:ident $method:literal $path:literal $idempotent:literal;)*) => {
+        $(
+            #[doc = concat!("`", $method, " ", $path, "` (", $section, "), `", $name, "`.")]
+            pub const $constant: Operation = Operation {
+                name: $name,
+                section: $section,
+                interface: Interface::$iface,
+                method: $method,
+                path: $path,
+                idempotent: $idempotent,
+            };
+        )*
+    };
+}
+
+operations! {
+    TRIGGERS_GET = "triggers.get" "4.1" Main "GET" "/apiv1/triggers/{trigger_id}" true;
+    TRIGGERS_LIST = "triggers.list" "4.2" Main "GET" "/apiv1/triggers" true;
+    DRIPS_CREATE = "drips.create" "4.3" Main "POST" "/apiv1/drips" false;
+    DRIPS_LIST = "drips.list" "4.4" Main "GET" "/apiv1/drips" true;
+    DRIPS_GET = "drips.get" "4.5" Main "GET" "/apiv1/drips/{drip_id}" true;
+    SEGMENTS_ADD_SUBSCRIBERS = "segments.add_subscribers" "4.6" Main "POST" "/apiv1/segments/addSegmentWithHash" true;
+    SEGMENTS_DELETE = "segments.delete" "4.7" Main "POST" "/apiv1/segments/delete" false;
+    SEGMENTS_PROFILES = "segments.add_profiles" "4.8" Main "POST" "/apiv1/profile" true;
+    SEGMENTS_LIST = "segments.list" "4.9" Main "GET" "/apiv1/segments" true;
+    ANALYTICS_SUMMARY = "analytics.summary" "4.10" Main "GET" "/apiv1/analytics/summary" true;
+    ANALYTICS_SUBSCRIBERS = "analytics.subscribers" "4.11" Main "GET" "/apiv1/subscribers/analytics/summary" true;
+    PRODUCTS_UPDATE = "products.update" "4.12" Main "POST" "/apiv1/products" false;
+    NOTIFICATIONS_CREATE = "notifications.create" "4.13" Main "POST" "/apiv1/notifications" false;
+    EVENTS_TRACK = "events.track" "4.14" Events "POST" "/api/v1/events" false;
+}
+
+/// Every operation, in the spec's order.
+pub const ALL: [&Operation; 14] = [
+    &TRIGGERS_GET,
+    &TRIGGERS_LIST,
+    &DRIPS_CREATE,
+    &DRIPS_LIST,
+    &DRIPS_GET,
+    &SEGMENTS_ADD_SUBSCRIBERS,
+    &SEGMENTS_DELETE,
+    &SEGMENTS_PROFILES,
+    &SEGMENTS_LIST,
+    &ANALYTICS_SUMMARY,
+    &ANALYTICS_SUBSCRIBERS,
+    &PRODUCTS_UPDATE,
+    &NOTIFICATIONS_CREATE,
+    &EVENTS_TRACK,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_path_is_on_its_interface_and_each_pair_of_method_and_path_is_one_operation() {
+        for op in ALL {
+            assert!(op.path.starts_with(op.interface.prefix()), "{}", op.name);
+            assert!(op.on_root().starts_with('/'), "{}", op.name);
+            let same = ALL
+                .iter()
+                .filter(|o| o.method == op.method && o.path == op.path)
+                .count();
+            assert_eq!(same, 1, "{} {}", op.method, op.path);
+        }
+        assert_eq!(DRIPS_GET.on_root_with(7), "/drips/7");
+        assert_eq!(DRIPS_LIST.on_root_with(7), "/drips");
+    }
+}
