@@ -5,11 +5,27 @@ request data here (a broadcast, a drip notification) serves the emulator's tests
 from __future__ import annotations
 
 import asyncio
+import atexit
+import shutil
+import sys
+import tempfile
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, Callable
 
 from pushwire import Action, AsyncClient, Client, ScheduleOptions
 from pushwire.testing import Emulator
+
+# `mypy --strict` as a user runs it over `paths`, with one cache for the whole test run: the
+# package's and the third-party stubs' analysis (pandas, FastAPI, pydantic) is made once, not
+# by every test. A file that is not what the cache holds (another test's bad.py) is checked
+# afresh, and mypy caches no module with errors, so each test's errors are its own.
+_MYPY_CACHE = tempfile.mkdtemp(prefix="pushwire-mypy-")
+atexit.register(shutil.rmtree, _MYPY_CACHE, True)
+
+
+def mypy_strict(*paths: str) -> list[str]:
+    return [sys.executable, "-m", "mypy", "--strict", "--cache-dir", _MYPY_CACHE, *paths]
+
 
 # Fast and bounded: no backoff waits, and nothing hangs a test for long.
 FAST: dict[str, Any] = {"backoff_base": 0, "timeout": 5.0}

@@ -16,7 +16,15 @@ import textwrap
 import numpy
 import pandas
 import pytest
-from client_support import BROADCAST, FAST, Driver, api_requests, drip_notification, make_driver
+from client_support import (
+    BROADCAST,
+    FAST,
+    Driver,
+    api_requests,
+    drip_notification,
+    make_driver,
+    mypy_strict,
+)
 from conftest import run_pytest
 
 import pushwire
@@ -728,7 +736,7 @@ def test_the_emulator_clock_advances_by_a_timedelta(emu):
 def mypy_errors(where) -> list[str]:
     """The errors of `mypy --strict` over bad.py and good.py in `where`, as a user runs it."""
     run = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "bad.py", "good.py"],
+        mypy_strict("bad.py", "good.py"),
         cwd=where,
         capture_output=True,
         text=True,

@@ -7,14 +7,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import subprocess
-import sys
 import textwrap
 import time
 import urllib.parse
 from typing import Any
 
 import pytest
-from client_support import BROADCAST, Driver, api_requests, drip_notification
+from client_support import BROADCAST, Driver, api_requests, drip_notification, mypy_strict
 
 import pushwire
 from pushwire import APIResponse, APITimeoutError, BadRequestError, Headers, ValidationError
@@ -390,7 +389,7 @@ def test_mypy_sees_the_raw_responses_and_the_request_options(tmp_path) -> None:
         )
     )
     run = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "bad.py", "good.py"],
+        mypy_strict("bad.py", "good.py"),
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from client_support import mypy_strict
 
 ROOT = Path(__file__).resolve().parent.parent
 PYRIGHT = Path(sys.executable).parent / "basedpyright"
@@ -68,7 +69,7 @@ def check(tool: str, tmp_path: Path, **files: str) -> subprocess.CompletedProces
         (tmp_path / f"{name}.py").write_text(source)
     paths = [f"{name}.py" for name in files]
     if tool == "mypy":
-        command = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *paths]
+        command = mypy_strict(*paths)
     else:
         (tmp_path / "pyrightconfig.json").write_text(
             '{"typeCheckingMode": "standard", "pythonVersion": "3.9"}'

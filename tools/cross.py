@@ -108,10 +108,10 @@ def windows() -> None:
     env = wine_env()
     env["PYO3_CROSS_PYTHON_VERSION"] = PY_VERSION
     target = ["--target", WINDOWS]
-    clippy = ["cargo", "clippy", "-q", *target]
-    run([*clippy, "--lib", "--features", "python", "--", "-D", "warnings"], env=env)
+    # The extension and the standalone emulator in one pass (one build of the dependencies).
     run(
-        [*clippy, "--bin", "pushwire-emulator", "--features", "cli", "--", "-D", "warnings"],
+        ["cargo", "clippy", "-q", *target, "--lib", "--bin", "pushwire-emulator"]
+        + ["--features", "python,cli", "--", "-D", "warnings"],
         env=env,
     )
     # The extension links (against pyo3's import library of python311.dll) and exports its
@@ -365,14 +365,14 @@ def macos() -> None:
         (stubs / "sys" / "syscall.h").write_text("/* empty: see tools/cross.py */\n")
         for triple in MACS:
             arch = triple.split("-")[0]
-            # The C parts (aws-lc, jemalloc) compiled by zig for the Mac.
+            # The C parts (ring, jemalloc) compiled by zig for the Mac.
             var = triple.replace("-", "_")
             # cc-rs also passes clang's `--target=arm64-apple-macosx`, which zig does not
             # read: the wrapper drops it and names the target zig's way.
             drop_target = (
                 'for a do shift; case "$a" in --target=*) ;; *) set -- "$@" "$a";; esac; done'
             )
-            # Every arm64 Mac has the crypto extensions (aws-lc requires them there).
+            # Every arm64 Mac has the crypto extensions (ring's assembly uses them there).
             cpu = " -mcpu=apple_m1" if arch == "aarch64" else ""
             cc = f"cc -target {arch}-macos{cpu} -idirafter {stubs}"
             for tool, command in (("CC", cc), ("AR", "ar")):

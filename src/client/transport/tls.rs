@@ -53,7 +53,7 @@ pub fn tls_config(ca_bundle: Option<&std::path::Path>) -> Result<rustls::ClientC
     }
     let provider = rustls::crypto::CryptoProvider::get_default()
         .cloned()
-        .unwrap_or_else(|| std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
+        .unwrap_or_else(|| std::sync::Arc::new(rustls::crypto::ring::default_provider()));
     let tls_error = |e: rustls::Error| Error::Config(format!("TLS could not be set up: {e}"));
     let verifier = if extra.is_empty() {
         rustls_platform_verifier::Verifier::new(provider.clone())
