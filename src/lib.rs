@@ -4,6 +4,7 @@
 //! - [`validate`]: the spec's limits, once, for the client and the emulator.
 //! - [`form`]: form-encoded bodies with arrays as indexed keys.
 //! - [`operations`]: the service's operations, each with its interface, method and path.
+//! - [`per_process`]: a value kept per process, made again in a forked child.
 //! - [`emulator`] (feature `emulator`): the axum server of both interfaces.
 //! - `bindings` (feature `python`): the pyo3 glue of `pushwire._core`, nothing else.
 
@@ -13,6 +14,7 @@
 pub mod form;
 pub mod model;
 pub mod operations;
+pub mod per_process;
 pub mod validate;
 
 pub mod client;

@@ -35,12 +35,13 @@ Module = tuple[str, ...]  # a Rust module's path from the crate root
 
 # Each top-level module of the crate, and the top-level modules it may import besides itself.
 # The glue (`bindings`) is imported by nobody: it is in no other layer's set.
-BOTTOM = {"model", "form", "validate", "operations"}
+BOTTOM = {"model", "form", "validate", "operations", "per_process"}
 RUST_LAYERS: dict[str, set[str]] = {
     "model": BOTTOM,
     "form": BOTTOM,
     "validate": BOTTOM,
     "operations": BOTTOM,
+    "per_process": BOTTOM,
     "client": BOTTOM | {"client"},
     "emulator": BOTTOM | {"emulator"},
     "bindings": BOTTOM | {"client", "emulator", "bindings"},

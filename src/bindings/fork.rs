@@ -7,8 +7,7 @@
 //! caches it) and a blocking call checked it twice: a `pthread_atfork` child handler bumping
 //! an atomic costs nothing per call.
 
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
@@ -43,47 +42,27 @@ pub fn current() -> u64 {
     }
 }
 
-/// A value made once per process generation and kept for the life of the process (leaked:
-/// a parent's value inherited through fork must never be touched or dropped). Read without
-/// a lock: a lock a fork could catch held would hang the child's first call. The lock only
-/// serialises making the value.
-pub struct PerProcess<T: 'static> {
-    current: AtomicPtr<(T, u64)>,
-    making: Mutex<()>,
-}
+/// A value made once per process generation and kept for the life of the process (a
+/// parent's value inherited through fork is never touched or dropped): the crate's
+/// [`per_process`](crate::per_process) slot, told this process's generation.
+pub struct PerProcess<T: 'static>(crate::per_process::PerProcess<T>);
 
 impl<T: Send + Sync + 'static> PerProcess<T> {
     pub const fn new() -> Self {
-        PerProcess {
-            current: AtomicPtr::new(std::ptr::null_mut()),
-            making: Mutex::new(()),
-        }
+        PerProcess(crate::per_process::PerProcess::new())
     }
 
     /// This generation's value, if made.
-    pub fn get(&self) -> Option<&'static T> {
-        // SAFETY: `current` only ever holds null or a leaked, never freed value.
-        let (value, generation) = unsafe { self.current.load(Ordering::Acquire).as_ref() }?;
-        (*generation == current()).then_some(value)
+    pub fn get(&'static self) -> Option<&'static T> {
+        self.0.get(current())
     }
 
     /// This generation's value, made by `make` (then handed to `started`, once) if need be.
     pub fn get_or_make(
-        &self,
+        &'static self,
         make: impl FnOnce() -> T,
         started: impl FnOnce(&'static T),
     ) -> &'static T {
-        if let Some(value) = self.get() {
-            return value;
-        }
-        let _making = self.making.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(value) = self.get() {
-            return value;
-        }
-        let made: &'static (T, u64) = Box::leak(Box::new((make(), current())));
-        started(&made.0);
-        self.current
-            .store(made as *const (T, u64) as *mut (T, u64), Ordering::Release);
-        &made.0
+        self.0.get_or_make(current(), make, started)
     }
 }

@@ -288,19 +288,24 @@ impl FaultSpec {
     }
 }
 
-/// The service's paths, each with the methods it takes (`GET` first), in the spec's order.
-fn routes() -> Vec<(&'static str, Vec<&'static str>)> {
-    let mut out: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
-    for op in crate::operations::ALL {
-        match out.iter_mut().find(|(path, _)| *path == op.path) {
-            Some((_, methods)) => methods.push(op.method),
-            None => out.push((op.path, vec![op.method])),
-        }
-    }
-    for (_, methods) in &mut out {
-        methods.sort_unstable();
-    }
-    out
+/// The service's paths, each with the methods it takes (`GET` first), in the spec's order
+/// (gathered from `operations::ALL` once).
+fn routes() -> &'static [(&'static str, Vec<&'static str>)] {
+    static ROUTES: std::sync::LazyLock<Vec<(&'static str, Vec<&'static str>)>> =
+        std::sync::LazyLock::new(|| {
+            let mut out: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+            for op in crate::operations::ALL {
+                match out.iter_mut().find(|(path, _)| *path == op.path) {
+                    Some((_, methods)) => methods.push(op.method),
+                    None => out.push((op.path, vec![op.method])),
+                }
+            }
+            for (_, methods) in &mut out {
+                methods.sort_unstable();
+            }
+            out
+        });
+    &ROUTES
 }
 
 /// The routes with their methods, for messages.

@@ -6,6 +6,7 @@
 //! follows a call from its method to its Rust function by name.
 
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList};
 use std::sync::Mutex;
 
@@ -138,7 +139,17 @@ pub fn keyed<'py, const N: usize>(
     let Some(key) = key else {
         return Ok((None, args.map(|(_, v)| v)));
     };
-    let settled = py.import("pushwire._idempotency")?.getattr("settled")?;
+    // Looked up once per process, not per keyed call.
+    static SETTLED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let settled = SETTLED
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(
+                py.import("pushwire._idempotency")?
+                    .getattr("settled")?
+                    .unbind(),
+            )
+        })?
+        .bind(py);
     let named = PyDict::new(py);
     let mut values = Vec::with_capacity(N);
     for (name, value) in args {
