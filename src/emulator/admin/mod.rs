@@ -15,6 +15,7 @@ mod dist;
 mod faults;
 mod mix;
 pub mod ops;
+mod population;
 mod requests;
 pub mod route;
 pub mod seed;

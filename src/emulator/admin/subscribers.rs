@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::args::{flag, str_arg, Args, Page};
-use super::seed;
+use super::{population, seed};
 use crate::emulator::emu::{Emu, Pinned};
 use crate::emulator::engine;
 use crate::emulator::state::{iso, Counters, SegmentRec, SubscriberHash};
@@ -39,7 +39,7 @@ pub(super) fn add_subscribers(emu: &Emu, site: Pinned, args: Args) -> Result<Val
 }
 
 pub(super) fn generate_subscribers(emu: &Emu, site: Pinned, args: Args) -> Result<Value, String> {
-    let population = seed::Population::of(&args)?;
+    let population = population::Population::of(&args)?;
     let added = emu.with_site(site, |s, ids, now| population.add_to(s, ids, now))??;
     Ok(json!({"added": added}))
 }

@@ -3,10 +3,12 @@
 //! Plain data: the engine acts on it, `Emu` (in `emu`) guards it.
 
 mod attributes;
+mod by_hash;
 mod deliveries;
 mod hash;
 mod index;
 mod interned;
+mod rows;
 mod site;
 mod store;
 mod time;
@@ -18,10 +20,10 @@ pub use self::deliveries::{
 pub use self::hash::SubscriberHash;
 pub use self::index::{Field, Index};
 pub use self::interned::Sym;
-pub use self::site::{
-    DripRec, EventRec, NotificationRec, ProductRec, SegmentRec, SegmentSet, Site, SiteId,
-    Subscriber,
+pub use self::rows::{
+    DripRec, EventRec, NotificationRec, ProductRec, SegmentRec, SegmentSet, Subscriber,
 };
+pub use self::site::{Site, SiteId};
 pub use self::store::{
     prune, trace_id_of, Counters, LogEntry, State, WallClock, DEFAULT_RETENTION,
 };
