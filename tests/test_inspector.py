@@ -49,14 +49,19 @@ PNG = bytes.fromhex(
 
 
 # -- helpers --------------------------------------------------------------------------------
-def page_source() -> str:
-    """The page as the repository writes it: inspector.html with the style sheet and script
-    beside it in the places it marks, as the emulator embeds it."""
+def page_files() -> dict[str, str]:
+    """The files the page loads as the repository writes them, by name: those its HTML names
+    (``ui/<name>``) and those its script modules import (``./<name>``), followed from the
+    entry."""
     ui = PAGE_FILE.parent
-    css = (ui / "inspector.css").read_text(encoding="utf-8")
-    js = (ui / "inspector.js").read_text(encoding="utf-8")
-    html = PAGE_FILE.read_text(encoding="utf-8")
-    return html.replace("{{inspector.css}}\n", css, 1).replace("{{inspector.js}}\n", js, 1)
+    named = re.findall(r'="ui/([^"]+)"', PAGE_FILE.read_text(encoding="utf-8"))
+    files: dict[str, str] = {}
+    while named:
+        name = named.pop()
+        if name not in files:
+            files[name] = (ui / name).read_text(encoding="utf-8")
+            named += re.findall(r'from "\./([^"]+)"', files[name])
+    return files
 
 
 def admin(emu: Emulator, op: str, **args: Any) -> Any:
@@ -107,26 +112,52 @@ def images(image_url: str) -> dict[str, str]:
 
 
 # -- the page as served ---------------------------------------------------------------------
-def test_page_is_served_whole_with_no_external_asset() -> None:
+def test_page_is_served_whole_with_no_external_asset_and_nothing_inline() -> None:
     with Emulator() as emu:
         answer = requests.get(emu.ui_url, timeout=TIMEOUT)
+        files = page_files()
+        served = {name: requests.get(f"{emu.ui_url}/{name}", timeout=TIMEOUT) for name in files}
+        unknown = requests.get(f"{emu.ui_url}/nothing.js", timeout=TIMEOUT)
     assert answer.status_code == 200
     assert answer.headers["Content-Type"].startswith("text/html")
     html = answer.text
-    # The page built into the emulator is the one in the repository (a stale build, or a
-    # placeholder, fails here).
-    assert html == page_source()
-    # Nothing fetched from elsewhere: no script, style sheet, font or image by URL.
-    assert not re.search(r"<script[^>]*\bsrc\s*=", html, re.I)
+    # The page built into the emulator is the one in the repository, and so is each file it
+    # loads (a stale build, a file left out of the build, or a placeholder, fails here).
+    assert html == PAGE_FILE.read_text(encoding="utf-8")
+    assert {"inspector.css", "inspector.js", "dom.js", "page.js", "live.js"} <= set(files)
+    # Every script and style sheet in the repository's ui/ is one the page loads.
+    assert set(files) == {p.name for p in PAGE_FILE.parent.iterdir() if p.suffix in (".js", ".css")}
+    for name, got in served.items():
+        assert got.status_code == 200, name
+        kind = "text/css" if name.endswith(".css") else "text/javascript"
+        assert got.headers["Content-Type"].startswith(kind), name
+        assert got.headers["X-Content-Type-Options"] == "nosniff", name
+        assert got.text == files[name], name
+    assert unknown.status_code == 404 and "nothing.js" in unknown.json()["error"]
+    # Nothing inline: one script, a module by its path on the emulator, and no style element
+    # or attribute, no event-handler attribute.
+    assert re.findall(r"<script\b[^>]*>", html, re.I) == [
+        '<script type="module" src="ui/inspector.js">'
+    ]
+    assert not re.search(r"<style|\sstyle\s*=|\son[a-z]+\s*=", html, re.I)
+    # The policy the browser enforces allows nothing else: the emulator's own scripts and
+    # style sheets, its own routes to read, images from anywhere (the notifications').
+    policy = {
+        d.split()[0]: d.split()[1:] for d in answer.headers["Content-Security-Policy"].split(";")
+    }
+    assert policy["script-src"] == ["'self'"] and policy["style-src"] == ["'self'"]
+    assert policy["default-src"] == ["'self'"] and policy["connect-src"] == ["'self'"]
+    assert "unsafe" not in answer.headers["Content-Security-Policy"]
+    # Nothing fetched from elsewhere: every URL the page and its files name is the page's own
+    # (relative) or data:, but SVG's namespace, a name that is never fetched.
     for tag in re.findall(r"<(?:link|img|iframe|source|object|embed)\b[^>]*>", html, re.I):
         for value in re.findall(r"\b(?:href|src|data)\s*=\s*[\"']?([^\"'\s>]*)", tag, re.I):
-            assert value.startswith("data:"), tag
-    assert not re.search(r"@import|@font-face", html, re.I)
-    [style] = re.findall(r"<style>(.*?)</style>", html, re.S)
-    for value in re.findall(r"url\(\s*[\"']?([^\"')]*)", style, re.I):
+            assert value.startswith(("data:", "ui/")), tag
+    everything = html + "".join(files.values())
+    assert not re.search(r"@import|@font-face", everything, re.I)
+    for value in re.findall(r"url\(\s*[\"']?([^\"')]*)", files["inspector.css"], re.I):
         assert value.startswith("data:"), value
-    # The only absolute URL is SVG's namespace, a name that is never fetched.
-    urls = set(re.findall(r"https?://[^\s\"'<>)]+", html, re.I))
+    urls = set(re.findall(r"https?://[^\s\"'<>)]+", everything, re.I))
     assert urls <= {"http://www.w3.org/2000/svg"}, urls
 
 
@@ -594,6 +625,40 @@ def test_page_loads_with_no_console_error(page: Page) -> None:
     shot = page.screenshot("loaded")
     assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     not_reloaded(page)
+
+
+def test_the_browser_refuses_inline_script_and_style_on_the_page(browser: Any) -> None:
+    with Emulator() as emu:
+        browser.get("about:blank")
+        browser.get_log("browser")
+        browser.get(emu.ui_url)
+        p = Page(browser, emu)
+        p.wait(lambda d: p.find("#live").get_attribute("data-state") == "live", "the live stream")
+        # Markup that text ever became would not run: an inline script and an inline style
+        # put in the page are refused, each with a policy violation the page can see.
+        browser.execute_script(
+            "window.__violations = [];"
+            "document.addEventListener('securitypolicyviolation',"
+            " function (e) { window.__violations.push(e.effectiveDirective); });"
+            "var s = document.createElement('script');"
+            "s.textContent = 'window.__inlineRan = true;';"
+            "document.body.appendChild(s);"
+            "var d = document.createElement('div'); d.id = 'styled';"
+            "d.setAttribute('style', 'width: 123px'); document.body.appendChild(d);"
+        )
+        seen = p.wait(
+            lambda d: len(v := d.execute_script("return window.__violations;")) == 2 and v,
+            "both refusals",
+        )
+        ran = browser.execute_script("return window.__inlineRan === true;")
+        width = browser.execute_script(
+            "return document.getElementById('styled').getBoundingClientRect().width;"
+        )
+        browser.get_log("browser")  # the two refusals, logged as errors
+        browser.get("about:blank")
+    assert ran is False
+    assert width != 123
+    assert sorted(seen) == ["script-src-elem", "style-src-attr"]
 
 
 def test_a_browser_at_the_base_url_or_the_admin_root_reaches_the_inspector(browser: Any) -> None:

@@ -2,19 +2,20 @@
 //! and the admin operations it reads that are of no use to a test (the sites, broadcasts
 //! with their counts, campaigns with their analytics, the summary rows).
 //!
-//! The page is written as `ui/inspector.html`, `ui/inspector.css` and `ui/inspector.js`,
-//! embedded in the binary and served as one page, the style sheet and script inline: no CDN
-//! and no network, as CI machines often have none. It reads and acts through the admin
-//! routes and listens to `/_emulator/ui/stream`, a server-sent-events stream of change
-//! notices.
+//! The page is `ui/inspector.html`, its style sheet `ui/inspector.css` and its script ES
+//! modules (`ui/inspector.js`, the entry, and the modules it imports), all embedded in the
+//! binary and served from `/_emulator/ui/{file}`: no CDN and no network, as CI machines often
+//! have none, and nothing inline, so that the page's Content-Security-Policy runs only the
+//! emulator's own files. It reads and acts through the admin routes and listens to
+//! `/_emulator/ui/stream`, a server-sent-events stream of change notices.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::State;
-use axum::http::header;
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -27,49 +28,74 @@ use super::state::{iso, Counts, Site, Source};
 use crate::model::{Drip, NewNotification};
 
 const HTML: &str = include_str!("ui/inspector.html");
-const CSS: &str = include_str!("ui/inspector.css");
-const JS: &str = include_str!("ui/inspector.js");
 
-/// The page: the HTML with its style sheet and script in the places it marks.
-fn assemble(html: &str, css: &str, js: &str) -> String {
-    html.replacen("{{inspector.css}}\n", css, 1)
-        .replacen("{{inspector.js}}\n", js, 1)
+/// The files the page loads, by name, each served at `/_emulator/ui/{name}`. A test below
+/// holds this list to the files the page and its modules name.
+const FILES: &[(&str, &str)] = &[
+    ("inspector.css", include_str!("ui/inspector.css")),
+    ("inspector.js", include_str!("ui/inspector.js")),
+    ("analytics.js", include_str!("ui/analytics.js")),
+    ("broadcasts.js", include_str!("ui/broadcasts.js")),
+    ("campaigns.js", include_str!("ui/campaigns.js")),
+    ("dom.js", include_str!("ui/dom.js")),
+    ("faults.js", include_str!("ui/faults.js")),
+    ("header.js", include_str!("ui/header.js")),
+    ("live.js", include_str!("ui/live.js")),
+    ("logs.js", include_str!("ui/logs.js")),
+    ("page.js", include_str!("ui/page.js")),
+    ("preview.js", include_str!("ui/preview.js")),
+    ("subscribers.js", include_str!("ui/subscribers.js")),
+];
+
+/// The page runs the emulator's own scripts and style sheet, and nothing inline: text a test
+/// sent (a notification's title, an event's data) that ever became markup could not run.
+/// The notifications' own images are the only thing it loads from elsewhere.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src * data:; style-src 'self'; \
+     script-src 'self'; connect-src 'self'; base-uri 'none'; object-src 'none'";
+
+/// A debug build started with `PUSHWIRE_UI_FILE` set to `ui/inspector.html` reads it, and
+/// the files beside it, on each request, so that the page can be worked on without
+/// rebuilding. `name` is one of the page's own (the route knows no other).
+fn from_disk(name: &str) -> Option<String> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    let page = std::path::PathBuf::from(std::env::var_os("PUSHWIRE_UI_FILE")?);
+    std::fs::read_to_string(page.with_file_name(name)).ok()
 }
 
-/// `GET /_emulator/ui`. A debug build started with `PUSHWIRE_UI_FILE` set to the HTML file
-/// reads it, and the style sheet and script beside it, on each request, so that the page can
-/// be worked on without rebuilding.
-pub async fn page() -> Response {
-    static PAGE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| assemble(HTML, CSS, JS));
-    let mut body = std::borrow::Cow::Borrowed(PAGE.as_str());
-    if cfg!(debug_assertions) {
-        if let Some(file) = std::env::var_os("PUSHWIRE_UI_FILE") {
-            let file = std::path::PathBuf::from(file);
-            let beside = |name: &str| std::fs::read_to_string(file.with_file_name(name));
-            if let (Ok(html), Ok(css), Ok(js)) = (
-                std::fs::read_to_string(&file),
-                beside("inspector.css"),
-                beside("inspector.js"),
-            ) {
-                body = std::borrow::Cow::Owned(assemble(&html, &css, &js));
-            }
-        }
-    }
+fn serve(content_type: &'static str, name: &str, embedded: &'static str) -> Response {
+    let body = from_disk(name).map_or(std::borrow::Cow::Borrowed(embedded), Into::into);
     (
         [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CONTENT_TYPE, content_type),
+            // A page never mixes files of two emulator versions.
             (header::CACHE_CONTROL, "no-store"),
-            // Everything the page needs is in it; the notifications' own images are the
-            // only thing it loads from elsewhere.
-            (
-                header::CONTENT_SECURITY_POLICY,
-                "default-src 'self'; img-src * data:; style-src 'unsafe-inline'; \
-                 script-src 'unsafe-inline'; connect-src 'self'",
-            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
         ],
         body.into_owned(),
     )
         .into_response()
+}
+
+/// `GET /_emulator/ui`.
+pub async fn page() -> Response {
+    serve("text/html; charset=utf-8", "inspector.html", HTML)
+}
+
+/// `GET /_emulator/ui/{file}`: the page's style sheet and script modules.
+pub async fn file(Path(name): Path<String>) -> Response {
+    let Some(&(name, body)) = FILES.iter().find(|(known, _)| *known == name) else {
+        let error = format!("the inspector has no file {name:?}");
+        return (StatusCode::NOT_FOUND, axum::Json(json!({ "error": error }))).into_response();
+    };
+    let content_type = if name.ends_with(".css") {
+        "text/css; charset=utf-8"
+    } else {
+        "text/javascript; charset=utf-8"
+    };
+    serve(content_type, name, body)
 }
 
 /// How often a stream tells of changes at most: a test sending thousands of requests a
@@ -288,13 +314,47 @@ pub fn summary(
 mod tests {
     use super::*;
 
+    /// The names a text gives after `marker` and up to the next quote.
+    fn named_after<'a>(text: &'a str, marker: &str) -> Vec<&'a str> {
+        text.split(marker)
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .collect()
+    }
+
     #[test]
-    fn the_page_holds_its_style_sheet_and_script_in_place() {
-        let page = assemble(HTML, CSS, JS);
-        assert!(!page.contains("{{inspector."));
-        let style = page.find(CSS).expect("the style sheet");
-        let script = page.find(JS).expect("the script");
-        assert!(page[..style].ends_with("<style>\n"));
-        assert!(page[..script].ends_with("<script>\n"));
+    fn the_files_served_are_those_the_page_and_its_modules_name() {
+        let mut named = named_after(HTML, "=\"ui/");
+        let mut read = 0;
+        while read < named.len() {
+            let (_, text) = FILES
+                .iter()
+                .find(|(name, _)| *name == named[read])
+                .unwrap_or_else(|| panic!("{} is named but not served", named[read]));
+            for import in named_after(text, "from \"./") {
+                if !named.contains(&import) {
+                    named.push(import);
+                }
+            }
+            read += 1;
+        }
+        let mut served: Vec<&str> = FILES.iter().map(|(name, _)| *name).collect();
+        served.sort_unstable();
+        named.sort_unstable();
+        assert_eq!(served, named, "every file served is one the page loads");
+        assert!(named.contains(&"inspector.css") && named.contains(&"dom.js"));
+    }
+
+    #[test]
+    fn nothing_in_the_page_is_inline() {
+        // What the policy would refuse: inline script, style elements, style attributes and
+        // event-handler attributes.
+        let lower = HTML.to_ascii_lowercase();
+        assert_eq!(lower.matches("<script").count(), 1);
+        assert!(lower.contains("<script type=\"module\" src=\"ui/inspector.js\"></script>"));
+        assert!(!lower.contains("<style"));
+        assert!(!lower.contains(" style="));
+        assert!(!lower.contains(" onclick=") && !lower.contains(" onload="));
+        assert!(!CONTENT_SECURITY_POLICY.contains("unsafe"));
     }
 }

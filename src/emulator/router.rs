@@ -87,6 +87,7 @@ pub fn main_router(emu: Arc<Emu>, documents: Documents) -> Router {
         .route("/_emulator/ui/", to_inspector())
         .route("/_emulator/ui", get(inspector::page))
         .route("/_emulator/ui/stream", get(inspector::stream))
+        .route("/_emulator/ui/{file}", get(inspector::file))
         .route("/_emulator/openapi.json", {
             let doc = documents.service.clone();
             get(move || std::future::ready(axum::Json(doc.as_ref().clone())))
