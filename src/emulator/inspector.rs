@@ -29,22 +29,29 @@ use crate::model::{Drip, NewNotification};
 
 const HTML: &str = include_str!("ui/inspector.html");
 
+/// Each file of `ui/` by its name, embedded: the name written once.
+macro_rules! embedded {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("ui/", $name)))),*]
+    };
+}
+
 /// The files the page loads, by name, each served at `/_emulator/ui/{name}`. A test below
 /// holds this list to the files the page and its modules name.
-const FILES: &[(&str, &str)] = &[
-    ("inspector.css", include_str!("ui/inspector.css")),
-    ("inspector.js", include_str!("ui/inspector.js")),
-    ("analytics.js", include_str!("ui/analytics.js")),
-    ("broadcasts.js", include_str!("ui/broadcasts.js")),
-    ("campaigns.js", include_str!("ui/campaigns.js")),
-    ("dom.js", include_str!("ui/dom.js")),
-    ("faults.js", include_str!("ui/faults.js")),
-    ("header.js", include_str!("ui/header.js")),
-    ("live.js", include_str!("ui/live.js")),
-    ("logs.js", include_str!("ui/logs.js")),
-    ("page.js", include_str!("ui/page.js")),
-    ("preview.js", include_str!("ui/preview.js")),
-    ("subscribers.js", include_str!("ui/subscribers.js")),
+const FILES: &[(&str, &str)] = embedded![
+    "inspector.css",
+    "inspector.js",
+    "analytics.js",
+    "broadcasts.js",
+    "campaigns.js",
+    "dom.js",
+    "faults.js",
+    "header.js",
+    "live.js",
+    "logs.js",
+    "page.js",
+    "preview.js",
+    "subscribers.js",
 ];
 
 /// The page runs the emulator's own scripts and style sheet, and nothing inline: text a test
@@ -74,7 +81,8 @@ fn serve(content_type: &'static str, name: &str, embedded: &'static str) -> Resp
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
             (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
         ],
-        body.into_owned(),
+        // The embedded text as it is, with no copy per request.
+        body,
     )
         .into_response()
 }
