@@ -6,7 +6,7 @@
 
 use pushwire::client::{self, Config, Error, Transport};
 use pushwire::emulator::{self, admin, Server};
-use pushwire::model::NewNotification;
+use pushwire::model::{NewDrip, NewDripNotification, NewNotification, ScheduleOptions, SendTo};
 use serde_json::{json, Map, Value};
 
 const KEY: &str = "core-test-key-123";
@@ -136,6 +136,72 @@ async fn bad_input_is_refused_before_anything_is_sent() {
         other => panic!("expected a validation error, got {other:?}"),
     }
     assert_eq!(logged(&server), Vec::new(), "nothing reached the service");
+}
+
+#[tokio::test]
+async fn an_include_list_given_empty_is_refused_not_sent_to_everyone() {
+    let server = emulator();
+    let t = transport(&server, KEY);
+    let field_of = |err: Error| match err {
+        Error::Validation(v) => v.field,
+        other => panic!("expected a validation error, got {other:?}"),
+    };
+    // A broadcast: an empty include list is refused, an empty exclusion excludes no one.
+    let mut to_none = broadcast("Sale");
+    to_none.include_segments = Some(Vec::new());
+    let err = client::notifications::create(&t, &to_none)
+        .await
+        .expect_err("empty");
+    assert_eq!(field_of(err), "include_segments");
+    let mut subscriber_hash = broadcast("Sale");
+    subscriber_hash.subscriber_hash = Some(Vec::new());
+    let err = client::notifications::create(&t, &subscriber_hash)
+        .await
+        .expect_err("empty");
+    assert_eq!(field_of(err), "subscriber_hash");
+    assert_eq!(logged(&server), Vec::new(), "nothing reached the service");
+    let mut excluding_no_one = broadcast("Sale");
+    excluding_no_one.exclude_segments = Some(Vec::new());
+    client::notifications::create(&t, &excluding_no_one)
+        .await
+        .expect("sent");
+
+    // A drip: the same, in its audience.
+    let drip = |send_to: SendTo| NewDrip {
+        campaign_name: "Welcome".into(),
+        notifications: vec![NewDripNotification {
+            title: "Hi".into(),
+            message: "Welcome aboard".into(),
+            url: "https://shop.example/".into(),
+            image_url: "https://shop.example/i.png".into(),
+            big_image_url: "https://shop.example/b.png".into(),
+            require_interaction: Some(0),
+            expiry: Some(86_400),
+            schedule_options: ScheduleOptions {
+                r#type: "rightaway".into(),
+                ..ScheduleOptions::default()
+            },
+            actions: Vec::new(),
+        }],
+        send_to: Some(send_to),
+        utm_params: None,
+    };
+    let empty = drip(SendTo {
+        include_countries: Some(Vec::new()),
+        ..SendTo::default()
+    });
+    let err = client::drips::create(&t, &empty).await.expect_err("empty");
+    assert_eq!(field_of(err), "send_to.include_countries");
+    assert_eq!(
+        logged(&server).len(),
+        1,
+        "only the broadcast reached the service"
+    );
+    let us = drip(SendTo {
+        include_countries: Some(vec!["US".into()]),
+        ..SendTo::default()
+    });
+    client::drips::create(&t, &us).await.expect("created");
 }
 
 #[tokio::test]

@@ -235,7 +235,7 @@ def damaged(sound: bytes) -> list[Any]:
         pytest.param(sound + b"x", "damaged", id="trailing-bytes"),
         pytest.param(
             bytes(other_version),
-            r"state format 1; this emulator \(pushwire [^)]*\) reads format 2 only",
+            r"state format 1; this emulator \(pushwire [^)]*\) reads format 3 only",
             id="another-version",
         ),
     ]

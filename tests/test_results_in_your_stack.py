@@ -156,12 +156,8 @@ def test_every_model_is_a_dataclass_to_the_dataclasses_module(results: dict[str,
         assert all(v == d[n] for n, v in zip(names, t) if not isinstance(d[n], (dict, list)))
         # Nested models come out as dicts, all the way down.
         assert "pushwire" not in repr(d), d
-        if cls is SendTo:
-            # An include list it leaves empty would be given as [], which sends to everyone.
-            with pytest.raises(pushwire.ValidationError, match="empty, which would send to"):
-                dataclasses.replace(m)
-        else:
-            assert dataclasses.replace(m) == m
+        # SendTo too: the include lists it leaves out are None (no filter), given back as such
+        assert dataclasses.replace(m) == m
         assert copy.copy(m) == m and copy.deepcopy(m) == m
         assert pickle.loads(pickle.dumps(m)) == m
         assert cls.from_dict(m.to_dict()) == m
@@ -191,8 +187,13 @@ def test_replace_never_widens_an_audience() -> None:
     assert dataclasses.replace(whole, exclude_segments=["2"]).exclude_segments == ["2"]
     with pytest.raises(pushwire.ValidationError, match="include_segments is empty"):
         dataclasses.replace(whole, include_segments=[])
-    with pytest.raises(pushwire.ValidationError, match="include_countries is empty"):
-        dataclasses.replace(SendTo(include_segments=["1"]), exclude_segments=["2"])
+    # The lists not given stay not given (None: no filter), so replace() carries them over
+    narrower = dataclasses.replace(SendTo(include_segments=["1"]), exclude_segments=["2"])
+    assert narrower == SendTo(include_segments=["1"], exclude_segments=["2"])
+    assert narrower.include_countries is None and narrower.to_dict() == {
+        "include_segments": ["1"],
+        "exclude_segments": ["2"],
+    }
     new = NewDrip(
         campaign_name="x", notifications=[drip_notification()], send_to={"include_segments": ["1"]}
     )

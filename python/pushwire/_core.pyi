@@ -443,22 +443,22 @@ class SendTo(_Model):
     def __new__(
         cls,
         *,
-        include_segments: Sequence[Union[str, SupportsIndex]] = ...,
+        include_segments: Optional[Sequence[Union[str, SupportsIndex]]] = ...,
         exclude_segments: Sequence[Union[str, SupportsIndex]] = ...,
-        include_countries: Sequence[str] = ...,
+        include_countries: Optional[Sequence[str]] = ...,
         exclude_countries: Sequence[str] = ...,
-        include_states: Sequence[str] = ...,
+        include_states: Optional[Sequence[str]] = ...,
         exclude_states: Sequence[str] = ...,
-        include_cities: Sequence[str] = ...,
+        include_cities: Optional[Sequence[str]] = ...,
         exclude_cities: Sequence[str] = ...,
     ) -> Self: ...
-    include_segments: Final[list[str]]
+    include_segments: Final[Optional[list[str]]]
     exclude_segments: Final[list[str]]
-    include_countries: Final[list[str]]
+    include_countries: Final[Optional[list[str]]]
     exclude_countries: Final[list[str]]
-    include_states: Final[list[str]]
+    include_states: Final[Optional[list[str]]]
     exclude_states: Final[list[str]]
-    include_cities: Final[list[str]]
+    include_cities: Final[Optional[list[str]]]
     exclude_cities: Final[list[str]]
 
 @final

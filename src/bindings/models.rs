@@ -173,16 +173,16 @@ where
         "NewDrip" => given.get("send_to").map(|a| (a, "send_to.")),
         _ => None,
     };
-    if let Some((audience, prefix)) = audience {
-        if let Some(key) = crate::validate::empty_include(audience) {
-            let field = format!("{prefix}{key}");
-            return Err(fail(
-                field.clone(),
-                format!(
-                    "{field} is empty, which would send to everyone: leave it out for no filter"
-                ),
-            ));
-        }
+    // The audience as the model reads it (`None` for a list not given), checked as a call
+    // checks it: an include list given empty would send to everyone.
+    let audience = audience.and_then(|(a, prefix)| {
+        let typed: crate::model::SendTo = serde_json::from_value(a.clone()).ok()?;
+        Some((typed.empty_include()?, prefix))
+    });
+    if let Some((key, prefix)) = audience {
+        let field = format!("{prefix}{key}");
+        let why = crate::validate::empty_filter(&field);
+        return Err(fail(field, why));
     }
     let model: T = from_json(given.clone(), "").map_err(|mut e| {
         // A value of the wrong kind at the top (`Product.from_dict("p")`) is the model's.

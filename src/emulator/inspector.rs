@@ -243,13 +243,14 @@ pub fn broadcasts(site: &Site, now: DateTime<Utc>, offset: usize, limit: usize) 
     Value::Array(list)
 }
 
-/// The filters a broadcast was given, under the spec's names (those left empty omitted).
+/// The filters a broadcast was given, under the spec's names (those not given, or given
+/// empty, omitted).
 fn audience(n: &NewNotification) -> Value {
     let mut out = Map::new();
     // The filters first, then the subscribers named one by one.
     let [profile_id, filters @ .., subscriber_hash] = n.lists();
     for (name, list) in filters.into_iter().chain([profile_id, subscriber_hash]) {
-        if !list.is_empty() {
+        if let Some(list) = list.filter(|l| !l.is_empty()) {
             out.insert(name.into(), json!(list));
         }
     }

@@ -146,37 +146,61 @@ model! {
 }
 
 model! {
-    /// Spec 2.9.
+    /// Spec 2.9. An include list is `None` when not given (no filter on that field); given
+    /// empty it is refused ([`crate::validate::drip`]), never sent as "no filter", which
+    /// would reach everyone. An empty exclude list excludes no one.
     #[serde(default)]
     pub struct SendTo {
-        #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "super::lenient::ids")]
-        pub include_segments: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "super::lenient::opt_ids")]
+        pub include_segments: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "super::lenient::ids")]
         pub exclude_segments: Vec<String>,
-        #[serde(skip_serializing_if = "Vec::is_empty")] pub include_countries: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub include_countries: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Vec::is_empty")] pub exclude_countries: Vec<String>,
-        #[serde(skip_serializing_if = "Vec::is_empty")] pub include_states: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub include_states: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Vec::is_empty")] pub exclude_states: Vec<String>,
-        #[serde(skip_serializing_if = "Vec::is_empty")] pub include_cities: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub include_cities: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Vec::is_empty")] pub exclude_cities: Vec<String>,
     }
 }
+
+/// An include list of `send_to` by name (`None` when not given), and its exclude list.
+pub(crate) type IncludeExclude<'a> = (&'static str, Option<&'a [String]>, &'a [String]);
 
 /// The audience rule fields (2.7) that `send_to` has lists for (2.9), in its order.
 pub(crate) const SEND_TO_FIELDS: [&str; 4] = ["segments", "country", "states", "city"];
 
 impl SendTo {
-    /// The include and exclude lists of each of [`SEND_TO_FIELDS`].
-    fn lists(&self) -> [(&Vec<String>, &Vec<String>); 4] {
+    /// The include list (by name) and the exclude list of each of [`SEND_TO_FIELDS`].
+    pub(crate) fn lists(&self) -> [IncludeExclude<'_>; 4] {
         [
-            (&self.include_segments, &self.exclude_segments),
-            (&self.include_countries, &self.exclude_countries),
-            (&self.include_states, &self.exclude_states),
-            (&self.include_cities, &self.exclude_cities),
+            (
+                "include_segments",
+                self.include_segments.as_deref(),
+                &self.exclude_segments,
+            ),
+            (
+                "include_countries",
+                self.include_countries.as_deref(),
+                &self.exclude_countries,
+            ),
+            (
+                "include_states",
+                self.include_states.as_deref(),
+                &self.exclude_states,
+            ),
+            (
+                "include_cities",
+                self.include_cities.as_deref(),
+                &self.exclude_cities,
+            ),
         ]
     }
 
-    pub(crate) fn lists_mut(&mut self) -> [(&mut Vec<String>, &mut Vec<String>); 4] {
+    pub(crate) fn lists_mut(&mut self) -> [(&mut Option<Vec<String>>, &mut Vec<String>); 4] {
         [
             (&mut self.include_segments, &mut self.exclude_segments),
             (&mut self.include_countries, &mut self.exclude_countries),
@@ -184,18 +208,27 @@ impl SendTo {
             (&mut self.include_cities, &mut self.exclude_cities),
         ]
     }
+
+    /// The first include list given empty, by name: no filter, which would send to everyone
+    /// where the caller meant to narrow the audience.
+    pub fn empty_include(&self) -> Option<&'static str> {
+        self.lists().into_iter().find_map(|(name, include, _)| {
+            include.is_some_and(<[String]>::is_empty).then_some(name)
+        })
+    }
 }
 
 impl Audience {
     /// The read shape's audience (2.7) for a drip's `send_to` (2.9): one group whose rules
-    /// are the include (`in`) and exclude (`nin`) lists; no lists means everyone (`all`).
+    /// are the include (`in`) and exclude (`nin`) lists given; none means everyone (`all`).
     pub fn from_send_to(send_to: &SendTo) -> Audience {
         let mut rules = Vec::new();
-        for (field, (include, exclude)) in SEND_TO_FIELDS.iter().zip(send_to.lists()) {
+        for (field, (_, include, exclude)) in SEND_TO_FIELDS.iter().zip(send_to.lists()) {
+            // An include list given empty (refused before a drip is made) is an `in` rule
+            // that selects no one; an empty exclude list excludes no one: no rule.
+            let exclude = Some(exclude).filter(|list| !list.is_empty());
             for (op, list) in [("in", include), ("nin", exclude)] {
-                if list.is_empty() {
-                    continue;
-                }
+                let Some(list) = list else { continue };
                 let values = list
                     .iter()
                     .map(|s| match (*field, s.parse::<i64>()) {

@@ -246,6 +246,18 @@ pub fn ids<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     Ok(ids.into_iter().map(|Id(s)| s).collect())
 }
 
+/// [`ids`] for a list that may be left out: `null` is left out (`None`); a list, even an
+/// empty one, is `Some`.
+pub fn opt_ids<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    struct Ids(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Ids {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ids, D::Error> {
+            ids(d).map(Ids)
+        }
+    }
+    Ok(<Option<Ids> as serde::Deserialize>::deserialize(d)?.map(|Ids(v)| v))
+}
+
 /// `T`, or its default for `null`: a response's `null` list or object reads as an absent
 /// one does (empty), rather than failing the whole read, a page of a list included.
 pub fn or_default<'de, D, T>(d: D) -> Result<T, D::Error>

@@ -59,7 +59,9 @@ impl super::annotation::Fields for AttributeRule {
     }
 }
 
-/// The parameters of 4.13, named as the spec names them.
+/// The parameters of 4.13, named as the spec names them. A targeting list is `None` when
+/// not given (no filter); given empty (`Some(vec![])`) it is refused by
+/// [`crate::validate::broadcast`], never sent as "no filter", which would reach everyone.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(default)]
 pub struct NewNotification {
@@ -70,21 +72,21 @@ pub struct NewNotification {
     pub big_image_url: Option<String>,
     pub notification_type: NotificationType,
     pub valid_from_utc: Option<String>,
-    pub profile_id: Vec<String>,
-    pub include_segments: Vec<String>,
-    pub exclude_segments: Vec<String>,
-    pub include_countries: Vec<String>,
-    pub exclude_countries: Vec<String>,
-    pub include_states: Vec<String>,
-    pub include_cities: Vec<String>,
-    pub include_device_types: Vec<String>,
-    pub include_browsers: Vec<String>,
+    pub profile_id: Option<Vec<String>>,
+    pub include_segments: Option<Vec<String>>,
+    pub exclude_segments: Option<Vec<String>>,
+    pub include_countries: Option<Vec<String>>,
+    pub exclude_countries: Option<Vec<String>>,
+    pub include_states: Option<Vec<String>>,
+    pub include_cities: Option<Vec<String>>,
+    pub include_device_types: Option<Vec<String>>,
+    pub include_browsers: Option<Vec<String>>,
     pub from_date: Option<String>,
     pub to_date: Option<String>,
     pub require_interaction: Option<i64>,
     /// Minutes.
     pub notification_expiry: Option<i64>,
-    pub subscriber_hash: Vec<String>,
+    pub subscriber_hash: Option<Vec<String>>,
     pub attributes: Option<Vec<Vec<AttributeRule>>>,
     /// Sent as `multi_element_title1`... ; at most two.
     pub actions: Vec<Action>,
@@ -105,7 +107,7 @@ pub(crate) const LISTS: [&str; 10] = [
 ];
 
 impl NewNotification {
-    pub(crate) fn list_mut(&mut self, name: &str) -> &mut Vec<String> {
+    pub(crate) fn list_mut(&mut self, name: &str) -> &mut Option<Vec<String>> {
         match name {
             "profile_id" => &mut self.profile_id,
             "include_segments" => &mut self.include_segments,
@@ -121,18 +123,18 @@ impl NewNotification {
     }
 
     /// The array parameters with their values, in the order of [`LISTS`].
-    pub(crate) fn lists(&self) -> [(&'static str, &[String]); 10] {
+    pub(crate) fn lists(&self) -> [(&'static str, Option<&[String]>); 10] {
         [
-            ("profile_id", &self.profile_id),
-            ("include_segments", &self.include_segments),
-            ("exclude_segments", &self.exclude_segments),
-            ("include_countries", &self.include_countries),
-            ("exclude_countries", &self.exclude_countries),
-            ("include_states", &self.include_states),
-            ("include_cities", &self.include_cities),
-            ("include_device_types", &self.include_device_types),
-            ("include_browsers", &self.include_browsers),
-            ("subscriber_hash", &self.subscriber_hash),
+            ("profile_id", self.profile_id.as_deref()),
+            ("include_segments", self.include_segments.as_deref()),
+            ("exclude_segments", self.exclude_segments.as_deref()),
+            ("include_countries", self.include_countries.as_deref()),
+            ("exclude_countries", self.exclude_countries.as_deref()),
+            ("include_states", self.include_states.as_deref()),
+            ("include_cities", self.include_cities.as_deref()),
+            ("include_device_types", self.include_device_types.as_deref()),
+            ("include_browsers", self.include_browsers.as_deref()),
+            ("subscriber_hash", self.subscriber_hash.as_deref()),
         ]
     }
 
@@ -149,7 +151,7 @@ impl NewNotification {
             .opt("from_date", self.from_date.as_deref())
             .opt("to_date", self.to_date.as_deref());
         for (name, list) in self.lists() {
-            w.list(name, list);
+            w.list(name, list.unwrap_or_default());
         }
         if let Some(ri) = self.require_interaction {
             w.field("require_interaction", &ri.to_string());

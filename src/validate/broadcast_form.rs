@@ -43,7 +43,7 @@ impl NewNotification {
             })?;
         }
         for name in LISTS {
-            *n.list_mut(name) = form.list(name);
+            *n.list_mut(name) = form.contains(name).then(|| form.list(name));
         }
         n.require_interaction = int_field(form, "require_interaction")?;
         n.notification_expiry = int_field(form, "notification_expiry")?;

@@ -171,7 +171,13 @@ pub fn drip(d: &NewDrip) -> Check {
         actions(&prefix, &n.actions)?;
     }
     if let Some(to) = &d.send_to {
-        segment_ids("send_to.include_segments", &to.include_segments)?;
+        if let Some(key) = to.empty_include() {
+            let field = format!("send_to.{key}");
+            let why = super::empty_filter(&field);
+            return Err(Violation::new(field, why));
+        }
+        let include = to.include_segments.as_deref().unwrap_or_default();
+        segment_ids("send_to.include_segments", include)?;
         segment_ids("send_to.exclude_segments", &to.exclude_segments)?;
     }
     if let Some(u) = &d.utm_params {
@@ -187,12 +193,13 @@ pub fn drip(d: &NewDrip) -> Check {
     Ok(())
 }
 
-/// The first `include_*` list of a drip audience (`send_to`, 2.9) given empty: no filter,
-/// which sends to everyone, when the caller meant to narrow it. (An empty `exclude_*` list
-/// excludes no one, which is what it says.)
-pub fn empty_include(send_to: &Value) -> Option<String> {
+/// The first `include_*` key of a drip audience (`send_to`, 2.9) as it came over the wire
+/// given empty or `null`: no filter, which sends to everyone, when the caller meant to
+/// narrow it. (An empty `exclude_*` list excludes no one, which is what it says.)
+pub fn lost_include(send_to: &Value) -> Option<String> {
     send_to.as_object()?.iter().find_map(|(k, v)| {
-        (k.starts_with("include_") && v.as_array().is_some_and(|a| a.is_empty())).then(|| k.clone())
+        let lost = v.is_null() || v.as_array().is_some_and(|a| a.is_empty());
+        (k.starts_with("include_") && lost).then(|| k.clone())
     })
 }
 
@@ -281,7 +288,7 @@ impl SendTo {
                     ),
                     )
                 }
-                "in" if !include.is_empty() => {
+                "in" if include.is_some() => {
                     return refuse(
                         format!("{at}.field"),
                         format!(
@@ -291,7 +298,7 @@ impl SendTo {
                         ),
                     )
                 }
-                "in" => *include = values,
+                "in" => *include = Some(values),
                 // `nin a` AND `nin b` is `nin` both.
                 "nin" => exclude.extend(values),
                 other => {
@@ -317,13 +324,13 @@ mod tests {
         // The literal names every field, so adding one to SendTo stops this from compiling.
         let one = || vec!["1".to_string()];
         let full = crate::model::SendTo {
-            include_segments: one(),
+            include_segments: Some(one()),
             exclude_segments: one(),
-            include_countries: one(),
+            include_countries: Some(one()),
             exclude_countries: one(),
-            include_states: one(),
+            include_states: Some(one()),
             exclude_states: one(),
-            include_cities: one(),
+            include_cities: Some(one()),
             exclude_cities: one(),
         };
         let written = serde_json::to_value(&full).unwrap();

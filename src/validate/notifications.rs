@@ -28,6 +28,12 @@ pub const ATTRIBUTE_OPS: [&str; 10] = [
     "not_exists",
 ];
 
+/// What an include list given empty is told (`field` as the caller named it): it would be
+/// no filter, which sends to everyone.
+pub fn empty_filter(field: &str) -> String {
+    format!("{field} is empty, which would send to everyone: leave it out for no filter")
+}
+
 fn present(s: &Option<String>) -> Option<&str> {
     s.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
@@ -89,8 +95,14 @@ pub fn broadcast(n: &NewNotification) -> Check {
         }
         _ => {}
     }
-    // An empty entry would be dropped on the way and widen the audience: refuse it.
     for (name, list) in n.lists() {
+        let Some(list) = list else { continue };
+        // An empty filter is no filter, which sends to everyone; an empty exclusion
+        // excludes no one, which is what it says.
+        if list.is_empty() && !name.starts_with("exclude_") {
+            return Err(Violation::new(name, empty_filter(name)));
+        }
+        // An empty entry would be dropped on the way and widen the audience: refuse it.
         if list.iter().any(|v| v.trim().is_empty()) {
             return Err(Violation::new(
                 name,
@@ -98,15 +110,22 @@ pub fn broadcast(n: &NewNotification) -> Check {
             ));
         }
     }
-    segment_ids("include_segments", &n.include_segments)?;
-    segment_ids("exclude_segments", &n.exclude_segments)?;
-    if n.profile_id.len() > BROADCAST_PROFILE_IDS_MAX {
+    let given = |list: &Option<Vec<String>>| list.as_deref().unwrap_or_default().len();
+    segment_ids(
+        "include_segments",
+        n.include_segments.as_deref().unwrap_or_default(),
+    )?;
+    segment_ids(
+        "exclude_segments",
+        n.exclude_segments.as_deref().unwrap_or_default(),
+    )?;
+    if given(&n.profile_id) > BROADCAST_PROFILE_IDS_MAX {
         return Err(Violation::new(
             "profile_id",
             format!("The profile_id may not have more than {BROADCAST_PROFILE_IDS_MAX} items."),
         ));
     }
-    if n.subscriber_hash.len() > BROADCAST_HASHES_MAX {
+    if given(&n.subscriber_hash) > BROADCAST_HASHES_MAX {
         return Err(Violation::new(
             "subscriber_hash",
             format!("The subscriber_hash may not have more than {BROADCAST_HASHES_MAX} items."),

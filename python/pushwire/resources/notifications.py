@@ -182,16 +182,9 @@ def _broadcast(
                 field=name,
             )
     for name, values in lists.items():
+        # Given empty, an include list is refused by the core (it would be no filter).
         as_strs = _strs(name, values)
         if as_strs is not None:
-            if not as_strs:
-                if name.startswith("exclude_"):
-                    continue  # excluding no one: nothing to send
-                # An empty filter would mean no filter: everyone.
-                raise ValidationError(
-                    f"{name} is empty, which would send to everyone: pass None for no filter",
-                    field=name,
-                )
             fields[name] = as_strs
     actions = extra.get("actions")
     if actions is not None and (isinstance(actions, (str, Mapping)) or not _is_list(actions)):

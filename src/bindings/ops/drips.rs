@@ -149,13 +149,6 @@ fn send_to_of(obj: &Bound<'_, PyAny>) -> Result<Option<SendTo>, Error> {
         let audience: Audience = model_of(given, "send_to")?;
         return Ok(Some(SendTo::from_audience(&audience, "send_to")?));
     }
-    if let Some(key) = crate::validate::empty_include(&given) {
-        let field = format!("send_to.{key}");
-        return Err(Error::validation(
-            field.clone(),
-            format!("{field} is empty, which would send to everyone: leave it out for no filter"),
-        ));
-    }
     Ok(Some(model_of(given, "send_to")?))
 }
 

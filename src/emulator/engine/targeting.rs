@@ -55,6 +55,9 @@ fn one_of(list: &[Sym], value: Option<Sym>) -> bool {
 
 impl<'a> Selector<'a> {
     pub fn of(n: &'a NewNotification) -> Selector<'a> {
+        // A list not given is no filter; the engine reads one given empty (refused before a
+        // broadcast is made) as selecting no one.
+        let given = |list: &'a Option<Vec<String>>| list.as_deref().unwrap_or_default();
         let ids = |list: &[String]| {
             list.iter()
                 .filter_map(|s| s.trim().parse::<i64>().ok())
@@ -62,17 +65,20 @@ impl<'a> Selector<'a> {
         };
         Selector {
             n,
-            include_segments: ids(&n.include_segments),
-            exclude_segments: ids(&n.exclude_segments),
+            include_segments: ids(given(&n.include_segments)),
+            exclude_segments: ids(given(&n.exclude_segments)),
             from: n.from_date.as_deref().and_then(instant),
             to: n.to_date.as_deref().and_then(instant),
-            hashes: n.subscriber_hash.iter().map(String::as_str).collect(),
-            include_countries: interned(&n.include_countries),
-            exclude_countries: interned(&n.exclude_countries),
-            include_states: interned(&n.include_states),
-            include_cities: interned(&n.include_cities),
-            include_device_types: interned(&n.include_device_types),
-            include_browsers: interned(&n.include_browsers),
+            hashes: given(&n.subscriber_hash)
+                .iter()
+                .map(String::as_str)
+                .collect(),
+            include_countries: interned(given(&n.include_countries)),
+            exclude_countries: interned(given(&n.exclude_countries)),
+            include_states: interned(given(&n.include_states)),
+            include_cities: interned(given(&n.include_cities)),
+            include_device_types: interned(given(&n.include_device_types)),
+            include_browsers: interned(given(&n.include_browsers)),
         }
     }
 
@@ -91,7 +97,7 @@ impl<'a> Selector<'a> {
                 None => set,
             });
         };
-        if !n.include_segments.is_empty() {
+        if n.include_segments.is_some() {
             narrow(index.in_segments(&self.include_segments));
         }
         for (field, list) in [
@@ -101,12 +107,12 @@ impl<'a> Selector<'a> {
             (Field::DeviceType, &n.include_device_types),
             (Field::Browser, &n.include_browsers),
         ] {
-            if !list.is_empty() {
+            if let Some(list) = list {
                 narrow(index.any_of(field, list));
             }
         }
         let at = |i: usize| u32::try_from(i).ok();
-        if !self.hashes.is_empty() {
+        if n.subscriber_hash.is_some() {
             narrow(
                 self.hashes
                     .iter()
@@ -114,9 +120,9 @@ impl<'a> Selector<'a> {
                     .collect(),
             );
         }
-        if !n.profile_id.is_empty() {
+        if let Some(profile_ids) = &n.profile_id {
             narrow(
-                n.profile_id
+                profile_ids
                     .iter()
                     .flat_map(|p| site.profile_positions(p))
                     .filter_map(|&i| at(i))
@@ -132,17 +138,19 @@ impl<'a> Selector<'a> {
             return false;
         }
         let in_segments = |ids: &[i64]| ids.iter().any(|id| sub.segments.contains(id));
-        (n.include_segments.is_empty() || in_segments(&self.include_segments))
+        (n.include_segments.is_none() || in_segments(&self.include_segments))
             && !in_segments(&self.exclude_segments)
-            && (n.include_countries.is_empty() || one_of(&self.include_countries, sub.country))
+            && (n.include_countries.is_none() || one_of(&self.include_countries, sub.country))
             && !one_of(&self.exclude_countries, sub.country)
-            && (n.include_states.is_empty() || one_of(&self.include_states, sub.state))
-            && (n.include_cities.is_empty() || one_of(&self.include_cities, sub.city))
-            && (n.include_device_types.is_empty()
+            && (n.include_states.is_none() || one_of(&self.include_states, sub.state))
+            && (n.include_cities.is_none() || one_of(&self.include_cities, sub.city))
+            && (n.include_device_types.is_none()
                 || one_of(&self.include_device_types, sub.device_type))
-            && (n.include_browsers.is_empty() || one_of(&self.include_browsers, sub.browser))
-            && (n.profile_id.is_empty() || any_of(&n.profile_id, &sub.profile_id))
-            && (self.hashes.is_empty() || self.hashes.contains(&*sub.subscriber_hash.text()))
+            && (n.include_browsers.is_none() || one_of(&self.include_browsers, sub.browser))
+            && n.profile_id
+                .as_ref()
+                .is_none_or(|ids| any_of(ids, &sub.profile_id))
+            && (n.subscriber_hash.is_none() || self.hashes.contains(&*sub.subscriber_hash.text()))
             && self.from.is_none_or(|from| sub.subscribed_at >= from)
             && self.to.is_none_or(|to| sub.subscribed_at < to)
             && n.attributes
@@ -334,11 +342,14 @@ mod tests {
         site
     }
 
-    fn some(rng: &mut fastrand::Rng, from: &[&str]) -> Vec<String> {
-        from.iter()
+    /// Some of `from`, or `None` (the list not given) for none of them.
+    fn some(rng: &mut fastrand::Rng, from: &[&str]) -> Option<Vec<String>> {
+        let picked: Vec<String> = from
+            .iter()
             .filter(|_| rng.u8(..) < 60)
             .map(|t| t.to_string())
-            .collect()
+            .collect();
+        Some(picked).filter(|p| !p.is_empty())
     }
 
     #[test]

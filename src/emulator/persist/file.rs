@@ -25,8 +25,10 @@ pub const MAGIC: &[u8; 24] = b"pushwire emulator state\n";
 /// refused, never misread, with a message naming both versions and the file's writer.
 /// Refused rather than converted: an emulator's state is a test's fixture, remade by the
 /// code that seeded it, and one reader per format keeps the file's checks in one place.
-/// 2: subscribers and deliveries as compact rows (`rows.rs`); 1: as their records.
-pub const FORMAT: u32 = 2;
+/// 3: a broadcast's targeting lists and a drip's include lists are optional (left out is
+/// told apart from given empty); 2: subscribers and deliveries as compact rows (`rows.rs`);
+/// 1: as their records.
+pub const FORMAT: u32 = 3;
 
 fn writer() -> String {
     format!("pushwire {}", env!("CARGO_PKG_VERSION"))

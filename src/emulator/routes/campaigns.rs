@@ -186,10 +186,11 @@ pub fn parse_new_drip(mut obj: serde_json::Map<String, Value>) -> Result<NewDrip
         }
     }
     validate::drip_json_types(&obj)?;
-    // An empty list of who to include is no filter: everyone. Refused, as for broadcasts.
-    if let Some(key) = obj.get("send_to").and_then(validate::empty_include) {
+    // An empty or null list of who to include is no filter: everyone. Refused, as for
+    // broadcasts.
+    if let Some(key) = obj.get("send_to").and_then(validate::lost_include) {
         return Err(format!(
-            "The send_to.{key} field must not be an empty array."
+            "The send_to.{key} field must be a non-empty array."
         ));
     }
     let mut drip: NewDrip =

@@ -15,8 +15,9 @@ pub async fn create(call: Call, FormBody(form): FormBody) -> ApiResult {
     let new = NewNotification::from_form(&form).map_err(|v| ApiError::bad(v.message))?;
     validate::broadcast(&new).map_err(|v| ApiError::bad(v.message))?;
     let id = call.in_site(|s, ids, now| {
-        if !new.profile_id.is_empty()
-            && !new.profile_id.iter().any(|p| {
+        let profile_ids = new.profile_id.as_deref().unwrap_or_default();
+        if !profile_ids.is_empty()
+            && !profile_ids.iter().any(|p| {
                 // Through the profile index, not a read of every subscriber.
                 s.with_profile(p).any(|sub| sub.unsubscribed_at.is_none())
             })
