@@ -146,22 +146,28 @@ model! {
 }
 
 model! {
-    /// Spec 2.9. An include list is `None` when not given (no filter on that field); given
-    /// empty it is refused ([`crate::validate::drip`]), never sent as "no filter", which
-    /// would reach everyone. An empty exclude list excludes no one.
+    /// Spec 2.9.
+    // An include list is `None` when not given (no filter on that field); given empty it is
+    // refused (`validate::drip`), never sent as "no filter", which would reach everyone. An
+    // empty exclude list excludes no one. The API's document says what the wire takes: a
+    // list, never `null`, and an include list of one value at least.
     #[serde(default)]
     pub struct SendTo {
         #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "super::lenient::opt_ids")]
+        #[cfg_attr(feature = "emulator", schemars(with = "Vec<String>", length(min = 1)))]
         pub include_segments: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "super::lenient::ids")]
         pub exclude_segments: Vec<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "emulator", schemars(with = "Vec<String>", length(min = 1)))]
         pub include_countries: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Vec::is_empty")] pub exclude_countries: Vec<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "emulator", schemars(with = "Vec<String>", length(min = 1)))]
         pub include_states: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Vec::is_empty")] pub exclude_states: Vec<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "emulator", schemars(with = "Vec<String>", length(min = 1)))]
         pub include_cities: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Vec::is_empty")] pub exclude_cities: Vec<String>,
     }
