@@ -9,7 +9,7 @@ use super::output::Output;
 use crate::bindings::convert::date_text;
 use crate::client::{analytics, Error, Transport};
 
-pub enum Call {
+pub enum Args {
     /// From, to (`YYYY-MM-DD`), and the grouping.
     Summary(String, String, String),
     /// The dimensions asked for; `None` for every one.
@@ -31,7 +31,7 @@ fn analytics_summary(
         other => other.to_string(),
     };
     prepare(start.py(), "analytics.summary", rename, || {
-        Ok(Ready::Op(Box::new(Call::Summary(
+        Ok(Ready::Op(Box::new(Args::Summary(
             date_text(start, "start")?,
             date_text(end, "end")?,
             text(group_by, "group_by")?,
@@ -59,7 +59,7 @@ fn analytics_subscribers(types: &Bound<'_, PyAny>) -> PyResult<PreparedCall> {
             }
             Some(types)
         };
-        Ok(Ready::Op(Box::new(Call::Subscribers(types))))
+        Ok(Ready::Op(Box::new(Args::Subscribers(types))))
     })
 }
 
@@ -68,20 +68,20 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analytics_subscribers, m)?)
 }
 
-impl Call {
+impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(match self {
-            Call::Summary(from, to, g) => {
+            Args::Summary(from, to, g) => {
                 Output::Rows(analytics::summary(t, &from, &to, &g).await?)
             }
-            Call::Subscribers(types) => {
+            Args::Subscribers(types) => {
                 Output::Distribution(analytics::subscribers(t, types.as_deref()).await?)
             }
         })
     }
 }
 
-impl Run for Call {
+impl Run for Args {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
         Box::pin(self.send(t))
     }

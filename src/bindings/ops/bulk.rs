@@ -22,7 +22,7 @@ enum Kind {
     RemoveProfiles,
 }
 
-pub struct Call {
+pub struct Args {
     kind: Kind,
     /// The segment's id (`AddHashes`) or name.
     target: String,
@@ -94,7 +94,7 @@ fn read(
     concurrency: &Bound<'_, PyAny>,
     checkpoint: &Bound<'_, PyAny>,
     progress: &Bound<'_, PyAny>,
-) -> Result<Call, Error> {
+) -> Result<Args, Error> {
     let (target, field) = match kind {
         Kind::AddHashes => {
             let id = id_text(segment, "segment_id")?;
@@ -137,7 +137,7 @@ fn read(
         }
     };
     let progress = (!progress.is_none()).then(|| progress.clone().unbind());
-    Ok(Call {
+    Ok(Args {
         kind,
         target,
         items,
@@ -161,9 +161,9 @@ fn membership(kind: Kind, target: &str) -> bulk::Membership<'_> {
     }
 }
 
-impl Call {
+impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
-        let Call {
+        let Args {
             kind,
             target,
             items,
@@ -242,7 +242,7 @@ impl Call {
     }
 }
 
-impl Run for Call {
+impl Run for Args {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
         Box::pin(self.send(t))
     }

@@ -13,7 +13,7 @@ use crate::bindings::utm;
 use crate::client::{drips, Error, Transport};
 use crate::model::{Audience, DripNotification, NewDrip, NewDripNotification, SendTo, UtmParams};
 
-pub enum Call {
+pub enum Args {
     Create(Box<NewDrip>),
     Read(CampaignRead),
 }
@@ -41,11 +41,11 @@ fn drips_create<'py>(
     )?;
     prepare_keyed(py, "drips.create", SAME, key, || {
         let drip = new_drip(&campaign_name, &notifications, &send_to, &utm_params)?;
-        Ok(Ready::Op(Box::new(Call::Create(Box::new(drip)))))
+        Ok(Ready::Op(Box::new(Args::Create(Box::new(drip)))))
     })
 }
 
-campaign_reads!(drips_get "drips.get", drips_list "drips.list", drip_id, Call::Read);
+campaign_reads!(drips_get "drips.get", drips_list "drips.list", drip_id, Args::Read);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(drips_create, m)?)?;
@@ -94,14 +94,14 @@ fn new_drip(
     })
 }
 
-impl Call {
+impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(match self {
-            Call::Create(d) => Output::Id(drips::create(t, &d).await?),
-            Call::Read(CampaignRead::Get(id, r)) => {
+            Args::Create(d) => Output::Id(drips::create(t, &d).await?),
+            Args::Read(CampaignRead::Get(id, r)) => {
                 Output::Drip(Box::new(drips::get(t, id, &r).await?))
             }
-            Call::Read(CampaignRead::List(q)) => Output::Drips(drips::list(t, &q).await?),
+            Args::Read(CampaignRead::List(q)) => Output::Drips(drips::list(t, &q).await?),
         })
     }
 }
@@ -152,7 +152,7 @@ fn send_to_of(obj: &Bound<'_, PyAny>) -> Result<Option<SendTo>, Error> {
     Ok(Some(model_of(given, "send_to")?))
 }
 
-impl Run for Call {
+impl Run for Args {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
         Box::pin(self.send(t))
     }

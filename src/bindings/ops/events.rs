@@ -16,7 +16,7 @@ use crate::bindings::convert::{is_missing, to_json};
 use crate::bindings::stop;
 use crate::client::{bulk, events, Error, Transport};
 
-pub enum Call {
+pub enum Args {
     Track(Map<String, Value>),
     TrackMany(Vec<Result<Map<String, Value>, Error>>, usize),
 }
@@ -45,7 +45,7 @@ fn events_track<'py>(
     )?;
     prepare_keyed(py, "events.track", SAME, key, || {
         let body = track_body(&event_name, &profile_id, &device_token_hash, &data)?;
-        Ok(Ready::Op(Box::new(Call::Track(body))))
+        Ok(Ready::Op(Box::new(Args::Track(body))))
     })
 }
 
@@ -82,7 +82,7 @@ pub fn read_events(events: &Bound<'_, PyList>, concurrency: usize) -> Result<Op,
             return Err(stop::placeholder());
         }
     }
-    Ok(Box::new(Call::TrackMany(out, concurrency)))
+    Ok(Box::new(Args::TrackMany(out, concurrency)))
 }
 
 fn track_body(
@@ -115,14 +115,14 @@ fn track_body(
     Ok(body)
 }
 
-impl Call {
+impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(match self {
-            Call::Track(body) => {
+            Args::Track(body) => {
                 events::track_checked(t, &body).await?;
                 Output::Nothing
             }
-            Call::TrackMany(items, concurrency) => {
+            Args::TrackMany(items, concurrency) => {
                 Output::Batch(bulk::track_many(t, items, concurrency).await)
             }
         })
@@ -213,12 +213,12 @@ pub fn event(item: &Bound<'_, PyAny>) -> Result<Map<String, Value>, Error> {
     }
 }
 
-impl Run for Call {
+impl Run for Args {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
         Box::pin(self.send(t))
     }
 
     fn is_single_request(&self) -> bool {
-        !matches!(self, Call::TrackMany(..))
+        !matches!(self, Args::TrackMany(..))
     }
 }

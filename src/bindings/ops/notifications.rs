@@ -9,7 +9,7 @@ use crate::bindings::model_input::model;
 use crate::client::{notifications, Error, Transport};
 use crate::model::NewNotification;
 
-pub struct Call(Box<NewNotification>);
+pub struct Args(Box<NewNotification>);
 
 /// `client.notifications.create`'s call: the broadcast as a `NewNotification` or a dict of
 /// the spec's fields, which the shared checks name as the spec does (`notification_title`)
@@ -24,7 +24,7 @@ fn notifications_create(
     let (key, [notification]) = keyed(py, idempotency_key, [("notification", notification)])?;
     prepare_keyed(py, "notifications.create", rename, key, || {
         let n: NewNotification = model(&notification, "")?;
-        Ok(Ready::Op(Box::new(Call(Box::new(n)))))
+        Ok(Ready::Op(Box::new(Args(Box::new(n)))))
     })
 }
 
@@ -32,7 +32,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(notifications_create, m)?)
 }
 
-impl Call {
+impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(Output::Id(notifications::create(t, &self.0).await?))
     }
@@ -67,7 +67,7 @@ fn button_field(f: &str) -> Option<String> {
     Some(format!("actions[{}].{attr}", slot - 1))
 }
 
-impl Run for Call {
+impl Run for Args {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
         Box::pin(self.send(t))
     }

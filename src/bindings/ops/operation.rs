@@ -169,7 +169,7 @@ pub const SAME: Renamer = same_name;
 /// What a call runs to: its output, or the error.
 pub type Running<'a> = Pin<Box<dyn Future<Output = Result<Output, Error>> + Send + 'a>>;
 
-/// A call with its arguments read, ready to run without the GIL: each resource's `Call`.
+/// A call with its arguments read, ready to run without the GIL: each resource's `Args`.
 pub trait Run: Send {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_>;
 

@@ -12,7 +12,7 @@ use crate::bindings::model_input::model_of;
 use crate::client::{products, Error, Transport};
 use crate::model::Product;
 
-pub struct Call(Vec<Product>);
+pub struct Args(Vec<Product>);
 
 /// `client.products.update`'s call.
 #[pyfunction]
@@ -29,7 +29,7 @@ fn products_update(
             .enumerate()
             .map(|(i, v)| model_of(v, &format!("products[{i}]")))
             .collect::<Result<_, Error>>()?;
-        Ok(Ready::Op(Box::new(Call(products))))
+        Ok(Ready::Op(Box::new(Args(products))))
     })
 }
 
@@ -37,7 +37,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(products_update, m)?)
 }
 
-impl Call {
+impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
         products::update(t, &self.0).await?;
         Ok(Output::Nothing)
@@ -59,7 +59,7 @@ fn product_json(item: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
     })
 }
 
-impl Run for Call {
+impl Run for Args {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
         Box::pin(self.send(t))
     }

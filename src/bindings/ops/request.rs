@@ -14,7 +14,7 @@ use crate::client::request::{send, Request};
 use crate::client::transport::{form_of, Body, Iface};
 use crate::client::{ApiFailure, Error, Transport};
 
-pub struct Call(Request);
+pub struct Args(Request);
 
 /// `client.request`'s call.
 #[pyfunction]
@@ -84,7 +84,7 @@ fn request(
                 ))
             }
         };
-        Ok(Ready::Op(Box::new(Call(Request {
+        Ok(Ready::Op(Box::new(Args(Request {
             method,
             path,
             iface,
@@ -111,7 +111,7 @@ fn fields(value: &Bound<'_, PyAny>, field: &str) -> Result<Map<String, Value>, E
         .collect()
 }
 
-impl Call {
+impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
         let (status, _, body) = send(t, &self.0).await?;
         let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&body);
@@ -130,7 +130,7 @@ impl Call {
     }
 }
 
-impl Run for Call {
+impl Run for Args {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
         Box::pin(self.send(t))
     }

@@ -8,7 +8,7 @@ use super::operation::{prepare, PreparedCall, Ready, Renamer, Run, Running, SAME
 use super::output::Output;
 use crate::client::{segments, Error, Transport};
 
-pub enum Call {
+pub enum Args {
     List {
         segment_id: Option<String>,
         limit: Option<i64>,
@@ -21,7 +21,7 @@ pub enum Call {
     Profiles(String, Vec<String>, &'static str),
 }
 
-fn ready(call: Call) -> Result<Ready, Error> {
+fn ready(call: Args) -> Result<Ready, Error> {
     Ok(Ready::Op(Box::new(call)))
 }
 
@@ -35,7 +35,7 @@ fn segments_list(
     segment_type: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
     prepare(limit.py(), "segments.list", SAME, || {
-        ready(Call::List {
+        ready(Args::List {
             segment_id: if segment_id.is_none() {
                 None
             } else {
@@ -62,7 +62,7 @@ fn segments_list(
 #[pyfunction]
 fn segments_delete(segment_id: &Bound<'_, PyAny>) -> PyResult<PreparedCall> {
     prepare(segment_id.py(), "segments.delete", SAME, || {
-        ready(Call::Delete(id_text(segment_id, "segment_id")?))
+        ready(Args::Delete(id_text(segment_id, "segment_id")?))
     })
 }
 
@@ -75,7 +75,7 @@ fn segments_add_subscribers(
 ) -> PyResult<PreparedCall> {
     let rename: Renamer = |f| rename_head(f, "subscriber_hash", "subscriber_hashes");
     prepare(segment_id.py(), "segments.add_subscribers", rename, || {
-        ready(Call::AddSubscribers(
+        ready(Args::AddSubscribers(
             id_text(segment_id, "segment_id")?,
             str_list(subscriber_hashes, "subscriber_hashes")?,
         ))
@@ -115,7 +115,7 @@ fn profiles(
 ) -> PyResult<PreparedCall> {
     let rename: Renamer = |f| rename_head(f, "profile_id", "profile_ids");
     prepare(segment_name.py(), name, rename, || {
-        ready(Call::Profiles(
+        ready(Args::Profiles(
             text(segment_name, "segment_name")?,
             str_list(profile_ids, "profile_ids")?,
             operation,
@@ -131,10 +131,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(segments_remove_profiles, m)?)
 }
 
-impl Call {
+impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(match self {
-            Call::List {
+            Args::List {
                 segment_id,
                 limit,
                 offset,
@@ -149,11 +149,11 @@ impl Call {
                 )
                 .await?,
             ),
-            Call::Delete(id) => Output::Text(segments::delete(t, &id).await?),
-            Call::AddSubscribers(id, hashes) => {
+            Args::Delete(id) => Output::Text(segments::delete(t, &id).await?),
+            Args::AddSubscribers(id, hashes) => {
                 Output::Text(segments::add_subscribers(t, &id, &hashes).await?)
             }
-            Call::Profiles(name, ids, operation) => {
+            Args::Profiles(name, ids, operation) => {
                 segments::profiles(t, &name, &ids, operation).await?;
                 Output::Nothing
             }
@@ -161,7 +161,7 @@ impl Call {
     }
 }
 
-impl Run for Call {
+impl Run for Args {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
         Box::pin(self.send(t))
     }

@@ -8,16 +8,16 @@ use super::operation::{prepare, PreparedCall, Ready, Run, Running, SAME};
 use super::output::Output;
 use crate::client::{triggers, Error, Transport};
 
-pub struct Call(CampaignRead);
+pub struct Args(CampaignRead);
 
-campaign_reads!(triggers_get "triggers.get", triggers_list "triggers.list", trigger_id, Call);
+campaign_reads!(triggers_get "triggers.get", triggers_list "triggers.list", trigger_id, Args);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(triggers_get, m)?)?;
     m.add_function(wrap_pyfunction!(triggers_list, m)?)
 }
 
-impl Call {
+impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(match self.0 {
             CampaignRead::Get(id, r) => Output::Trigger(Box::new(triggers::get(t, id, &r).await?)),
@@ -26,7 +26,7 @@ impl Call {
     }
 }
 
-impl Run for Call {
+impl Run for Args {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
         Box::pin(self.send(t))
     }

@@ -4,7 +4,7 @@ use chrono::{DateTime, Datelike, Days, Months, NaiveDate, NaiveTime, Utc};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashSet};
 
-use super::extract::{Call, QueryForm};
+use super::extract::{QueryForm, SiteContext};
 use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine::analytics::{device_type, is_mobile};
 use crate::emulator::state::{Site, Source};
@@ -12,12 +12,12 @@ use crate::model::common::ctr;
 use crate::model::SummaryRow;
 use crate::validate::{self, GroupBy};
 
-pub async fn summary(call: Call, QueryForm(q): QueryForm) -> ApiResult {
+pub async fn summary(ctx: SiteContext, QueryForm(q): QueryForm) -> ApiResult {
     let q = q.map_err(ApiError::bad)?;
     let (from, to, group_by) =
         validate::summary_query(q.get("from"), q.get("to"), q.get("group_by"))
             .map_err(|v| ApiError::bad(v.message))?;
-    let rows = call.in_site(|s, _, _| summary_rows(s, from, to, group_by))?;
+    let rows = ctx.in_site(|s, _, _| summary_rows(s, from, to, group_by))?;
     ok(json!({"success": true, "data": rows}))
 }
 
@@ -181,11 +181,11 @@ fn delivery_counts(
     (rows, notifications)
 }
 
-pub async fn subscribers(call: Call, QueryForm(q): QueryForm) -> ApiResult {
+pub async fn subscribers(ctx: SiteContext, QueryForm(q): QueryForm) -> ApiResult {
     let q = q.map_err(ApiError::bad)?;
     let dims =
         validate::subscriber_dimensions(q.get("type")).map_err(|v| ApiError::bad(v.message))?;
-    let data = call.in_site(|s, _, _| distribution(s, &dims))?;
+    let data = ctx.in_site(|s, _, _| distribution(s, &dims))?;
     ok(json!({"success": true, "data": data}))
 }
 

@@ -4,7 +4,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::Path;
 use serde_json::{json, Value};
 
-use super::extract::{Call, JsonBody, QueryForm};
+use super::extract::{JsonBody, QueryForm, SiteContext};
 use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine::analytics::{fill_drip, fill_trigger, Range};
 use crate::emulator::request::int_param;
@@ -76,13 +76,13 @@ fn path_id(raw: RawId, what: &str) -> Result<i64, ApiError> {
 /// A campaign list (4.2, 4.5): one page, newest first, each campaign as `read` gives it
 /// (its analytics over the range, without its notifications).
 fn list<T: Clone, R: serde::Serialize>(
-    call: &Call,
+    ctx: &SiteContext,
     q: Result<Form, String>,
     items: impl FnOnce(&Site) -> &[T],
     read: impl Fn(&Site, T, Range) -> R,
 ) -> ApiResult {
     let (page, limit, range) = list_params(&q.map_err(ApiError::bad_campaign)?)?;
-    let (data, meta) = call.in_site(|s, _, _| {
+    let (data, meta) = ctx.in_site(|s, _, _| {
         let (page, meta) = paginate(items(s), page, limit);
         let data: Vec<R> = page.into_iter().map(|item| read(s, item, range)).collect();
         (data, meta)
@@ -93,7 +93,7 @@ fn list<T: Clone, R: serde::Serialize>(
 /// One campaign (4.1, 4.4) by the id in its path, with its analytics over the range; `what`
 /// names it in the refusal when the site has none of that id.
 fn get<R: serde::Serialize>(
-    call: &Call,
+    ctx: &SiteContext,
     raw: RawId,
     q: Result<Form, String>,
     (id_name, what): (&str, &str),
@@ -101,7 +101,7 @@ fn get<R: serde::Serialize>(
 ) -> ApiResult {
     let id = path_id(raw, id_name)?;
     let range = analytics_range(&q.map_err(ApiError::bad_campaign)?)?;
-    match call.in_site(|s, _, _| find(s, id, range))? {
+    match ctx.in_site(|s, _, _| find(s, id, range))? {
         Some(found) => ok(json!({"success": true, "data": found})),
         None => Err(ApiError::bad_campaign(format!(
             "{what} {id} does not exist"
@@ -109,9 +109,9 @@ fn get<R: serde::Serialize>(
     }
 }
 
-pub async fn list_triggers(call: Call, QueryForm(q): QueryForm) -> ApiResult {
+pub async fn list_triggers(ctx: SiteContext, QueryForm(q): QueryForm) -> ApiResult {
     list(
-        &call,
+        &ctx,
         q,
         |s| &s.triggers,
         |s, mut t, range| {
@@ -122,9 +122,9 @@ pub async fn list_triggers(call: Call, QueryForm(q): QueryForm) -> ApiResult {
     )
 }
 
-pub async fn get_trigger(call: Call, raw: RawId, QueryForm(q): QueryForm) -> ApiResult {
+pub async fn get_trigger(ctx: SiteContext, raw: RawId, QueryForm(q): QueryForm) -> ApiResult {
     get(
-        &call,
+        &ctx,
         raw,
         q,
         ("trigger_id", "Triggered campaign"),
@@ -136,9 +136,9 @@ pub async fn get_trigger(call: Call, raw: RawId, QueryForm(q): QueryForm) -> Api
     )
 }
 
-pub async fn list_drips(call: Call, QueryForm(q): QueryForm) -> ApiResult {
+pub async fn list_drips(ctx: SiteContext, QueryForm(q): QueryForm) -> ApiResult {
     list(
-        &call,
+        &ctx,
         q,
         |s| &s.drips,
         |s, r, range| {
@@ -152,9 +152,9 @@ pub async fn list_drips(call: Call, QueryForm(q): QueryForm) -> ApiResult {
     )
 }
 
-pub async fn get_drip(call: Call, raw: RawId, QueryForm(q): QueryForm) -> ApiResult {
+pub async fn get_drip(ctx: SiteContext, raw: RawId, QueryForm(q): QueryForm) -> ApiResult {
     get(
-        &call,
+        &ctx,
         raw,
         q,
         ("drip_id", "Drip autoresponder"),
@@ -199,11 +199,11 @@ pub fn parse_new_drip(mut obj: serde_json::Map<String, Value>) -> Result<NewDrip
     Ok(drip)
 }
 
-pub async fn create_drip(call: Call, JsonBody(obj): JsonBody) -> ApiResult {
+pub async fn create_drip(ctx: SiteContext, JsonBody(obj): JsonBody) -> ApiResult {
     let obj = obj.map_err(ApiError::bad_campaign)?;
     let new = parse_new_drip(obj).map_err(ApiError::bad_campaign)?;
     validate::drip(&new).map_err(|v| ApiError::bad_campaign(v.message_with_field()))?;
-    let drip_id = call.in_site(|s, ids, now| store_drip(s, ids, now, new))?;
+    let drip_id = ctx.in_site(|s, ids, now| store_drip(s, ids, now, new))?;
     ok(json!({"success": true, "drip_id": drip_id}))
 }
 

@@ -2,14 +2,14 @@
 
 use serde_json::{json, Value};
 
-use super::extract::{Call, JsonBody};
+use super::extract::{JsonBody, SiteContext};
 
 use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine;
 use crate::emulator::state::EventRec;
 use crate::validate::{self, Violation};
 
-pub async fn track(call: Call, JsonBody(obj): JsonBody) -> ApiResult {
+pub async fn track(ctx: SiteContext, JsonBody(obj): JsonBody) -> ApiResult {
     let obj = obj.map_err(|m| ApiError::invalid_event(vec![Violation::new("body", m)]))?;
     let violations = validate::event(&obj);
     if !violations.is_empty() {
@@ -27,8 +27,8 @@ pub async fn track(call: Call, JsonBody(obj): JsonBody) -> ApiResult {
             .unwrap_or_default(),
         received_at: chrono::Utc::now(),
     };
-    let keep = call.emu.retention();
-    call.in_site(|s, ids, now| {
+    let keep = ctx.emu.retention();
+    ctx.in_site(|s, ids, now| {
         engine::on_event(
             s,
             ids,

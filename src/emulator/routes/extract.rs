@@ -1,6 +1,7 @@
 //! What a route takes from its request, read the same way by every route: the site it acts
-//! on ([`Call`]), and its form, JSON object or query string. A body or query that cannot be
-//! read is handed to the route as the reason, for it to refuse in its own error shape.
+//! on ([`SiteContext`]), and its form, JSON object or query string. A body or query that
+//! cannot be read is handed to the route as the reason, for it to refuse in its own error
+//! shape.
 
 use std::sync::Arc;
 
@@ -18,12 +19,12 @@ use crate::emulator::state::{Counters, Site};
 use crate::form::Form;
 
 /// The emulator and the site the gate authenticated the request as.
-pub struct Call {
+pub struct SiteContext {
     pub emu: Arc<Emu>,
     pub site: Admitted,
 }
 
-impl Call {
+impl SiteContext {
     /// Runs the route's work on its site ([`Emu::in_site`]).
     pub fn in_site<R>(
         &self,
@@ -33,10 +34,13 @@ impl Call {
     }
 }
 
-impl FromRequestParts<Arc<Emu>> for Call {
+impl FromRequestParts<Arc<Emu>> for SiteContext {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, emu: &Arc<Emu>) -> Result<Call, ApiError> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        emu: &Arc<Emu>,
+    ) -> Result<SiteContext, ApiError> {
         // The gate puts it in every request it lets through to a route.
         let site = parts.extensions.get::<Admitted>().copied().ok_or_else(|| {
             ApiError::plain(
@@ -45,7 +49,7 @@ impl FromRequestParts<Arc<Emu>> for Call {
                 "the request did not pass the gate",
             )
         })?;
-        Ok(Call {
+        Ok(SiteContext {
             emu: emu.clone(),
             site,
         })

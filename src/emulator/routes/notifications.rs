@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::extract::{Call, FormBody};
+use super::extract::{FormBody, SiteContext};
 
 use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine;
@@ -10,11 +10,11 @@ use crate::emulator::state::{Counters, NotificationRec};
 use crate::model::{NewNotification, NotificationType};
 use crate::validate::{self, NO_PROFILE_SUBSCRIBERS};
 
-pub async fn create(call: Call, FormBody(form): FormBody) -> ApiResult {
+pub async fn create(ctx: SiteContext, FormBody(form): FormBody) -> ApiResult {
     let form = form.map_err(ApiError::bad)?;
     let new = NewNotification::from_form(&form).map_err(|v| ApiError::bad(v.message))?;
     validate::broadcast(&new).map_err(|v| ApiError::bad(v.message))?;
-    let id = call.in_site(|s, ids, now| {
+    let id = ctx.in_site(|s, ids, now| {
         let profile_ids = new.profile_id.as_deref().unwrap_or_default();
         if !profile_ids.is_empty()
             && !profile_ids.iter().any(|p| {

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::extract::{Call, JsonBody};
+use super::extract::{JsonBody, SiteContext};
 
 use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine::{self, PriceChange};
@@ -11,7 +11,7 @@ use crate::emulator::state::ProductRec;
 use crate::model::Product;
 use crate::validate;
 
-pub async fn update(call: Call, JsonBody(obj): JsonBody) -> ApiResult {
+pub async fn update(ctx: SiteContext, JsonBody(obj): JsonBody) -> ApiResult {
     let obj = obj.map_err(ApiError::bad)?;
     let items = match obj.get("products") {
         Some(Value::Array(items)) => items,
@@ -25,7 +25,7 @@ pub async fn update(call: Call, JsonBody(obj): JsonBody) -> ApiResult {
         products.push(p);
     }
     validate::products(&products).map_err(|v| ApiError::bad(v.message_with_field()))?;
-    call.in_site(|s, ids, now| {
+    ctx.in_site(|s, ids, now| {
         let mut changes = Vec::with_capacity(products.len());
         for p in products {
             let key = (p.product_id.clone(), p.variant_id.clone());

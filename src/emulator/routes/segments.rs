@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::extract::{Call, FormBody, QueryForm};
+use super::extract::{FormBody, QueryForm, SiteContext};
 
 use crate::emulator::api_error::{ok, ApiError, ApiResult};
 use crate::emulator::engine;
@@ -17,11 +17,11 @@ fn bad(v: Violation) -> ApiError {
 
 /// The form of a body, and its `segment_id`: present, a positive integer, and one of the
 /// site's segments.
-fn segment_of(call: &Call, form: Result<Form, String>) -> Result<(Form, i64), ApiError> {
+fn segment_of(ctx: &SiteContext, form: Result<Form, String>) -> Result<(Form, i64), ApiError> {
     let form = form.map_err(ApiError::bad)?;
     let raw = form.text("segment_id").unwrap_or_default();
     let id = validate::segment_id(&raw).map_err(bad)?;
-    let exists = call.in_site(|s, _, _| s.segment(id).is_some())?;
+    let exists = ctx.in_site(|s, _, _| s.segment(id).is_some())?;
     if exists {
         Ok((form, id))
     } else {
@@ -29,7 +29,7 @@ fn segment_of(call: &Call, form: Result<Form, String>) -> Result<(Form, i64), Ap
     }
 }
 
-pub async fn list(call: Call, QueryForm(q): QueryForm) -> ApiResult {
+pub async fn list(ctx: SiteContext, QueryForm(q): QueryForm) -> ApiResult {
     let q = q.map_err(ApiError::bad)?;
     let limit = int_param(&q, "limit").map_err(bad)?;
     let offset = int_param(&q, "offset").map_err(bad)?;
@@ -39,7 +39,7 @@ pub async fn list(call: Call, QueryForm(q): QueryForm) -> ApiResult {
         .map(|raw| validate::segment_id(&raw).map_err(bad))
         .transpose()?;
     let all_types = q.text("segment_type").as_deref() == Some("all");
-    let segments: Vec<Segment> = call.in_site(|s, _, _| {
+    let segments: Vec<Segment> = ctx.in_site(|s, _, _| {
         s.segments
             .iter()
             .rev()
@@ -57,11 +57,11 @@ pub async fn list(call: Call, QueryForm(q): QueryForm) -> ApiResult {
     ok(json!({"success": true, "segments": segments, "count": segments.len()}))
 }
 
-pub async fn add_with_hash(call: Call, FormBody(form): FormBody) -> ApiResult {
-    let (form, id) = segment_of(&call, form)?;
+pub async fn add_with_hash(ctx: SiteContext, FormBody(form): FormBody) -> ApiResult {
+    let (form, id) = segment_of(&ctx, form)?;
     let hashes = form.list("subscriber_hash");
     validate::segment_hashes(&hashes).map_err(bad)?;
-    call.in_site(|s, ids, now| {
+    ctx.in_site(|s, ids, now| {
         // The named subscribers by their index, taken in the order they subscribed (the
         // order their drips start in), not by a scan of every subscriber per request.
         let mut found: Vec<usize> = hashes
@@ -81,19 +81,19 @@ pub async fn add_with_hash(call: Call, FormBody(form): FormBody) -> ApiResult {
     ok(json!({"success": true, "message": "Subscribers added to the segment successfully"}))
 }
 
-pub async fn delete(call: Call, FormBody(form): FormBody) -> ApiResult {
-    let (_, id) = segment_of(&call, form)?;
-    call.in_site(|s, _, _| s.delete_segment(id))?;
+pub async fn delete(ctx: SiteContext, FormBody(form): FormBody) -> ApiResult {
+    let (_, id) = segment_of(&ctx, form)?;
+    ctx.in_site(|s, _, _| s.delete_segment(id))?;
     ok(json!({"success": true, "message": "Segment deleted successfully"}))
 }
 
-pub async fn profile(call: Call, FormBody(form): FormBody) -> ApiResult {
+pub async fn profile(ctx: SiteContext, FormBody(form): FormBody) -> ApiResult {
     let form = form.map_err(ApiError::bad)?;
     let name = form.text("segment_name").unwrap_or_default();
     let profile_ids = form.list("profile_id");
     let operation = form.text("operation").unwrap_or_default();
     validate::profile_membership(&name, &profile_ids, &operation).map_err(bad)?;
-    let done = call.in_site(|s, ids, now| {
+    let done = ctx.in_site(|s, ids, now| {
         let id = s
             .segments
             .iter()
