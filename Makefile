@@ -98,7 +98,7 @@ test: $(VENV)/.dev-deps $(VENV)/.docs-deps develop
 	cargo build -q --bin pushwire-emulator
 	$(VENV)/bin/ruff check python tests examples benches soak tools
 	$(VENV)/bin/ruff format --check python tests examples benches soak tools
-	$(PY) -m mypy.stubtest pushwire._core
+	$(PY) -m mypy.stubtest pushwire._core pushwire._core_models
 	$(VENV)/bin/mypy --strict examples python/pushwire
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 	$(PY) -m pytest -q

@@ -1,7 +1,8 @@
 """A griffe extension for the API reference (mkdocs.yml loads it; the site does not copy it).
 
-griffe reads the package statically, with ``_core.pyi`` for the Rust classes. Two kinds of
-docstring exist only at run time, and this extension takes them from the imported package:
+griffe reads the package statically, with ``_core.pyi`` and ``_core_models.pyi`` for the Rust
+classes. Two kinds of docstring exist only at run time, and this extension takes them from the
+imported package:
 
 - the docstrings of the Rust classes, their properties and methods, where the stub has none
   (a stub docstring, when there is one, wins: it is what an editor shows);
@@ -31,7 +32,8 @@ import griffe
 _ROLE = re.compile(r":(?:class|meth|attr|func|mod|exc|data|obj):`~?([^`]+)`")
 # Where the reference reads docstrings; the rest of the package is not documented.
 _MODULES = ("pushwire._client", "pushwire._base", "pushwire.resources", "pushwire._bulk")
-_MODULES += ("pushwire._core", "pushwire.errors", "pushwire.testing", "pushwire._testing")
+_MODULES += ("pushwire._core", "pushwire._core_models", "pushwire.errors", "pushwire.testing")
+_MODULES += ("pushwire._testing",)
 # `name = awaitable(Blocking.name)` or `paged(...)` in an async namespace's class body.
 _DERIVED = re.compile(r"^(awaitable|paged)\((\w+)\.(\w+)\)$")
 
@@ -166,9 +168,10 @@ class RuntimeDocstrings(griffe.Extension):
     def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
         if pkg.name != "pushwire":
             return
-        core = pkg.members.get("_core")
-        if isinstance(core, griffe.Module):
-            _inherit_model(core)
+        for stub in ("_core", "_core_models"):  # an older tree has its models in _core
+            core = pkg.members.get(stub)
+            if isinstance(core, griffe.Module):
+                _inherit_model(core)
         resources = pkg.members.get("resources")
         for module in resources.modules.values() if isinstance(resources, griffe.Module) else ():
             _derive(module)

@@ -74,7 +74,8 @@ def test_the_wheel_is_imported_from_site_packages_with_its_types(
     )
     where, files = out.stdout.splitlines()
     assert "site-packages" in where and str(ROOT) not in where
-    for name in ("py.typed", "_core.pyi", "testing.py", "pytest_plugin.py", "emulator.py"):
+    shipped = ("py.typed", "_core.pyi", "_core_models.pyi", "testing.py", "pytest_plugin.py")
+    for name in (*shipped, "emulator.py"):
         assert name in files, f"{name} is missing from the wheel: {files}"
 
 

@@ -2,6 +2,8 @@
 //! `extra_body`, `timeout`, and whether to keep the raw answer), read into the core's
 //! [`CallOptions`]; the call run under them; and the raw answer handed back.
 
+use crate::message;
+use crate::validate::FIELD;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -81,7 +83,10 @@ pub fn read(op: &str, options: &Bound<'_, PyDict>) -> PyResult<Result<PerCall, E
                 if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
                     Err(Error::validation(
                         "timeout",
-                        "timeout must be a positive number of seconds, at most a day",
+                        message![
+                            FIELD,
+                            " must be a positive number of seconds, at most a day"
+                        ],
                     ))
                 } else {
                     timeout = Some(Duration::from_secs_f64(secs));

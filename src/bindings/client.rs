@@ -17,11 +17,22 @@ use pyo3::types::PyDict;
 
 use super::call_options::{self, PerCall};
 use super::completions::Completions;
-use super::errors::to_pyerr;
+use super::errors::{same_name, to_pyerr};
 use super::ops::{self, Op, PreparedCall, Ready, Renamer};
 use super::stop;
 use super::thread_state;
 use crate::client::{transport, Config, Error, Limits, Transport};
+use crate::message;
+use crate::validate::FIELD;
+
+/// A setting refused: `rest` follows the field's name (`"timeout"`, `" must be ..."`).
+fn bad(py: Python<'_>, field: &'static str, rest: &'static str) -> PyErr {
+    to_pyerr(
+        py,
+        Error::validation(field, message![FIELD, rest]),
+        same_name,
+    )
+}
 
 /// `timeout` and `max_retries` as a client takes them, or a `ValidationError` naming the one
 /// out of range.
@@ -31,20 +42,21 @@ fn checked_limits(
     max_retries: i64,
     max_response_size: i64,
 ) -> PyResult<Limits> {
-    let bad = |field: &str, m: &str| to_pyerr(py, Error::validation(field, m), |f| f.to_string());
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
         return Err(bad(
+            py,
             "timeout",
-            "timeout must be a positive number of seconds, at most a day",
+            " must be a positive number of seconds, at most a day",
         ));
     }
     if !(0..=20).contains(&max_retries) {
-        return Err(bad("max_retries", "max_retries must be between 0 and 20"));
+        return Err(bad(py, "max_retries", " must be between 0 and 20"));
     }
     if !(1024..=1 << 40).contains(&max_response_size) {
         return Err(bad(
+            py,
             "max_response_size",
-            "max_response_size must be a number of bytes from 1024 to 2**40",
+            " must be a number of bytes from 1024 to 2**40",
         ));
     }
     Ok(Limits {
@@ -99,19 +111,19 @@ impl CoreClient {
         max_connections: Option<i64>,
         max_response_size: i64,
     ) -> PyResult<Self> {
-        let bad =
-            |field: &str, m: &str| to_pyerr(py, Error::validation(field, m), |f| f.to_string());
         let limits = checked_limits(py, timeout, max_retries, max_response_size)?;
         if !(backoff_base.is_finite() && (0.0..=3600.0).contains(&backoff_base)) {
             return Err(bad(
+                py,
                 "backoff_base",
-                "backoff_base must be a number of seconds from 0 to 3600",
+                " must be a number of seconds from 0 to 3600",
             ));
         }
         if max_connections.is_some_and(|n| !(1..=65_536).contains(&n)) {
             return Err(bad(
+                py,
                 "max_connections",
-                "max_connections must be between 1 and 65536, or None for no bound",
+                " must be between 1 and 65536, or None for no bound",
             ));
         }
         let mut config = Config::new(api_key, base_url, events_url)

@@ -2,6 +2,8 @@
 //! scalars of numpy, pandas and `decimal`) as the values the core sends, and the core's
 //! JSON values back as Python objects.
 
+use crate::message;
+use crate::validate::{Message, FIELD};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pythonize::pythonize;
@@ -76,7 +78,7 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         return obj
             .extract::<u64>()
             .map(Value::from)
-            .map_err(|_| Error::validation(path, format!("{path} is out of range")));
+            .map_err(|_| Error::validation(path, message![FIELD, " is out of range"]));
     }
     if obj.is_instance_of::<PyFloat>() {
         let f: f64 = obj.extract().unwrap_or(f64::NAN);
@@ -202,8 +204,20 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         .unwrap_or_else(|_| "object".into());
     Err(Error::validation(
         path,
-        format!("{path}: {type_name} is not a JSON value, a model or a dict"),
+        message![
+            FIELD,
+            format!(": {type_name} is not a JSON value, a model or a dict")
+        ],
     ))
+}
+
+/// `rest` after the field at `path`, or after "the value" for a value given alone.
+pub fn of_path(path: &str, rest: &'static str) -> Message {
+    if path.is_empty() {
+        format!("the value{rest}").into()
+    } else {
+        message![FIELD, rest]
+    }
 }
 
 /// A Python string as UTF-8. A lone surrogate (what `surrogateescape` decoding leaves of a
@@ -211,14 +225,9 @@ pub fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
 /// character, which would name another profile or segment.
 pub fn text(s: &Bound<'_, PyString>, path: &str) -> Result<String, Error> {
     s.to_cow().map(|t| t.into_owned()).map_err(|_| {
-        let name = if path.is_empty() { "the value" } else { path };
-        Error::validation(
-            path,
-            format!(
-                "{name} holds a lone surrogate (a byte that was not UTF-8, decoded with \
-                 surrogateescape?), which is not text that can be sent"
-            ),
-        )
+        let rest = " holds a lone surrogate (a byte that was not UTF-8, decoded with \
+                    surrogateescape?), which is not text that can be sent";
+        Error::validation(path, of_path(path, rest))
     })
 }
 
@@ -245,7 +254,10 @@ fn pandas_or_numpy_time(obj: &Bound<'_, PyAny>, path: &str) -> Option<Result<Val
                 ("datetime64", _) => Ok(Value::String(text)),
                 _ => Err(Error::validation(
                     path,
-                    format!("{path} is a duration (numpy.timedelta64): send it as a number"),
+                    message![
+                        FIELD,
+                        " is a duration (numpy.timedelta64): send it as a number"
+                    ],
                 )),
             })
         }
@@ -286,7 +298,7 @@ fn as_float(obj: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         .unwrap_or(f64::NAN);
     serde_json::Number::from_f64(f)
         .map(Value::Number)
-        .ok_or_else(|| Error::validation(path, format!("{path} must be a finite number")))
+        .ok_or_else(|| Error::validation(path, message![FIELD, " must be a finite number"]))
 }
 
 /// A `YYYY-MM-DD` parameter from a str, a date or a datetime (its date). The service's
@@ -318,7 +330,7 @@ pub fn date_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
         Value::String(s) => Ok(s),
         _ => Err(Error::validation(
             field,
-            format!("{field} must be a date or a YYYY-MM-DD string"),
+            message![FIELD, " must be a date or a YYYY-MM-DD string"],
         )),
     }
 }

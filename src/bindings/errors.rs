@@ -1,5 +1,5 @@
 //! The core's errors as the exceptions of `pushwire.errors`, their fields named as the
-//! Python arguments that carry them.
+//! Python arguments that carry them (each operation's renamer, given a spec name).
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -18,6 +18,11 @@ fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
         .map(|m| m.bind(py))
 }
 
+/// A core field's name as the Python argument that carries it: the same.
+pub fn same_name(f: &str) -> String {
+    f.to_string()
+}
+
 /// The exception of `pushwire.errors` for a core error. `rename` maps a spec parameter
 /// name to the Python argument that carries it.
 pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr {
@@ -34,42 +39,6 @@ pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr
     }
 }
 
-/// `message` with every whole word that names a spec field (letters, digits and `_`) named
-/// as the Python argument: "from must not be after to" is "start must not be after end" for
-/// `analytics.summary(start, end)`, while `device_type` in "type must be one of ...
-/// device_type" stays as it is, being a different word. What is quoted (`"..."` or
-/// `` `...` ``) is the caller's own data and stays as written.
-fn rename_words(message: &str, rename: fn(&str) -> String) -> String {
-    let mut out = String::with_capacity(message.len() + 8);
-    let mut word = String::new();
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    for c in message.chars() {
-        if quote.is_none() && is_word(c) {
-            word.push(c);
-            continue;
-        }
-        if !word.is_empty() {
-            out.push_str(&rename(&word));
-            word.clear();
-        }
-        match quote {
-            // `\"` inside a quoted value (Rust's `{:?}`) does not end it
-            Some(_) if escaped => escaped = false,
-            Some(_) if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            None if c == '"' || c == '`' => quote = Some(c),
-            _ => {}
-        }
-        out.push(c);
-    }
-    if !word.is_empty() {
-        out.push_str(&rename(&word));
-    }
-    out
-}
-
 /// The exception of `err`: the core says what failed (its kind, message and fields, named
 /// as the exception's constructor names them) and `pushwire.errors._from_core` chooses the
 /// class, the one place the hierarchy is written.
@@ -78,14 +47,8 @@ fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> Py
     let fields = PyDict::new(py);
     let (kind, message) = match err {
         Error::Validation(v) => {
-            let field = rename(&v.field);
-            let message = if v.message.contains(&v.field) || v.message.contains(&field) {
-                rename_words(&v.message, rename)
-            } else {
-                format!("{field}: {}", v.message)
-            };
-            fields.set_item("field", field)?;
-            ("validation", message)
+            fields.set_item("field", rename(&v.field))?;
+            ("validation", v.message_named(&rename))
         }
         Error::Config(m) => ("config", m),
         Error::Cancelled(m) => ("cancelled", m),

@@ -3,12 +3,14 @@
 //! number as text), so a caller's input is read and then compared with what the model kept
 //! (`lossy_field`, `unknown_field`), and serde's errors are worded as Python's.
 
+use crate::message;
+use crate::validate::{Message, FIELD};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use pyo3::prelude::*;
 
-use super::convert::to_json;
+use super::convert::{of_path, to_json};
 use crate::client::Error;
 
 /// A model from a model object or a plain dict (or any mix of both in nested fields). A key
@@ -29,11 +31,8 @@ pub fn model_of<T: DeserializeOwned + serde::Serialize>(v: Value, path: &str) ->
         Err(_)
             if v.is_array() && serde_json::from_value::<T>(Value::Object(Map::new())).is_ok() =>
         {
-            let name = if path.is_empty() { "the value" } else { path };
-            return Err(Error::validation(
-                path,
-                format!("{name} must be a dict (or its model), not a list"),
-            ));
+            let rest = " must be a dict (or its model), not a list";
+            return Err(Error::validation(path, of_path(path, rest)));
         }
         Err(e) => return Err(e),
     };
@@ -45,7 +44,7 @@ pub fn model_of<T: DeserializeOwned + serde::Serialize>(v: Value, path: &str) ->
         None => Ok(m),
         Some(field) => Err(Error::validation(
             field.clone(),
-            format!("{field} is not a field of this model"),
+            message![FIELD, " is not a field of this model"],
         )),
     }
 }
@@ -55,7 +54,7 @@ pub fn model_of<T: DeserializeOwned + serde::Serialize>(v: Value, path: &str) ->
 /// fraction cut off (`expiry=86400.9`), a list read as an object's fields in order
 /// (`Action.from_dict(["Shop", url])`). The readers are lenient for what the service sends;
 /// a caller's input must say what it means. Returns the field and the message.
-pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, String)> {
+pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, Message)> {
     let join = |k: &str| {
         if path.is_empty() {
             k.to_string()
@@ -82,22 +81,22 @@ pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, S
             .find_map(|(i, (gv, kv))| lossy_field(gv, kv, &format!("{path}[{i}]"))),
         (Value::Array(_), Value::Object(_)) => Some((
             path.to_string(),
-            format!("{path} must be a dict, not a list"),
+            message![FIELD, " must be a dict, not a list"],
         )),
         (Value::Bool(_), kv) if !kv.is_boolean() => Some((
             path.to_string(),
-            format!("{path} must be {}, not a bool", wanted(kv)),
+            message![FIELD, format!(" must be {}, not a bool", wanted(kv))],
         )),
         (Value::Number(n), Value::Number(m)) if n.is_f64() && !m.is_f64() => {
             let f = n.as_f64().unwrap_or_default();
             if f.fract() != 0.0 {
                 Some((
                     path.to_string(),
-                    format!("{path} must be an integer, not {f}"),
+                    message![FIELD, format!(" must be an integer, not {f}")],
                 ))
             } else if f.abs() >= 9.2e18 {
                 // 1e30 would be read as the largest integer
-                Some((path.to_string(), format!("{path} is out of range")))
+                Some((path.to_string(), message![FIELD, " is out of range"]))
             } else {
                 None
             }
@@ -106,23 +105,26 @@ pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, S
         // [12]`); a title of 5 is a slip the text would hide.
         (Value::Number(n), Value::String(_)) if !takes_ids(path) => Some((
             path.to_string(),
-            format!(
-                "{path} must be a string, not {}",
-                if n.is_f64() { "a float" } else { "an int" }
-            ),
+            message![
+                FIELD,
+                format!(
+                    " must be a string, not {}",
+                    if n.is_f64() { "a float" } else { "an int" }
+                )
+            ],
         )),
         // None where text is required (an optional text is None in the model too).
         (Value::Null, Value::String(_)) => Some((
             path.to_string(),
-            format!("{path} must be a string, not None"),
+            message![FIELD, " must be a string, not None"],
         )),
         // An integer the readers could not hold as it is (past i64: capped, or made a
         // float's text).
         (Value::Number(n), Value::Number(m)) if !n.is_f64() && !m.is_f64() && n != m => {
-            Some((path.to_string(), format!("{path} is out of range")))
+            Some((path.to_string(), message![FIELD, " is out of range"]))
         }
         (Value::Number(n), Value::String(t)) if !n.is_f64() && *t != n.to_string() => {
-            Some((path.to_string(), format!("{path} is out of range")))
+            Some((path.to_string(), message![FIELD, " is out of range"]))
         }
         // "86400.9" read as 86400
         (Value::String(t), Value::Number(m)) if !m.is_f64() => {
@@ -130,7 +132,7 @@ pub fn lossy_field(given: &Value, kept: &Value, path: &str) -> Option<(String, S
             (f.fract() != 0.0).then(|| {
                 (
                     path.to_string(),
-                    format!("{path} must be an integer, not {t:?}"),
+                    message![FIELD, format!(" must be an integer, not {t:?}")],
                 )
             })
         }
@@ -200,12 +202,12 @@ pub fn from_json<T: DeserializeOwned>(v: Value, path: &str) -> Result<T, Error> 
             (true, _) => inner.clone(),
             (false, _) => format!("{path}.{inner}"),
         };
-        let message = match (plain_cause(&cause), field.is_empty()) {
+        let message: Message = match (plain_cause(&cause), field.is_empty()) {
             // A value of the wrong kind at the top: the model itself.
-            (Plain::Kind(k), true) => format!("{} {k}", model_name::<T>()),
-            (Plain::Kind(k), false) => format!("{field} {k}"),
-            (Plain::Other(c), true) => c,
-            (Plain::Other(c), false) => format!("{field}: {c}"),
+            (Plain::Kind(k), true) => format!("{} {k}", model_name::<T>()).into(),
+            (Plain::Kind(k), false) => message![FIELD, format!(" {k}")],
+            (Plain::Other(c), true) => c.into(),
+            (Plain::Other(c), false) => message![FIELD, format!(": {c}")],
         };
         Error::validation(field, message)
     })

@@ -3,19 +3,17 @@
 //! `to_dict()`, `from_dict()`, `repr()` and pickling to each (the `Page` of list results is
 //! `page.rs`'s).
 
+use crate::message;
+use crate::validate::{self, Message, FIELD};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use pythonize::pythonize;
 
 use super::convert::to_json;
-use super::errors::to_pyerr;
+use super::errors::{same_name, to_pyerr};
 use super::model_input::{from_json, lossy_field, unknown_field};
 use crate::client::Error;
 use crate::model::*;
-
-fn same_name(s: &str) -> String {
-    s.to_string()
-}
 
 /// `Name(field=value, ..., extra={...})`, as the model would be built: nested models by
 /// their own repr, fields the spec does not list under `extra`.
@@ -92,7 +90,7 @@ fn checked<T>(py: Python<'_>, mut given: serde_json::Value, name: &str) -> PyRes
 where
     T: serde::Serialize + serde::de::DeserializeOwned + ExtraFields,
 {
-    let fail = |field: String, message: String| {
+    let fail = |field: String, message: Message| {
         to_pyerr(
             py,
             crate::client::Error::validation(field, message),
@@ -109,14 +107,14 @@ where
                         if obj.contains_key(&k) {
                             return Err(fail(
                                 format!("extra.{k}"),
-                                format!("extra.{k} is given twice, in extra and as a keyword"),
+                                message![FIELD, " is given twice, in extra and as a keyword"],
                             ));
                         }
                         explicit.push(k.clone());
                         obj.insert(k, v);
                     }
                 }
-                Some(_) => return Err(fail("extra".into(), "extra must be a dict".into())),
+                Some(_) => return Err(fail("extra".into(), message![FIELD, " must be a dict"])),
             }
         }
     }
@@ -147,7 +145,8 @@ where
             let own = if INPUT_MODELS.contains(&name) {
                 // Sent: as strict as drips.create is with the same dict.
                 super::utm::check_keys(&utm).map_err(|e| to_pyerr(py, e, same_name))?;
-                UtmParams::from_either(&utm).map_err(|m| fail("utm_params".into(), m))?
+                UtmParams::from_either(&utm)
+                    .map_err(|k| to_pyerr(py, validate::utm_refused(k).into(), same_name))?
             } else {
                 // A result's (a test's fake of a read): its values as leniently as from_dict
                 // reads them, but a key of neither shape is a typo, refused as any is.
@@ -181,7 +180,7 @@ where
     });
     if let Some((key, prefix)) = audience {
         let field = format!("{prefix}{key}");
-        let why = crate::validate::empty_filter(&field);
+        let why = crate::validate::empty_filter();
         return Err(fail(field, why));
     }
     let model: T = from_json(given.clone(), "").map_err(|mut e| {
@@ -200,11 +199,6 @@ where
         } else {
             field
         };
-        let message = if message.starts_with(' ') {
-            format!("{name}{message}")
-        } else {
-            message
-        };
         return Err(fail(field, message));
     }
     let extra = model.extra_keys();
@@ -212,7 +206,7 @@ where
     if let Some(k) = explicit.iter().find(|k| !extra.contains(k)) {
         return Err(fail(
             format!("extra.{k}"),
-            format!("{k} is a field of {name}: pass it as {k}=, not in extra"),
+            format!("{k} is a field of {name}: pass it as {k}=, not in extra").into(),
         ));
     }
     let unknown = unknown_field(&given, &kept, "")
@@ -224,11 +218,12 @@ where
             format!(
                 "{name} has no field {field:?} (fields the spec does not list go in \
                  extra={{...}}; from_dict() reads what to_dict() gives)"
-            ),
+            )
+            .into(),
         )),
         Some(field) => Err(fail(
             field.clone(),
-            format!("{name} has no field {field:?}"),
+            format!("{name} has no field {field:?}").into(),
         )),
     }
 }
@@ -286,19 +281,23 @@ fn service_shape(name: &str, v: serde_json::Value) -> Result<serde_json::Value, 
     }
     // The checks name fields as `drips.create`'s argument does; here they are the model's.
     let own = |e: Error| match e {
-        Error::Validation(v) => {
-            let field = v.field.strip_prefix("utm_params.").unwrap_or(&v.field);
-            let message = v.message.strip_prefix("utm_params.").unwrap_or(&v.message);
-            Error::validation(field, message)
+        Error::Validation(mut v) => {
+            if let Some(field) = v.field.strip_prefix("utm_params.") {
+                v.field = field.to_string();
+            }
+            Error::Validation(v)
         }
         e => e,
     };
     super::utm::check_keys(&v).map_err(own)?;
-    match UtmParams::from_either(&v).map_err(|m| own(Error::validation("utm_params", m)))? {
+    match UtmParams::from_either(&v).map_err(|k| own(validate::utm_refused(k).into()))? {
         Some(utm) => Ok(serde_json::to_value(utm).unwrap_or_default()),
         None => Err(Error::validation(
             "enabled",
-            "enabled is false: these are no UTM parameters (None stands for none)",
+            message![
+                FIELD,
+                " is false: these are no UTM parameters (None stands for none)"
+            ],
         )),
     }
 }

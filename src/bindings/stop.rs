@@ -32,7 +32,7 @@ pub fn placeholder() -> Error {
 
 /// Whether `err` stands in for a stashed stop.
 pub fn is_placeholder(err: &Error) -> bool {
-    matches!(err, Error::Validation(v) if v.message == STOPPED)
+    matches!(err, Error::Validation(v) if v.message() == STOPPED)
 }
 
 pub fn pending() -> bool {

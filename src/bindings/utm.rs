@@ -3,6 +3,8 @@
 //! would), so a caller's typo or a number would otherwise be sent as something else. Used
 //! by `drips.create` and by the UTM models' constructors alike.
 
+use crate::message;
+use crate::validate::FIELD;
 use serde_json::Value;
 
 use crate::client::Error;
@@ -26,10 +28,11 @@ pub fn not_a_key(key: &str) -> Error {
     let field = format!("utm_params.{key}");
     Error::validation(
         field.clone(),
-        format!(
-            "{field} is not a UTM parameter (utm_source, utm_medium, utm_campaign, utm_term, \
+        message![
+            FIELD,
+            " is not a UTM parameter (utm_source, utm_medium, utm_campaign, utm_term, \
              utm_content)"
-        ),
+        ],
     )
 }
 
@@ -56,7 +59,7 @@ pub fn check_keys(v: &Value) -> Result<(), Error> {
             };
             return Err(Error::validation(
                 field.clone(),
-                format!("{field} must be {kind}"),
+                message![FIELD, format!(" must be {kind}")],
             ));
         }
     }
@@ -66,7 +69,10 @@ pub fn check_keys(v: &Value) -> Result<(), Error> {
         let field = format!("utm_params.{short}");
         return Err(Error::validation(
             field.clone(),
-            format!("{field}: use one shape, utm_source... or source..., not both"),
+            message![
+                FIELD,
+                ": use one shape, utm_source... or source..., not both"
+            ],
         ));
     }
     Ok(())

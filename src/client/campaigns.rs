@@ -2,6 +2,8 @@
 //! read the same way: one campaign by its id, and a page of the list, each with the
 //! optional analytics range.
 
+use crate::message;
+use crate::validate::FIELD;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -52,7 +54,7 @@ fn path_id(field: &str, id: i64) -> Result<i64> {
     } else {
         Err(Error::validation(
             field,
-            format!("{field} must be a positive integer"),
+            message![FIELD, " must be a positive integer"],
         ))
     }
 }

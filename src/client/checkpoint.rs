@@ -11,6 +11,8 @@
 //! as absent. A chunk sent and not stored was in flight when its run stopped: it is sent
 //! again, and said so (adding or removing members twice acts once).
 
+use crate::message;
+use crate::validate::FIELD;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -94,7 +96,7 @@ impl Checkpoint {
         let unusable = |e: std::io::Error| {
             Error::validation(
                 "checkpoint",
-                format!("checkpoint {} cannot be used: {e}", path.display()),
+                message![FIELD, format!(" {} cannot be used: {e}", path.display())],
             )
         };
         let header = input.header();
@@ -128,12 +130,15 @@ impl Checkpoint {
             if found != header {
                 return Err(Error::validation(
                     "checkpoint",
-                    format!(
-                        "checkpoint {} was made for another input ({}): pass another path, or \
+                    message![
+                        FIELD,
+                        format!(
+                            " {} was made for another input ({}): pass another path, or \
                          delete it to start over",
-                        path.display(),
-                        differences(&found, &header)
-                    ),
+                            path.display(),
+                            differences(&found, &header)
+                        )
+                    ],
                 ));
             }
             for line in lines {

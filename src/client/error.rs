@@ -188,7 +188,10 @@ impl Error {
         }
     }
 
-    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Error {
+    pub fn validation(
+        field: impl Into<String>,
+        message: impl Into<crate::validate::Message>,
+    ) -> Error {
         Error::Validation(Violation::new(field, message))
     }
 }

@@ -5,8 +5,9 @@ use serde_json::{Map, Value};
 
 use super::error::{Error, Result};
 use super::transport::{Body, Call, Envelope, Transport};
+use crate::message;
 use crate::operations::EVENTS_TRACK;
-use crate::validate;
+use crate::validate::{self, field, FIELD};
 
 /// `{error_code: 0, data: {}}`; an `error` object means failure whatever the status.
 #[derive(Deserialize, Debug, Default)]
@@ -32,10 +33,15 @@ pub fn check(body: &Map<String, Value>) -> Result<()> {
     match violations.into_iter().next() {
         None => Ok(()),
         // The service's wording names no argument the caller has.
-        Some(first) if first.message.starts_with("\"value\" must contain") => {
+        Some(first) if first.message().starts_with("\"value\" must contain") => {
             Err(Error::validation(
                 first.field,
-                "profile_id or device_token_hash is required: the event must name its subscriber",
+                message![
+                    FIELD,
+                    " or ",
+                    field("device_token_hash"),
+                    " is required: the event must name its subscriber"
+                ],
             ))
         }
         Some(first) => Err(Error::Validation(first)),

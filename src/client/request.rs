@@ -2,6 +2,8 @@
 //! as the typed calls are (the key, retries by idempotency, the deadline, logs, tracing and
 //! outcome-unknown errors), to the configured roots only.
 
+use crate::message;
+use crate::validate::FIELD;
 use std::borrow::Cow;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -42,10 +44,13 @@ impl Request {
         if self.path.contains(['?', '#']) {
             return Err(Error::validation(
                 "path",
-                format!(
-                    "path must not carry a query or a fragment ({:?}): pass query=",
-                    self.path
-                ),
+                message![
+                    FIELD,
+                    format!(
+                        " must not carry a query or a fragment ({:?}): pass query=",
+                        self.path
+                    )
+                ],
             ));
         }
         let absolute = self.path.starts_with("//") || self.path.contains("://");
@@ -55,11 +60,14 @@ impl Request {
                 None => {
                     return Err(Error::validation(
                         "path",
-                        format!(
-                            "path {:?} is not on the client's {root}: the key goes to the \
-                             configured hosts only; pass a path such as {prefix}/segments",
-                            self.path
-                        ),
+                        message![
+                            FIELD,
+                            format!(
+                                " {:?} is not on the client's {root}: the key goes to the \
+                                 configured hosts only; pass a path such as {prefix}/segments",
+                                self.path
+                            )
+                        ],
                     ))
                 }
             }
@@ -72,16 +80,19 @@ impl Request {
         let Some(rest) = rest else {
             return Err(Error::validation(
                 "path",
-                format!(
-                    "path must begin with {prefix}, as the spec writes the {} interface's \
+                message![
+                    FIELD,
+                    format!(
+                        " must begin with {prefix}, as the spec writes the {} interface's \
                      paths after {{{root}}}: {:?}",
-                    if self.iface == Iface::Main {
-                        "main"
-                    } else {
-                        "events"
-                    },
-                    self.path
-                ),
+                        if self.iface == Iface::Main {
+                            "main"
+                        } else {
+                            "events"
+                        },
+                        self.path
+                    )
+                ],
             ));
         };
         if rest
@@ -90,14 +101,21 @@ impl Request {
         {
             return Err(Error::validation(
                 "path",
-                format!("path must not hold '.' or '..' segments: {:?}", self.path),
+                message![
+                    FIELD,
+                    format!(" must not hold '.' or '..' segments: {:?}", self.path)
+                ],
             ));
         }
         let reads = matches!(self.method, Method::GET | Method::HEAD);
         if reads && !matches!(self.body, Body::Empty) {
             return Err(Error::validation(
                 "body",
-                format!("a {} sends no body: pass query=", self.method),
+                message![
+                    format!("a {} sends no ", self.method),
+                    FIELD,
+                    ": pass query="
+                ],
             ));
         }
         let safe = self.idempotent.unwrap_or(matches!(

@@ -101,7 +101,7 @@ impl IntoResponse for ApiError {
                         .iter()
                         .map(|v| {
                             json!({
-                                "message": v.message,
+                                "message": v.message(),
                                 "path": event_path(&v.field),
                             })
                         })

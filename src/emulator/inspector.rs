@@ -310,12 +310,12 @@ pub fn summary(
         Some(from) => from,
         None => crate::validate::summary_query(Some(&to), Some(&to), Some("day"))
             .map(|(_, to, _)| (to - chrono::Days::new(29)).to_string())
-            .map_err(|v| v.message)?,
+            .map_err(|v| v.message())?,
     };
     let group_by = arg("group_by")?.unwrap_or_else(|| "day".into());
     let (from, to, group_by) =
         crate::validate::summary_query(Some(&from), Some(&to), Some(&group_by))
-            .map_err(|v| v.message)?;
+            .map_err(|v| v.message())?;
     Ok(json!(summary_rows(site, from, to, group_by)))
 }
 

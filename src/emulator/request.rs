@@ -1,6 +1,8 @@
 //! Reading a request's parameters as the service does: a form (urlencoded, multipart, or a
 //! JSON object by mistake), a JSON object, the query string, an integer parameter.
 
+use crate::message;
+use crate::validate::FIELD;
 use axum::body::Bytes;
 use axum::http::HeaderMap;
 use serde_json::{Map, Value};
@@ -58,7 +60,7 @@ pub fn json_object(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Valu
     utf8_charset(headers)?;
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err("The body must be a JSON object".to_string()),
+        Ok(_) => Err("The request's body must be a JSON object".to_string()),
         Err(e) => Err(format!("Malformed JSON body: {e}")),
     }
 }
@@ -192,7 +194,7 @@ pub fn int_param(q: &Form, name: &str) -> Result<Option<i64>, Violation> {
             Ok(v) => Ok(Some(v)),
             Err(e) if *e.kind() == IntErrorKind::PosOverflow => Ok(Some(i64::MAX)),
             Err(e) if *e.kind() == IntErrorKind::NegOverflow => Ok(Some(i64::MIN)),
-            Err(_) => Err(Violation::new(name, format!("{name} must be an integer"))),
+            Err(_) => Err(Violation::new(name, message![FIELD, " must be an integer"])),
         },
     }
 }

@@ -114,13 +114,19 @@ model! {
     }
 }
 
+/// Why a value is no `utm_params`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UtmError {
+    NotAnObject,
+    /// The first required key missing (`utm_source`), as the first shape names it.
+    Missing(&'static str),
+}
+
 impl UtmParams {
     /// Reads either shape the interface uses (2.5): `utm_source`... or the drip sample's
     /// `{enabled, source, medium, campaign, term, content}`. `enabled: false` means none.
-    pub fn from_either(v: &Value) -> Result<Option<UtmParams>, String> {
-        let obj = v
-            .as_object()
-            .ok_or_else(|| "utm_params must be an object".to_string())?;
+    pub fn from_either(v: &Value) -> Result<Option<UtmParams>, UtmError> {
+        let obj = v.as_object().ok_or(UtmError::NotAnObject)?;
         if obj.get("enabled") == Some(&Value::Bool(false)) {
             return Ok(None);
         }
@@ -148,7 +154,7 @@ impl UtmParams {
             utm_content: pick("utm_content", "content"),
         };
         if let Some(first) = missing.first() {
-            return Err(format!("utm_params.{first} is required"));
+            return Err(UtmError::Missing(first));
         }
         Ok(Some(utm))
     }

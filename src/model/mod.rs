@@ -13,7 +13,7 @@ pub mod notification;
 pub mod timestamp;
 pub mod trigger;
 
-pub use common::{Action, Analytics, GoalResult, Meta, ScheduleOptions, UtmParams};
+pub use common::{Action, Analytics, GoalResult, Meta, ScheduleOptions, UtmError, UtmParams};
 pub use drip::{
     Audience, AudienceFilter, AudienceRule, Drip, DripNotification, DripOptions, NewDrip,
     NewDripNotification, SendTo,

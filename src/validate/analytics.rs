@@ -1,6 +1,8 @@
 //! Account analytics: the summary's dates and grouping (4.10) and the subscriber
 //! dimensions (4.11).
 
+use super::violation::{field, FIELD};
+use crate::message;
 use chrono::NaiveDate;
 
 use super::formats::date;
@@ -34,26 +36,39 @@ pub fn summary_query(
 ) -> Check<(NaiveDate, NaiveDate, GroupBy)> {
     let from = from
         .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| Violation::new("from", "The from field is required."))?;
+        .ok_or_else(|| Violation::new("from", message!["The ", FIELD, " field is required."]))?;
     let to = to
         .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| Violation::new("to", "The to field is required."))?;
+        .ok_or_else(|| Violation::new("to", message!["The ", FIELD, " field is required."]))?;
     let from = date("from", from)?;
     let to = date("to", to)?;
     if from > to {
-        return Err(Violation::new("from", "from must not be after to"));
+        return Err(Violation::new(
+            "from",
+            message![FIELD, " must not be after ", field("to")],
+        ));
     }
     if (to - from).num_days() > ANALYTICS_MAX_DAYS {
         return Err(Violation::new(
             "to",
-            format!("the range from..to must be at most {ANALYTICS_MAX_DAYS} days"),
+            message![
+                "the range ",
+                field("from"),
+                "..",
+                FIELD,
+                format!(" must be at most {ANALYTICS_MAX_DAYS} days")
+            ],
         ));
     }
-    let group_by = group_by
-        .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| Violation::new("group_by", "The group_by field is required."))?;
-    let g = GroupBy::parse(group_by)
-        .ok_or_else(|| Violation::new("group_by", "group_by must be one of day, week, month"))?;
+    let group_by = group_by.filter(|s| !s.trim().is_empty()).ok_or_else(|| {
+        Violation::new("group_by", message!["The ", FIELD, " field is required."])
+    })?;
+    let g = GroupBy::parse(group_by).ok_or_else(|| {
+        Violation::new(
+            "group_by",
+            message![FIELD, " must be one of day, week, month"],
+        )
+    })?;
     Ok((from, to, g))
 }
 
@@ -80,10 +95,13 @@ pub fn subscriber_dimensions(types: Option<&str>) -> Check<Vec<String>> {
         if !SUBSCRIBER_DIMENSIONS.contains(&t) {
             return Err(Violation::new(
                 "type",
-                format!(
-                    "type lists {t:?}, which is not one of: {}",
-                    SUBSCRIBER_DIMENSIONS.join(", ")
-                ),
+                message![
+                    FIELD,
+                    format!(
+                        " lists {t:?}, which is not one of: {}",
+                        SUBSCRIBER_DIMENSIONS.join(", ")
+                    )
+                ],
             ));
         }
         if !out.iter().any(|o: &String| o == t) {

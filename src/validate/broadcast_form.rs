@@ -3,7 +3,9 @@
 //! a third button (each would be lost, or widen the audience). The spec's limits are then
 //! checked by `broadcast`.
 
+use super::violation::FIELD;
 use crate::form::Form;
+use crate::message;
 use crate::model::notification::LISTS;
 use crate::model::{Action, AttributeRule, NewNotification, NotificationType};
 
@@ -17,10 +19,13 @@ impl NewNotification {
         // A filter sent blank would be read as no filter (everyone): refused.
         for key in ["attributes", "Attributes", "from_date", "to_date"] {
             if form.get(key).is_some() && form.text(key).is_none() {
-                return Err(Violation::new(
-                    key.to_ascii_lowercase(),
-                    format!("The {key} field must not be empty."),
-                ));
+                // `Attributes` is named as sent, under the field `attributes`.
+                let message = if key == "Attributes" {
+                    "The Attributes field must not be empty.".into()
+                } else {
+                    message!["The ", FIELD, " field must not be empty."]
+                };
+                return Err(Violation::new(key.to_ascii_lowercase(), message));
             }
         }
         let mut n = NewNotification {
@@ -52,14 +57,14 @@ impl NewNotification {
         if form.get("attributes").is_some() && form.get("Attributes").is_some() {
             return Err(Violation::new(
                 "attributes",
-                "Send either attributes or Attributes, not both.",
+                message!["Send either ", FIELD, " or Attributes, not both."],
             ));
         }
         if let Some(raw) = form.text("attributes").or_else(|| form.text("Attributes")) {
             let groups: Vec<Vec<AttributeRule>> = serde_json::from_str(&raw).map_err(|_| {
                 Violation::new(
                     "attributes",
-                    "The attributes must be a JSON array of rule groups.",
+                    message!["The ", FIELD, " must be a JSON array of rule groups."],
                 )
             })?;
             n.attributes = Some(groups);
@@ -77,9 +82,7 @@ impl NewNotification {
             if slot.is_some_and(|slot| slot != "1" && slot != "2") {
                 return Err(Violation::new(
                     key,
-                    format!(
-                        "The {key} parameter is not allowed: at most 2 buttons are allowed, as multi_element_*1 and multi_element_*2."
-                    ),
+                    message!["The ", FIELD, " parameter is not allowed: at most 2 buttons are allowed, as multi_element_*1 and multi_element_*2."],
                 ));
             }
         }
@@ -112,6 +115,6 @@ fn int_field(form: &Form, key: &str) -> Result<Option<i64>, Violation> {
         Some(s) => s
             .parse::<i64>()
             .map(Some)
-            .map_err(|_| Violation::new(key, format!("The {key} must be an integer."))),
+            .map_err(|_| Violation::new(key, message!["The ", FIELD, " must be an integer."])),
     }
 }

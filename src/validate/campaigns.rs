@@ -2,9 +2,11 @@
 //! alike: list paging (4.2, 4.4), analytics ranges (4.1, 4.5) and the pieces of a campaign
 //! notification (2.2, 2.6, 2.8): its buttons, its expiry and its place in the series.
 
+use super::violation::{field, FIELD};
+use crate::message;
 use chrono::NaiveDate;
 
-use crate::model::{Action, ScheduleOptions};
+use crate::model::{Action, ScheduleOptions, UtmError};
 
 use super::formats::{date, is_time};
 use super::limits::{
@@ -13,6 +15,18 @@ use super::limits::{
 };
 use super::violation::{required, Check, Violation};
 
+/// Why `utm_params` is refused, naming the field.
+pub fn utm_refused(e: UtmError) -> Violation {
+    match e {
+        UtmError::NotAnObject => {
+            Violation::new("utm_params", message![FIELD, " must be an object"])
+        }
+        UtmError::Missing(key) => {
+            Violation::new("utm_params", message![FIELD, format!(".{key} is required")])
+        }
+    }
+}
+
 /// `page` of a campaign list: at least 1 and no maximum (a page past the last is empty).
 pub fn page(page: Option<i64>) -> Check<i64> {
     match page {
@@ -20,7 +34,10 @@ pub fn page(page: Option<i64>) -> Check<i64> {
         Some(p) if p >= PAGE_MIN => Ok(p),
         Some(_) => Err(Violation::new(
             "page",
-            format!("page must be greater than or equal to {PAGE_MIN}"),
+            message![
+                FIELD,
+                format!(" must be greater than or equal to {PAGE_MIN}")
+            ],
         )),
     }
 }
@@ -31,7 +48,10 @@ pub fn limit(limit: Option<i64>) -> Check<u32> {
         Some(l) if (LIMIT_MIN..=LIMIT_MAX).contains(&l) => Ok(l as u32),
         Some(_) => Err(Violation::new(
             "limit",
-            format!("limit must be between {LIMIT_MIN} and {LIMIT_MAX}"),
+            message![
+                FIELD,
+                format!(" must be between {LIMIT_MIN} and {LIMIT_MAX}")
+            ],
         )),
     }
 }
@@ -47,7 +67,7 @@ pub fn analytics_range(
         if s > e {
             return Err(Violation::new(
                 "analytics_start_at",
-                "analytics_start_at must not be after analytics_end_at",
+                message![FIELD, " must not be after ", field("analytics_end_at")],
             ));
         }
     }

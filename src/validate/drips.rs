@@ -2,6 +2,8 @@
 //! reading it, the body itself, and the audience (`send_to`, 2.9), also as read back from a
 //! drip's `audience` (2.7) to create it again.
 
+use super::violation::{Message, FIELD};
+use crate::message;
 use serde_json::{Map, Value};
 
 use crate::model::drip::SEND_TO_FIELDS;
@@ -29,9 +31,12 @@ pub const SEND_TO_KEYS: [&str; 8] = [
 /// model's lenient reading: text fields are strings, numbers are numbers (or numeric
 /// strings), `schedule_options` an object and `actions` an array of objects. `null` stands
 /// for a missing field, which the required-field checks report.
-pub fn drip_json_types(obj: &Map<String, Value>) -> Result<(), String> {
+pub fn drip_json_types(obj: &Map<String, Value>) -> Check {
     let Some(Value::Array(items)) = obj.get("notifications") else {
-        return Err("notifications must be an array".into());
+        return Err(Violation::new(
+            "notifications",
+            message![FIELD, " must be an array"],
+        ));
     };
     // A key 2.9 does not have (a typo, or a broadcast filter such as include_device_types)
     // would be dropped and the drip would reach everyone: refused.
@@ -39,13 +44,19 @@ pub fn drip_json_types(obj: &Map<String, Value>) -> Result<(), String> {
         None | Some(Value::Null) => {}
         Some(Value::Object(send_to)) => {
             if let Some(k) = send_to.keys().find(|k| !SEND_TO_KEYS.contains(&k.as_str())) {
-                return Err(format!(
-                    "send_to.{k} is not allowed: send_to takes {}",
-                    SEND_TO_KEYS.join(", ")
+                let takes = SEND_TO_KEYS.join(", ");
+                return Err(Violation::new(
+                    format!("send_to.{k}"),
+                    message![FIELD, format!(" is not allowed: send_to takes {takes}")],
                 ));
             }
         }
-        Some(_) => return Err("send_to must be an object".into()),
+        Some(_) => {
+            return Err(Violation::new(
+                "send_to",
+                message![FIELD, " must be an object"],
+            ))
+        }
     }
     // A Number of the spec: an integer, a float with no fraction (`86400.0`, as JSON
     // encoders write some numbers) or a numeric string; `1.5` is no integer.
@@ -58,16 +69,22 @@ pub fn drip_json_types(obj: &Map<String, Value>) -> Result<(), String> {
     let text = |m: &Map<String, Value>, prefix: &str, keys: &[&str]| {
         for k in keys {
             if !matches!(m.get(*k), None | Some(Value::Null) | Some(Value::String(_))) {
-                return Err(format!("{prefix}{k} must be a string"));
+                return Err(Violation::new(
+                    format!("{prefix}{k}"),
+                    message![FIELD, " must be a string"],
+                ));
             }
         }
         Ok(())
     };
     for (i, n) in items.iter().enumerate() {
         let prefix = format!("notifications[{i}].");
-        let n = n
-            .as_object()
-            .ok_or_else(|| format!("notifications[{i}] must be an object"))?;
+        let n = n.as_object().ok_or_else(|| {
+            Violation::new(
+                format!("notifications[{i}]"),
+                message![FIELD, " must be an object"],
+            )
+        })?;
         text(
             n,
             &prefix,
@@ -77,7 +94,12 @@ pub fn drip_json_types(obj: &Map<String, Value>) -> Result<(), String> {
             match n.get(k) {
                 None | Some(Value::Null) => {}
                 Some(v) if is_int(v) => {}
-                Some(_) => return Err(format!("{prefix}{k} must be an integer")),
+                Some(_) => {
+                    return Err(Violation::new(
+                        format!("{prefix}{k}"),
+                        message![FIELD, " must be an integer"],
+                    ))
+                }
             }
         }
         match n.get("schedule_options") {
@@ -88,23 +110,41 @@ pub fn drip_json_types(obj: &Map<String, Value>) -> Result<(), String> {
                 match s.get("value") {
                     None | Some(Value::Null) => {}
                     Some(v) if is_int(v) => {}
-                    Some(_) => return Err(format!("{p}value must be an integer")),
+                    Some(_) => {
+                        return Err(Violation::new(
+                            format!("{p}value"),
+                            message![FIELD, " must be an integer"],
+                        ))
+                    }
                 }
             }
-            Some(_) => return Err(format!("{prefix}schedule_options must be an object")),
+            Some(_) => {
+                return Err(Violation::new(
+                    format!("{prefix}schedule_options"),
+                    message![FIELD, " must be an object"],
+                ))
+            }
         }
         match n.get("actions") {
             None | Some(Value::Null) => {}
             Some(Value::Array(actions)) => {
                 for (j, a) in actions.iter().enumerate() {
                     let p = format!("{prefix}actions[{j}].");
-                    let a = a
-                        .as_object()
-                        .ok_or_else(|| format!("{prefix}actions[{j}] must be an object"))?;
+                    let a = a.as_object().ok_or_else(|| {
+                        Violation::new(
+                            format!("{prefix}actions[{j}]"),
+                            message![FIELD, " must be an object"],
+                        )
+                    })?;
                     text(a, &p, &["label", "url", "image_url"])?;
                 }
             }
-            Some(_) => return Err(format!("{prefix}actions must be an array")),
+            Some(_) => {
+                return Err(Violation::new(
+                    format!("{prefix}actions"),
+                    message![FIELD, " must be an array"],
+                ))
+            }
         }
     }
     Ok(())
@@ -113,12 +153,15 @@ pub fn drip_json_types(obj: &Map<String, Value>) -> Result<(), String> {
 /// The body of 4.3.
 pub fn drip(d: &NewDrip) -> Check {
     if d.campaign_name.trim().is_empty() {
-        return Err(Violation::new("campaign_name", "campaign_name is required"));
+        return Err(Violation::new(
+            "campaign_name",
+            message![FIELD, " is required"],
+        ));
     }
     if d.notifications.is_empty() {
         return Err(Violation::new(
             "notifications",
-            "notifications must contain at least one notification",
+            message![FIELD, " must contain at least one notification"],
         ));
     }
     for (i, n) in d.notifications.iter().enumerate() {
@@ -173,7 +216,7 @@ pub fn drip(d: &NewDrip) -> Check {
     if let Some(to) = &d.send_to {
         if let Some(key) = to.empty_include() {
             let field = format!("send_to.{key}");
-            let why = super::empty_filter(&field);
+            let why = super::empty_filter();
             return Err(Violation::new(field, why));
         }
         let include = to.include_segments.as_deref().unwrap_or_default();
@@ -212,7 +255,7 @@ impl SendTo {
     /// list is any of its values), an `in` with no value, `all` with values.
     pub fn from_audience(audience: &Audience, path: &str) -> Result<SendTo, Violation> {
         let groups = &audience.filter.value;
-        fn refuse<T>(field: String, why: String) -> Result<T, Violation> {
+        fn refuse<T>(field: String, why: impl Into<Message>) -> Result<T, Violation> {
             Err(Violation::new(field, why))
         }
         let group = match groups.as_slice() {
@@ -220,20 +263,24 @@ impl SendTo {
             [] => {
                 return refuse(
                     format!("{path}.filter.value"),
-                    format!(
-                        "{path}.filter.value has no group of rules, which selects no one: \
+                    message![
+                        FIELD,
+                        " has no group of rules, which selects no one: \
                          send_to cannot say that (leave send_to out to reach everyone)"
-                    ),
+                    ],
                 )
             }
             more => {
                 return refuse(
                     format!("{path}.filter.value"),
-                    format!(
-                        "{path}.filter.value has {} groups of rules (OR-ed), which send_to \
+                    message![
+                        FIELD,
+                        format!(
+                            " has {} groups of rules (OR-ed), which send_to \
                          cannot express: it takes one group of include and exclude lists",
-                        more.len()
-                    ),
+                            more.len()
+                        )
+                    ],
                 )
             }
         };
@@ -252,10 +299,13 @@ impl SendTo {
                     .or_else(|bad| {
                         refuse(
                             format!("{at}.value"),
-                            format!("{at}.value holds {bad}: only strings and numbers match"),
+                            message![
+                                FIELD,
+                                format!(" holds {bad}: only strings and numbers match")
+                            ],
                         )
                     })?,
-                _ => return refuse(format!("{at}.value"), format!("{at}.value must be a list")),
+                _ => return refuse(format!("{at}.value"), message![FIELD, " must be a list"]),
             };
             if rule.op == "all" {
                 if !values.is_empty() || group.len() > 1 {
@@ -269,11 +319,14 @@ impl SendTo {
             let Some(slot) = SEND_TO_FIELDS.iter().position(|f| *f == rule.field) else {
                 return refuse(
                     format!("{at}.field"),
-                    format!(
-                        "{at}.field {:?} has no send_to list (segments, country, states and \
+                    message![
+                        FIELD,
+                        format!(
+                            " {:?} has no send_to list (segments, country, states and \
                          city have)",
-                        rule.field
-                    ),
+                            rule.field
+                        )
+                    ],
                 );
             };
             let (include, exclude) = out.lists_mut().into_iter().nth(slot).expect("4 lists");
@@ -283,9 +336,10 @@ impl SendTo {
                 "in" if values.is_empty() => {
                     return refuse(
                         format!("{at}.value"),
-                        format!(
-                        "{at}.value is empty, so the rule selects no one, which send_to cannot say"
-                    ),
+                        message![
+                            FIELD,
+                            " is empty, so the rule selects no one, which send_to cannot say"
+                        ],
                     )
                 }
                 "in" if include.is_some() => {
@@ -304,7 +358,7 @@ impl SendTo {
                 other => {
                     return refuse(
                         format!("{at}.op"),
-                        format!("{at}.op must be all, in or nin, not {other:?}"),
+                        message![FIELD, format!(" must be all, in or nin, not {other:?}")],
                     )
                 }
             }

@@ -1,6 +1,8 @@
 //! Track event (4.14): the Joi-style checks of the events interface, which lists every
 //! failing field rather than the first.
 
+use super::violation::{field, Message, Part, FIELD};
+use crate::message;
 use serde_json::{Map, Value};
 
 use super::limits::{DATA_KEY_MAX, DATA_PAYLOAD_MAX_BYTES, EVENT_NAME_MAX, RESERVED_EVENT_PREFIX};
@@ -14,48 +16,49 @@ fn valid_data_key(k: &str) -> bool {
 }
 
 /// The body of 4.14, as JSON: every failing field, as the events interface lists them all.
+/// A message in the events interface's words: the field quoted, then `rest`.
+fn quoted(rest: impl Into<Part>) -> Message {
+    message!["\"", FIELD, "\"", rest.into()]
+}
+
 pub fn event(body: &Map<String, Value>) -> Vec<Violation> {
     let mut out = Vec::new();
     match body.get("event_name") {
-        None | Some(Value::Null) => {
-            out.push(Violation::new("event_name", "\"event_name\" is required"))
-        }
+        None | Some(Value::Null) => out.push(Violation::new("event_name", quoted(" is required"))),
         Some(Value::String(name)) => {
             if name.is_empty() {
                 out.push(Violation::new(
                     "event_name",
-                    "\"event_name\" is not allowed to be empty",
+                    quoted(" is not allowed to be empty"),
                 ));
             } else if name.chars().count() > EVENT_NAME_MAX {
                 out.push(Violation::new(
                     "event_name",
-                    format!(
-                        "\"event_name\" length must be less than or equal to {EVENT_NAME_MAX} characters long"
-                    ),
+                    quoted(format!(
+                        " length must be less than or equal to {EVENT_NAME_MAX} characters long"
+                    )),
                 ));
             }
             if name.starts_with(RESERVED_EVENT_PREFIX) {
                 out.push(Violation::new(
                     "event_name",
-                    format!("\"event_name\" must not begin with the reserved prefix \"{RESERVED_EVENT_PREFIX}\""),
+                    quoted(format!(
+                        " must not begin with the reserved prefix \"{RESERVED_EVENT_PREFIX}\""
+                    )),
                 ));
             }
         }
-        Some(_) => out.push(Violation::new(
-            "event_name",
-            "\"event_name\" must be a string",
-        )),
+        Some(_) => out.push(Violation::new("event_name", quoted(" must be a string"))),
     }
     let mut identified = false;
     for key in ["profile_id", "device_token_hash"] {
         match body.get(key) {
             None => {}
-            Some(Value::String(s)) if s.is_empty() => out.push(Violation::new(
-                key,
-                format!("\"{key}\" is not allowed to be empty"),
-            )),
+            Some(Value::String(s)) if s.is_empty() => {
+                out.push(Violation::new(key, quoted(" is not allowed to be empty")))
+            }
             Some(Value::String(_)) => identified = true,
-            Some(_) => out.push(Violation::new(key, format!("\"{key}\" must be a string"))),
+            Some(_) => out.push(Violation::new(key, quoted(" must be a string"))),
         }
     }
     if !identified
@@ -65,7 +68,13 @@ pub fn event(body: &Map<String, Value>) -> Vec<Violation> {
     {
         out.push(Violation::new(
             "profile_id",
-            "\"value\" must contain at least one of [device_token_hash, profile_id]",
+            message![
+                "\"value\" must contain at least one of [",
+                field("device_token_hash"),
+                ", ",
+                FIELD,
+                "]"
+            ],
         ));
     }
     match body.get("data") {
@@ -75,14 +84,12 @@ pub fn event(body: &Map<String, Value>) -> Vec<Violation> {
                 if !valid_data_key(k) {
                     out.push(Violation::new(
                         format!("data.{k}"),
-                        format!(
-                            "\"data.{k}\" key must start with a letter or digit and contain only letters, digits, hyphens and underscores (at most {DATA_KEY_MAX} characters)"
-                        ),
+                        quoted(format!(" key must start with a letter or digit and contain only letters, digits, hyphens and underscores (at most {DATA_KEY_MAX} characters)")),
                     ));
                 } else if !matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_)) {
                     out.push(Violation::new(
                         format!("data.{k}"),
-                        format!("\"data.{k}\" must be a string, number, boolean or ISO 8601 date"),
+                        quoted(" must be a string, number, boolean or ISO 8601 date"),
                     ));
                 }
             }
@@ -92,21 +99,18 @@ pub fn event(body: &Map<String, Value>) -> Vec<Violation> {
             if size > DATA_PAYLOAD_MAX_BYTES {
                 out.push(Violation::new(
                     "data",
-                    format!("\"data\" payload must be at most {DATA_PAYLOAD_MAX_BYTES} bytes (4 KB), got {size}"),
+                    quoted(format!(" payload must be at most {DATA_PAYLOAD_MAX_BYTES} bytes (4 KB), got {size}")),
                 ));
             }
         }
-        Some(_) => out.push(Violation::new("data", "\"data\" must be of type object")),
+        Some(_) => out.push(Violation::new("data", quoted(" must be of type object"))),
     }
     for key in body.keys() {
         if !matches!(
             key.as_str(),
             "event_name" | "profile_id" | "device_token_hash" | "data"
         ) {
-            out.push(Violation::new(
-                key.clone(),
-                format!("\"{key}\" is not allowed"),
-            ));
+            out.push(Violation::new(key.clone(), quoted(" is not allowed")));
         }
     }
     out

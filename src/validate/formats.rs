@@ -1,6 +1,8 @@
 //! The spec's text formats: dates, times, `valid_from_utc`, ISO 8601 instants and web URLs,
 //! each read exactly as the service reads it (chrono alone is looser).
 
+use super::violation::FIELD;
+use crate::message;
 use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 
 use super::limits::VALID_FROM_FORMAT;
@@ -27,7 +29,7 @@ pub fn date(field: &str, s: &str) -> Check<NaiveDate> {
         .ok_or_else(|| {
             Violation::new(
                 field,
-                format!("{field} must be a date in YYYY-MM-DD format"),
+                message![FIELD, " must be a date in YYYY-MM-DD format"],
             )
         })
 }

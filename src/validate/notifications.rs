@@ -1,6 +1,8 @@
 //! Broadcasts (4.13): the Laravel-style checks of the broadcast endpoint, with its title and
 //! message lengths per type, its audience filters and its buttons.
 
+use super::violation::{Message, FIELD};
+use crate::message;
 use crate::model::{Action, NewNotification, NotificationType};
 
 use super::formats::{is_web_url, iso_date_or_datetime, valid_from};
@@ -28,10 +30,13 @@ pub const ATTRIBUTE_OPS: [&str; 10] = [
     "not_exists",
 ];
 
-/// What an include list given empty is told (`field` as the caller named it): it would be
-/// no filter, which sends to everyone.
-pub fn empty_filter(field: &str) -> String {
-    format!("{field} is empty, which would send to everyone: leave it out for no filter")
+/// What an include list given empty is told: it would be no filter, which sends to
+/// everyone.
+pub fn empty_filter() -> Message {
+    message![
+        FIELD,
+        " is empty, which would send to everyone: leave it out for no filter"
+    ]
 }
 
 fn present(s: &Option<String>) -> Option<&str> {
@@ -75,7 +80,7 @@ pub fn broadcast(n: &NewNotification) -> Check {
             if !is_web_url(u) {
                 return Err(Violation::new(
                     name,
-                    format!("The {name} format is invalid."),
+                    message!["The ", FIELD, " format is invalid."],
                 ));
             }
         }
@@ -84,13 +89,21 @@ pub fn broadcast(n: &NewNotification) -> Check {
         (NotificationType::Later, None) => {
             return Err(Violation::new(
                 "valid_from_utc",
-                "The valid_from_utc field is required when notification type is later.",
+                message![
+                    "The ",
+                    FIELD,
+                    " field is required when notification type is later."
+                ],
             ))
         }
         (_, Some(v)) if !valid_from(v) => {
             return Err(Violation::new(
                 "valid_from_utc",
-                "The valid_from_utc does not match the format Y-m-d H:i:s (YYYY-MM-DD hh:mm:ss, 24-hour clock).",
+                message![
+                    "The ",
+                    FIELD,
+                    " does not match the format Y-m-d H:i:s (YYYY-MM-DD hh:mm:ss, 24-hour clock)."
+                ],
             ))
         }
         _ => {}
@@ -100,13 +113,13 @@ pub fn broadcast(n: &NewNotification) -> Check {
         // An empty filter is no filter, which sends to everyone; an empty exclusion
         // excludes no one, which is what it says.
         if list.is_empty() && !name.starts_with("exclude_") {
-            return Err(Violation::new(name, empty_filter(name)));
+            return Err(Violation::new(name, empty_filter()));
         }
         // An empty entry would be dropped on the way and widen the audience: refuse it.
         if list.iter().any(|v| v.trim().is_empty()) {
             return Err(Violation::new(
                 name,
-                format!("The {name} entries must not be empty."),
+                message!["The ", FIELD, " entries must not be empty."],
             ));
         }
     }
@@ -119,24 +132,21 @@ pub fn broadcast(n: &NewNotification) -> Check {
         "exclude_segments",
         n.exclude_segments.as_deref().unwrap_or_default(),
     )?;
-    if given(&n.profile_id) > BROADCAST_PROFILE_IDS_MAX {
-        return Err(Violation::new(
-            "profile_id",
-            format!("The profile_id may not have more than {BROADCAST_PROFILE_IDS_MAX} items."),
-        ));
-    }
-    if given(&n.subscriber_hash) > BROADCAST_HASHES_MAX {
-        return Err(Violation::new(
-            "subscriber_hash",
-            format!("The subscriber_hash may not have more than {BROADCAST_HASHES_MAX} items."),
-        ));
+    for (name, list, max) in [
+        ("profile_id", &n.profile_id, BROADCAST_PROFILE_IDS_MAX),
+        ("subscriber_hash", &n.subscriber_hash, BROADCAST_HASHES_MAX),
+    ] {
+        if given(list) > max {
+            let rest = format!(" may not have more than {max} items.");
+            return Err(Violation::new(name, message!["The ", FIELD, rest]));
+        }
     }
     for (name, v) in [("from_date", &n.from_date), ("to_date", &n.to_date)] {
         if let Some(d) = present(v) {
             if !iso_date_or_datetime(d) {
                 return Err(Violation::new(
                     name,
-                    format!("The {name} is not a valid date."),
+                    message!["The ", FIELD, " is not a valid date."],
                 ));
             }
         }
@@ -145,7 +155,7 @@ pub fn broadcast(n: &NewNotification) -> Check {
         if ri != 0 && ri != 1 {
             return Err(Violation::new(
                 "require_interaction",
-                "The require_interaction must be 0 or 1.",
+                message!["The ", FIELD, " must be 0 or 1."],
             ));
         }
     }
@@ -153,9 +163,13 @@ pub fn broadcast(n: &NewNotification) -> Check {
         if !(1..=BROADCAST_EXPIRY_MAX_MINUTES).contains(&e) {
             return Err(Violation::new(
                 "notification_expiry",
-                format!(
-                    "The notification_expiry must be between 1 and {BROADCAST_EXPIRY_MAX_MINUTES} minutes (28 days)."
-                ),
+                message![
+                    "The ",
+                    FIELD,
+                    format!(
+                        " must be between 1 and {BROADCAST_EXPIRY_MAX_MINUTES} minutes (28 days)."
+                    )
+                ],
             ));
         }
     }
@@ -165,13 +179,13 @@ pub fn broadcast(n: &NewNotification) -> Check {
         if groups.is_empty() {
             return Err(Violation::new(
                 "attributes",
-                "The attributes must contain at least one rule group.",
+                message!["The ", FIELD, " must contain at least one rule group."],
             ));
         }
         if groups.iter().any(Vec::is_empty) {
             return Err(Violation::new(
                 "attributes",
-                "The attributes rule groups must not be empty.",
+                message!["The ", FIELD, " rule groups must not be empty."],
             ));
         }
         for group in groups {
@@ -179,23 +193,28 @@ pub fn broadcast(n: &NewNotification) -> Check {
                 if rule.key.trim().is_empty() {
                     return Err(Violation::new(
                         "attributes",
-                        "The attributes rule key is required.",
+                        message!["The ", FIELD, " rule key is required."],
                     ));
                 }
                 if !ATTRIBUTE_OPS.contains(&rule.op.as_str()) {
                     return Err(Violation::new(
                         "attributes",
-                        format!(
-                            "The attributes op must be one of {}.",
-                            ATTRIBUTE_OPS.join(", ")
-                        ),
+                        message![
+                            "The ",
+                            FIELD,
+                            format!(" op must be one of {}.", ATTRIBUTE_OPS.join(", "))
+                        ],
                     ));
                 }
                 let needs_value = !matches!(rule.op.as_str(), "exists" | "not_exists");
                 if needs_value && rule.value.0.is_null() {
                     return Err(Violation::new(
                         "attributes",
-                        format!("The attributes rule on {:?} needs a value.", rule.key),
+                        message![
+                            "The ",
+                            FIELD,
+                            format!(" rule on {:?} needs a value.", rule.key)
+                        ],
                     ));
                 }
             }
@@ -219,20 +238,20 @@ pub fn broadcast_button(k: usize, a: &Action) -> Check {
     if a.label.trim().is_empty() {
         return Err(Violation::new(
             format!("multi_element_title{k}"),
-            format!("The multi_element_title{k} field is required when a button is given."),
+            message!["The ", FIELD, " field is required when a button is given."],
         ));
     }
     if !is_web_url(&a.url) {
         return Err(Violation::new(
             format!("multi_element_url{k}"),
-            format!("The multi_element_url{k} format is invalid."),
+            message!["The ", FIELD, " format is invalid."],
         ));
     }
     if let Some(img) = a.image_url.as_deref().filter(|s| !s.is_empty()) {
         if !is_web_url(img) {
             return Err(Violation::new(
                 format!("multi_element_image{k}"),
-                format!("The multi_element_image{k} format is invalid."),
+                message!["The ", FIELD, " format is invalid."],
             ));
         }
     }

@@ -1,12 +1,17 @@
 //! The product catalogue of the price-drop and inventory campaigns (4.12).
 
+use super::violation::FIELD;
+use crate::message;
 use crate::model::Product;
 
 use super::violation::{required, Check, Violation};
 
 pub fn products(products: &[Product]) -> Check {
     if products.is_empty() {
-        return Err(Violation::new("products", "products must not be empty"));
+        return Err(Violation::new(
+            "products",
+            message![FIELD, " must not be empty"],
+        ));
     }
     for (i, p) in products.iter().enumerate() {
         required(&format!("products[{i}]."), &[("product_id", &p.product_id)])?;

@@ -1,7 +1,9 @@
 //! Segments (4.6-4.9): ids, membership by hash and by profile, and the listing window.
 
 use super::limits::{SEGMENTS_LIMIT_MIN, SEGMENTS_OFFSET_MIN, SEGMENT_HASHES_MAX};
+use super::violation::FIELD;
 use super::violation::{Check, Violation};
+use crate::message;
 
 pub const INVALID_SEGMENT_ID: &str = "Enter a valid segment id";
 pub const UNKNOWN_SEGMENT_ID: &str = "Your enter segment id does not exist";
@@ -26,10 +28,14 @@ pub fn segment_ids(field: &str, ids: &[String]) -> Check {
     {
         Some((i, raw)) => Err(Violation::new(
             format!("{field}[{i}]"),
-            format!(
-                "The {field}[{i}] must be a segment_id (a positive whole number), not {raw:?}: \
-                 a segment's name is not its id (GET /apiv1/segments lists both)"
-            ),
+            message![
+                "The ",
+                FIELD,
+                format!(
+                    " must be a segment_id (a positive whole number), not {raw:?}: a \
+                     segment's name is not its id (GET /apiv1/segments lists both)"
+                )
+            ],
         )),
         None => Ok(()),
     }
@@ -40,19 +46,23 @@ pub fn segment_hashes(hashes: &[String]) -> Check {
     if hashes.is_empty() {
         return Err(Violation::new(
             "subscriber_hash",
-            "The subscriber_hash field is required.",
+            message!["The ", FIELD, " field is required."],
         ));
     }
     if hashes.len() > SEGMENT_HASHES_MAX {
         return Err(Violation::new(
             "subscriber_hash",
-            format!("The subscriber_hash may not have more than {SEGMENT_HASHES_MAX} items."),
+            message![
+                "The ",
+                FIELD,
+                format!(" may not have more than {SEGMENT_HASHES_MAX} items.")
+            ],
         ));
     }
     if hashes.iter().any(|h| h.trim().is_empty()) {
         return Err(Violation::new(
             "subscriber_hash",
-            "The subscriber_hash entries must not be empty.",
+            message!["The ", FIELD, " entries must not be empty."],
         ));
     }
     Ok(())
@@ -63,19 +73,19 @@ pub fn profile_membership(segment_name: &str, profile_ids: &[String], operation:
     if segment_name.trim().is_empty() {
         return Err(Violation::new(
             "segment_name",
-            "The segment_name field is required.",
+            message!["The ", FIELD, " field is required."],
         ));
     }
     if profile_ids.is_empty() || profile_ids.iter().any(|p| p.is_empty()) {
         return Err(Violation::new(
             "profile_id",
-            "The profile_id field is required.",
+            message!["The ", FIELD, " field is required."],
         ));
     }
     if operation != "add" && operation != "delete" {
         return Err(Violation::new(
             "operation",
-            "The operation must be add or delete.",
+            message!["The ", FIELD, " must be add or delete."],
         ));
     }
     Ok(())
@@ -86,13 +96,13 @@ pub fn segments_window(limit: Option<i64>, offset: Option<i64>) -> Check {
     if matches!(limit, Some(l) if l < SEGMENTS_LIMIT_MIN) {
         return Err(Violation::new(
             "limit",
-            format!("limit must be at least {SEGMENTS_LIMIT_MIN}"),
+            message![FIELD, format!(" must be at least {SEGMENTS_LIMIT_MIN}")],
         ));
     }
     if matches!(offset, Some(o) if o < SEGMENTS_OFFSET_MIN) {
         return Err(Violation::new(
             "offset",
-            format!("offset must be at least {SEGMENTS_OFFSET_MIN}"),
+            message![FIELD, format!(" must be at least {SEGMENTS_OFFSET_MIN}")],
         ));
     }
     Ok(())

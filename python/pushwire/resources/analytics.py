@@ -9,20 +9,12 @@ from typing import TYPE_CHECKING, Any, Optional
 import pushwire._core as _core
 from pushwire._args import DateLike
 from pushwire._html import ResultList
-from pushwire.resources._resource import (
-    _Async,
-    _RawAsync,
-    _RawSync,
-    _Sync,
-    awaitable,
-    raw,
-    raw_awaitable,
-)
+from pushwire._response import RequestOptions
+
+from ._resource import _Async, _RawAsync, _RawSync, _Sync, awaitable, raw, raw_awaitable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-    from pushwire._response import RequestOptions
 
 
 class Analytics(_Sync):

@@ -16,21 +16,12 @@ from pushwire._core import (
     SendTo,
     UtmParams,
 )
-from pushwire.resources._resource import (
-    _Async,
-    _RawAsync,
-    _RawSync,
-    _Sync,
-    awaitable,
-    paged,
-    raw,
-    raw_awaitable,
-)
+from pushwire._response import RequestOptions
+
+from ._resource import _Async, _RawAsync, _RawSync, _Sync, awaitable, paged, raw, raw_awaitable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-    from pushwire._response import RequestOptions
 
 
 class Drips(_Sync):

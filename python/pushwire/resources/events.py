@@ -9,21 +9,13 @@ from typing import TYPE_CHECKING, Any, Optional, SupportsIndex
 
 import pushwire._core as _core
 from pushwire._args import IdLike, _events
+from pushwire._response import RequestOptions
 from pushwire.errors import PushwireError
-from pushwire.resources._resource import (
-    _Async,
-    _RawAsync,
-    _RawSync,
-    _Sync,
-    awaitable,
-    raw,
-    raw_awaitable,
-)
+
+from ._resource import _Async, _RawAsync, _RawSync, _Sync, awaitable, raw, raw_awaitable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-    from pushwire._response import RequestOptions
 
 _log = logging.getLogger("pushwire")
 

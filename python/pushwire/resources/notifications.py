@@ -9,21 +9,13 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 import pushwire._core as _core
 from pushwire._args import DateLike, DateTimeLike, IdLike, WholeLike, _is_list, _strs
 from pushwire._core import Action, AttributeRule
+from pushwire._response import RequestOptions
 from pushwire.errors import ValidationError
-from pushwire.resources._resource import (
-    _Async,
-    _RawAsync,
-    _RawSync,
-    _Sync,
-    awaitable,
-    raw,
-    raw_awaitable,
-)
+
+from ._resource import _Async, _RawAsync, _RawSync, _Sync, awaitable, raw, raw_awaitable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-    from pushwire._response import RequestOptions
 
 
 class Notifications(_Sync):

@@ -7,20 +7,12 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import pushwire._core as _core
 from pushwire._core import Product
-from pushwire.resources._resource import (
-    _Async,
-    _RawAsync,
-    _RawSync,
-    _Sync,
-    awaitable,
-    raw,
-    raw_awaitable,
-)
+from pushwire._response import RequestOptions
+
+from ._resource import _Async, _RawAsync, _RawSync, _Sync, awaitable, raw, raw_awaitable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-    from pushwire._response import RequestOptions
 
 
 class Products(_Sync):

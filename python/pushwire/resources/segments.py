@@ -11,20 +11,12 @@ from pushwire._args import IdLike, _items
 from pushwire._bulk import BulkResult, Progress
 from pushwire._core import Segment
 from pushwire._html import ResultList
-from pushwire.resources._resource import (
-    _Async,
-    _RawAsync,
-    _RawSync,
-    _Sync,
-    awaitable,
-    raw,
-    raw_awaitable,
-)
+from pushwire._response import RequestOptions
+
+from ._resource import _Async, _RawAsync, _RawSync, _Sync, awaitable, raw, raw_awaitable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-    from pushwire._response import RequestOptions
 
 
 class Segments(_Sync):

@@ -8,21 +8,12 @@ from typing import TYPE_CHECKING, Optional, SupportsIndex
 import pushwire._core as _core
 from pushwire._args import DateLike, IdLike
 from pushwire._core import Page, TriggeredCampaign
-from pushwire.resources._resource import (
-    _Async,
-    _RawAsync,
-    _RawSync,
-    _Sync,
-    awaitable,
-    paged,
-    raw,
-    raw_awaitable,
-)
+from pushwire._response import RequestOptions
+
+from ._resource import _Async, _RawAsync, _RawSync, _Sync, awaitable, paged, raw, raw_awaitable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-    from pushwire._response import RequestOptions
 
 
 class Triggers(_Sync):

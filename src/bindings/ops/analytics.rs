@@ -1,6 +1,8 @@
 //! `analytics.summary` and `analytics.subscribers`: their arguments read, then sent by
 //! `crate::client::analytics`.
 
+use crate::message;
+use crate::validate::FIELD;
 use pyo3::prelude::*;
 
 use super::args::{rename_head, str_list, text};
@@ -54,7 +56,7 @@ fn analytics_subscribers(types: &Bound<'_, PyAny>) -> PyResult<PreparedCall> {
             if types.is_empty() {
                 return Err(Error::validation(
                     "types",
-                    "types is empty: leave it out (None) for every dimension",
+                    message![FIELD, " is empty: leave it out (None) for every dimension"],
                 ));
             }
             Some(types)

@@ -1,6 +1,8 @@
 //! Python arguments read as the core's values, each named for the error that refuses it:
 //! the readers every resource's parsing shares.
 
+use crate::message;
+use crate::validate::FIELD;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyMapping, PyString};
 use reqwest::header::{HeaderName, HeaderValue};
@@ -10,10 +12,7 @@ use crate::bindings::convert::{self, date_text, is_missing};
 use crate::client::transport::extra_header;
 use crate::client::{AnalyticsRange, Error, ListQuery};
 
-/// A core field's name as the Python argument that carries it: the same.
-pub fn same_name(f: &str) -> String {
-    f.to_string()
-}
+pub use crate::bindings::errors::same_name;
 
 /// `spec` (or `spec[i]...`) as `python` (or `python[i]...`); anything else unchanged.
 pub fn rename_head(field: &str, spec: &str, python: &str) -> String {
@@ -30,7 +29,7 @@ pub fn concurrency(obj: &Bound<'_, PyAny>) -> Result<usize, Error> {
         Some(c) if (1..=1024).contains(&c) => Ok(c as usize),
         Some(_) => Err(Error::validation(
             "concurrency",
-            "concurrency must be between 1 and 1024",
+            message![FIELD, " must be between 1 and 1024"],
         )),
         None => Ok(8),
     }
@@ -46,12 +45,15 @@ pub fn opt_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<i64>, Error
             return Ok(Some(i));
         }
         if obj.is_instance_of::<PyInt>() {
-            return Err(Error::validation(field, format!("{field} is out of range")));
+            return Err(Error::validation(
+                field,
+                message![FIELD, " is out of range"],
+            ));
         }
     }
     Err(Error::validation(
         field,
-        format!("{field} must be an integer"),
+        message![FIELD, " must be an integer"],
     ))
 }
 
@@ -62,10 +64,16 @@ pub fn id_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
         let digits = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         return match s.parse::<i64>() {
             Ok(i) if digits => Ok(i),
-            _ if digits => Err(Error::validation(field, format!("{field} is out of range"))),
+            _ if digits => Err(Error::validation(
+                field,
+                message![FIELD, " is out of range"],
+            )),
             _ => Err(Error::validation(
                 field,
-                format!("{field} must be an integer or a string of digits, not {s:?}"),
+                message![
+                    FIELD,
+                    format!(" must be an integer or a string of digits, not {s:?}")
+                ],
             )),
         };
     }
@@ -73,7 +81,7 @@ pub fn id_int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
 }
 
 pub fn int(obj: &Bound<'_, PyAny>, field: &str) -> Result<i64, Error> {
-    opt_int(obj, field)?.ok_or_else(|| Error::validation(field, format!("{field} is required")))
+    opt_int(obj, field)?.ok_or_else(|| Error::validation(field, message![FIELD, " is required"]))
 }
 
 /// An id given as an int or a str.
@@ -84,7 +92,10 @@ pub fn id_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
     if is_missing(obj) {
         return Err(Error::validation(
             field,
-            format!("{field} is missing (None or NaN): drop the empty entries first"),
+            message![
+                FIELD,
+                " is missing (None or NaN): drop the empty entries first"
+            ],
         ));
     }
     int(obj, field).map(|i| i.to_string())
@@ -98,13 +109,13 @@ pub fn opt_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<String>, E
         Ok(s) => convert::text(s, field).map(Some),
         Err(_) => Err(Error::validation(
             field,
-            format!("{field} must be a string"),
+            message![FIELD, " must be a string"],
         )),
     }
 }
 
 pub fn text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
-    opt_text(obj, field)?.ok_or_else(|| Error::validation(field, format!("{field} is required")))
+    opt_text(obj, field)?.ok_or_else(|| Error::validation(field, message![FIELD, " is required"]))
 }
 
 /// A list of strings (ints allowed, as ids); a bare string is refused, as it would be read
@@ -117,7 +128,7 @@ pub fn str_list(obj: &Bound<'_, PyAny>, field: &str) -> Result<Vec<String>, Erro
     {
         return Err(Error::validation(
             field,
-            format!("{field} must be a list of strings, not a single value"),
+            message![FIELD, " must be a list of strings, not a single value"],
         ));
     }
     each_item(obj, field, "a list of strings", id_text)
@@ -213,10 +224,10 @@ pub fn items_of(
     each: impl Fn(&Bound<'_, PyAny>, &str) -> Result<Value, Error>,
 ) -> Result<Vec<Value>, Error> {
     if obj.is_none() {
-        return Err(Error::validation(field, format!("{field} is required")));
+        return Err(Error::validation(field, message![FIELD, " is required"]));
     }
     if obj.is_instance_of::<PyDict>() || obj.is_instance_of::<PyString>() {
-        return Err(Error::validation(field, format!("{field} must be a list")));
+        return Err(Error::validation(field, message![FIELD, " must be a list"]));
     }
     each_item(obj, field, "a list", each)
 }
@@ -231,7 +242,7 @@ fn each_item<T>(
 ) -> Result<Vec<T>, Error> {
     let iter = obj
         .try_iter()
-        .map_err(|_| Error::validation(field, format!("{field} must be {kind}")))?;
+        .map_err(|_| Error::validation(field, message![FIELD, format!(" must be {kind}")]))?;
     let mut out = Vec::new();
     for (i, item) in iter.enumerate() {
         let item = item.map_err(|e| Error::validation(field, e.to_string()))?;
@@ -250,7 +261,7 @@ pub fn headers(
         let Ok(text) = v.cast::<PyString>() else {
             return Err(Error::validation(
                 field,
-                format!("{field}[{k:?}] must be a str"),
+                message![FIELD, format!("[{k:?}] must be a str")],
             ));
         };
         out.push(extra_header(field, &k, &text.to_string_lossy())?);
@@ -266,13 +277,16 @@ pub fn pairs<'py>(
     let not_a_mapping = || {
         Error::validation(
             option,
-            format!(
-                "{option} must be a mapping of names to values, not {}",
-                value
-                    .get_type()
-                    .name()
-                    .map_or_else(|_| "?".to_string(), |n| n.to_string())
-            ),
+            message![
+                FIELD,
+                format!(
+                    " must be a mapping of names to values, not {}",
+                    value
+                        .get_type()
+                        .name()
+                        .map_or_else(|_| "?".to_string(), |n| n.to_string())
+                )
+            ],
         )
     };
     let mapping = value.cast::<PyMapping>().map_err(|_| not_a_mapping())?;
@@ -284,14 +298,14 @@ pub fn pairs<'py>(
         let Ok(key) = k.cast::<PyString>() else {
             return Err(Error::validation(
                 option,
-                format!("{option}'s names must be str, not {}", k.get_type()),
+                message![FIELD, format!("'s names must be str, not {}", k.get_type())],
             ));
         };
         let key = key.to_string_lossy().into_owned();
         if key.is_empty() {
             return Err(Error::validation(
                 option,
-                format!("{option} has an empty name"),
+                message![FIELD, " has an empty name"],
             ));
         }
         out.push((key, v));

@@ -2,6 +2,8 @@
 //! list of any length read, then sent in chunks by `crate::client::bulk`, with the caller's
 //! progress callback told of each chunk (with the GIL, from the right thread).
 
+use crate::message;
+use crate::validate::FIELD;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -107,13 +109,13 @@ fn read(
     if items.is_empty() {
         return Err(Error::validation(
             field,
-            format!("{field} must not be empty"),
+            message![FIELD, " must not be empty"],
         ));
     }
     if let Some(i) = items.iter().position(|h| h.trim().is_empty()) {
         return Err(Error::validation(
             field,
-            format!("{field}[{i}] must not be empty"),
+            message![FIELD, format!("[{i}] must not be empty")],
         ));
     }
     let concurrency = self::concurrency(concurrency)?;
@@ -123,7 +125,7 @@ fn read(
             let path: std::path::PathBuf = path.extract().map_err(|_| {
                 Error::validation(
                     "checkpoint",
-                    "checkpoint must be a file's path (a str or an os.PathLike)",
+                    message![FIELD, " must be a file's path (a str or an os.PathLike)"],
                 )
             })?;
             let (operation, segment) = membership(kind, &target).named();

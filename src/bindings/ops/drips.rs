@@ -66,10 +66,7 @@ fn new_drip(
     // (which would turn 3600.5 into 3600 or true into 1 without a word).
     let mut body = Map::new();
     body.insert("notifications".into(), Value::Array(notifications));
-    crate::validate::drip_json_types(&body).map_err(|m| {
-        let field = m.split(' ').next().unwrap_or("notifications").to_string();
-        Error::validation(field, m)
-    })?;
+    crate::validate::drip_json_types(&body)?;
     let notifications = match body.remove("notifications") {
         Some(Value::Array(notifications)) => notifications,
         _ => Vec::new(),
@@ -84,7 +81,7 @@ fn new_drip(
     } else {
         let v = to_json(utm_params, "utm_params")?;
         utm::check_keys(&v)?;
-        UtmParams::from_either(&v).map_err(|m| Error::validation("utm_params", m))?
+        UtmParams::from_either(&v).map_err(crate::validate::utm_refused)?
     };
     Ok(NewDrip {
         campaign_name: text(campaign_name, "campaign_name")?,

@@ -3,6 +3,8 @@
 //! `crate::client::bulk`. A blocking `track_many` may instead be shared with the I/O threads
 //! (`crate::bindings::batch_across_threads`), which reads its events with [`event`].
 
+use crate::message;
+use crate::validate::FIELD;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::{Map, Value};
@@ -59,9 +61,9 @@ fn events_track_many(
 ) -> PyResult<PreparedCall> {
     prepare(events.py(), "events.track_many", SAME, || {
         let concurrency = self::concurrency(concurrency)?;
-        let events = events
-            .cast::<PyList>()
-            .map_err(|_| Error::validation("events", "events must be a list of dicts"))?;
+        let events = events.cast::<PyList>().map_err(|_| {
+            Error::validation("events", message![FIELD, " must be a list of dicts"])
+        })?;
         Ok(Ready::Events(events.clone().unbind(), concurrency))
     })
 }

@@ -1,6 +1,8 @@
 //! `client.request(...)`: a call this release has no method for, its arguments read, then
 //! sent by `crate::client::request`; its answer's body read as JSON.
 
+use crate::message;
+use crate::validate::FIELD;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use reqwest::Method;
@@ -32,8 +34,9 @@ fn request(
 ) -> PyResult<PreparedCall> {
     prepare(method.py(), "request", SAME, || {
         let method = text(method, "method")?.to_ascii_uppercase();
-        let method = Method::from_bytes(method.as_bytes())
-            .map_err(|_| Error::validation("method", format!("{method:?} is no HTTP method")))?;
+        let method = Method::from_bytes(method.as_bytes()).map_err(|_| {
+            Error::validation("method", message![format!("{method:?} is no HTTP "), FIELD])
+        })?;
         let path = text(path, "path")?;
         let query = match query {
             q if q.is_none() => Vec::new(),
@@ -56,7 +59,11 @@ fn request(
             (false, false) => {
                 return Err(Error::validation(
                     "form",
-                    "pass body= (sent as JSON) or form= (form-encoded), not both",
+                    message![
+                        "pass body= (sent as JSON) or ",
+                        FIELD,
+                        "= (form-encoded), not both"
+                    ],
                 ))
             }
         };
@@ -80,7 +87,10 @@ fn request(
             _ => {
                 return Err(Error::validation(
                     "interface",
-                    "interface must be \"main\" ({base_url}) or \"events\" ({events_url})",
+                    message![
+                        FIELD,
+                        " must be \"main\" ({base_url}) or \"events\" ({events_url})"
+                    ],
                 ))
             }
         };

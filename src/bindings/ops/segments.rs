@@ -1,6 +1,8 @@
 //! `segments.list`, `delete`, `add_subscribers`, `add_profiles` and `remove_profiles`: their
 //! arguments read, then sent by `crate::client::segments` (the `_bulk` ones are in `bulk`).
 
+use crate::message;
+use crate::validate::FIELD;
 use pyo3::prelude::*;
 
 use super::args::{id_text, opt_int, opt_text, rename_head, str_list, text};
@@ -49,7 +51,7 @@ fn segments_list(
                 Some(t) if t != "all" => {
                     return Err(Error::validation(
                         "segment_type",
-                        format!("segment_type must be \"all\" (every segment) or None (custom segments only), not {t:?}"),
+                        message![FIELD, format!(" must be \"all\" (every segment) or None (custom segments only), not {t:?}")],
                     ))
                 }
                 t => t,

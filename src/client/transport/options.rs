@@ -8,6 +8,8 @@
 //!
 //! [`Transport::send_raw`]: super::pool::Transport
 
+use crate::message;
+use crate::validate::FIELD;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -108,7 +110,10 @@ impl CallOptions {
         match body {
             Body::Empty => Err(Error::validation(
                 "extra_body",
-                "extra_body is for calls that send a body; this one is a GET: use extra_query",
+                message![
+                    FIELD,
+                    " is for calls that send a body; this one is a GET: use extra_query"
+                ],
             )),
             Body::Json(bytes) => {
                 let mut fields: Map<String, Value> = serde_json::from_slice(bytes)
@@ -177,20 +182,26 @@ fn base_name(key: &str) -> &str {
 fn replaces(field: &str, key: &str) -> Error {
     Error::validation(
         field,
-        format!(
-            "{field} must not set {key:?}: the call already sends it from its own (validated) \
+        message![
+            FIELD,
+            format!(
+                " must not set {key:?}: the call already sends it from its own (validated) \
              arguments; pass it there"
-        ),
+            )
+        ],
     )
 }
 
 fn form_refusal(field: &str, key: &str, what: &str) -> Error {
     Error::validation(
         field,
-        format!(
-            "{field}[{key:?}] is {what}, which a form or a query cannot carry: the service's \
+        message![
+            FIELD,
+            format!(
+                "[{key:?}] is {what}, which a form or a query cannot carry: the service's \
              forms hold text and lists of text (sent as {key}[0], {key}[1], ...)"
-        ),
+            )
+        ],
     )
 }
 
@@ -232,12 +243,16 @@ fn form_fields(
 /// for one call (`extra_headers`, `request`'s `headers`), never `Content-Type` (the call's
 /// encoding sets it).
 pub fn extra_header(field: &str, name: &str, value: &str) -> Result<(HeaderName, HeaderValue)> {
-    let header = HeaderName::from_bytes(name.as_bytes())
-        .map_err(|_| Error::validation(field, format!("{field}: bad header name {name:?}")))?;
+    let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+        Error::validation(
+            field,
+            message![FIELD, format!(": bad header name {name:?}")],
+        )
+    })?;
     if matches!(header.as_str(), "api-key" | "api_key") {
         return Err(Error::validation(
             field,
-            format!("{field} must not carry the key: pass api_key="),
+            message![FIELD, " must not carry the key: pass api_key="],
         ));
     }
     let framing = matches!(
@@ -255,11 +270,15 @@ pub fn extra_header(field: &str, name: &str, value: &str) -> Result<(HeaderName,
     if framing || (field != "default_headers" && header == reqwest::header::CONTENT_TYPE) {
         return Err(Error::validation(
             field,
-            format!("{field} must not set {name}: the HTTP client sets it for each request"),
+            message![
+                FIELD,
+                format!(" must not set {name}: the HTTP client sets it for each request")
+            ],
         ));
     }
-    let value = HeaderValue::from_str(value)
-        .map_err(|_| Error::validation(field, format!("{field}: bad value for {name}")))?;
+    let value = HeaderValue::from_str(value).map_err(|_| {
+        Error::validation(field, message![FIELD, format!(": bad value for {name}")])
+    })?;
     Ok((header, value))
 }
 
@@ -329,7 +348,7 @@ mod tests {
     #[test]
     fn an_extra_naming_a_sent_field_or_a_shape_a_form_cannot_carry_is_refused() {
         let refused = |options: CallOptions, body: &str| match options.applied(&form_call(body)) {
-            Err(Error::Validation(v)) => (v.field, v.message),
+            Err(Error::Validation(v)) => (v.field.clone(), v.message()),
             other => panic!("expected a refusal, got {other:?}"),
         };
         let (field, message) = refused(
@@ -343,7 +362,7 @@ mod tests {
         let (_, message) = refused(with_body(json!({"m": [[1]]})), "a=1");
         assert!(message.contains("lists or dicts"), "{message}");
         let on_get = with_body(json!({"x": 1})).applied(&Call::get("/segments"));
-        assert!(matches!(on_get, Err(Error::Validation(v)) if v.message.contains("GET")));
+        assert!(matches!(on_get, Err(Error::Validation(v)) if v.message().contains("GET")));
         let query = CallOptions {
             query: vec![("limit".into(), json!(5))],
             ..CallOptions::default()

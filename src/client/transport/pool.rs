@@ -1,6 +1,8 @@
 //! A client's HTTP side: the connection pool with its headers, proxy and redirect policy,
 //! both interfaces' roots, and the limits its calls run under.
 
+use crate::message;
+use crate::validate::FIELD;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -69,7 +71,7 @@ impl Transport {
         if cfg.api_key.trim().is_empty() {
             return Err(Error::validation(
                 "api_key",
-                "no API key: pass api_key= or set PUSHWIRE_API_KEY",
+                message!["no API key: pass ", FIELD, "= or set PUSHWIRE_API_KEY"],
             ));
         }
         let main = root_url(
@@ -91,7 +93,10 @@ impl Transport {
         };
         let mut headers = HeaderMap::new();
         let mut key = HeaderValue::from_str(cfg.api_key.trim()).map_err(|_| {
-            Error::validation("api_key", "api_key holds characters a header cannot carry")
+            Error::validation(
+                "api_key",
+                message![FIELD, " holds characters a header cannot carry"],
+            )
         })?;
         key.set_sensitive(true);
         headers.insert(HeaderName::from_static("api-key"), key);
@@ -125,10 +130,10 @@ impl Transport {
                 .map_err(|e| {
                     Error::validation(
                         "proxy",
-                        format!(
-                            "proxy is not a valid proxy URL ({e}): {:?}",
-                            without_credentials(raw)
-                        ),
+                        message![
+                            FIELD,
+                            format!(" is not a valid URL ({e}): {:?}", without_credentials(raw))
+                        ],
                     )
                 })?;
             builder = builder.proxy(p);

@@ -1,6 +1,8 @@
 //! A call sent: attempts with retries and backoff, all within one deadline that also
 //! bounds the wait for a connection slot, and a successful answer decoded.
 
+use crate::message;
+use crate::validate::FIELD;
 use std::time::{Duration, Instant};
 
 use reqwest::header::HeaderMap;
@@ -92,7 +94,13 @@ impl Transport {
         if call.iface == Iface::Events && self.events_root.is_none() {
             return Err(Error::validation(
                 "events_url",
-                "no events_url: pass events_url= or set PUSHWIRE_EVENTS_URL to track events",
+                message![
+                    "no ",
+                    FIELD,
+                    ": pass ",
+                    FIELD,
+                    "= or set PUSHWIRE_EVENTS_URL to track events"
+                ],
             ));
         }
         let options = CallOptions::current();

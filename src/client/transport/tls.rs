@@ -1,6 +1,8 @@
 //! The TLS settings of a client's pools, built once and shared.
 
 use crate::client::error::{Error, Result};
+use crate::message;
+use crate::validate::FIELD;
 
 /// The TLS settings of a client: the platform's roots (rustls-platform-verifier, as reqwest
 /// sets up by itself), plus `ca_bundle`'s, ALPN for HTTP/2 and 1.1.
@@ -33,21 +35,24 @@ pub fn tls_config(ca_bundle: Option<&std::path::Path>) -> Result<rustls::ClientC
         let pem = std::fs::read(path).map_err(|e| {
             Error::validation(
                 "ca_bundle",
-                format!("ca_bundle {} could not be read: {e}", path.display()),
+                message![FIELD, format!(" {} could not be read: {e}", path.display())],
             )
         })?;
         for cert in CertificateDer::pem_slice_iter(&pem) {
             extra.push(cert.map_err(|e| {
                 Error::validation(
                     "ca_bundle",
-                    format!("ca_bundle {} is not a PEM bundle: {e}", path.display()),
+                    message![
+                        FIELD,
+                        format!(" {} is not a PEM bundle: {e}", path.display())
+                    ],
                 )
             })?);
         }
         if extra.is_empty() {
             return Err(Error::validation(
                 "ca_bundle",
-                format!("ca_bundle {} holds no certificate", path.display()),
+                message![FIELD, format!(" {} holds no certificate", path.display())],
             ));
         }
     }

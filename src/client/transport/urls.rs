@@ -1,5 +1,7 @@
 //! The roots of both interfaces as users give them, checked, and the URLs built on them.
 
+use crate::message;
+use crate::validate::FIELD;
 use reqwest::Url;
 
 use crate::client::error::{Error, Result};
@@ -24,24 +26,33 @@ pub(super) fn root_url(
     let trimmed = raw.trim().trim_end_matches('/');
     let trimmed = trimmed.strip_suffix(suffix).unwrap_or(trimmed);
     let url = Url::parse(trimmed).map_err(|e| {
-        Error::validation(name, format!("{name} is not a valid URL ({e}): {raw:?}"))
+        Error::validation(
+            name,
+            message![FIELD, format!(" is not a valid URL ({e}): {raw:?}")],
+        )
     })?;
     if url.query().is_some() || url.fragment().is_some() {
         return Err(Error::validation(
             name,
-            format!("{name} must not carry a query or a fragment: {raw:?}"),
+            message![
+                FIELD,
+                format!(" must not carry a query or a fragment: {raw:?}")
+            ],
         ));
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(Error::validation(
             name,
-            format!("{name} must not carry credentials: pass the key as api_key="),
+            message![
+                FIELD,
+                " must not carry credentials: pass the key as api_key="
+            ],
         ));
     }
     if url.host().is_none() {
         return Err(Error::validation(
             name,
-            format!("{name} has no host: {raw:?}"),
+            message![FIELD, format!(" has no host: {raw:?}")],
         ));
     }
     let loopback = is_loopback(&url);
@@ -51,16 +62,17 @@ pub(super) fn root_url(
         "http" => {
             return Err(Error::validation(
                 name,
-                format!(
-                    "{name} uses plain http to a host that is not loopback; use https, or pass \
+                message![
+                    FIELD,
+                    " uses plain http to a host that is not loopback; use https, or pass \
                  allow_insecure=True (or set PUSHWIRE_ALLOW_INSECURE=1) if you really mean it"
-                ),
+                ],
             ))
         }
         other => {
             return Err(Error::validation(
                 name,
-                format!("{name} must be http(s), not {other}"),
+                message![FIELD, format!(" must be http(s), not {other}")],
             ))
         }
     }

@@ -164,7 +164,8 @@ pub(super) fn create_trigger(emu: &Emu, site: Pinned, mut args: Args) -> Result<
     let utm = t
         .utm_params
         .map(|v| UtmParams::from_either(&v))
-        .transpose()?
+        .transpose()
+        .map_err(|k| validate::utm_refused(k).message())?
         .flatten();
     let id = emu.with_site(site, |s, ids, now| {
         let trigger_id = Counters::next(&mut ids.trigger);

@@ -16,7 +16,7 @@ pub async fn summary(ctx: SiteContext, QueryForm(q): QueryForm) -> ApiResult {
     let q = q.map_err(ApiError::bad)?;
     let (from, to, group_by) =
         validate::summary_query(q.get("from"), q.get("to"), q.get("group_by"))
-            .map_err(|v| ApiError::bad(v.message))?;
+            .map_err(|v| ApiError::bad(v.message()))?;
     let rows = ctx.in_site(|s, _, _| summary_rows(s, from, to, group_by))?;
     ok(json!({"success": true, "data": rows}))
 }
@@ -184,7 +184,7 @@ fn delivery_counts(
 pub async fn subscribers(ctx: SiteContext, QueryForm(q): QueryForm) -> ApiResult {
     let q = q.map_err(ApiError::bad)?;
     let dims =
-        validate::subscriber_dimensions(q.get("type")).map_err(|v| ApiError::bad(v.message))?;
+        validate::subscriber_dimensions(q.get("type")).map_err(|v| ApiError::bad(v.message()))?;
     let data = ctx.in_site(|s, _, _| distribution(s, &dims))?;
     ok(json!({"success": true, "data": data}))
 }

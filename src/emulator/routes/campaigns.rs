@@ -16,7 +16,7 @@ use crate::model::{
 use crate::validate::{self, Violation};
 
 fn bad(v: Violation) -> ApiError {
-    ApiError::bad_campaign(v.message)
+    ApiError::bad_campaign(v.message())
 }
 
 /// `page` and `limit` of a campaign list, and its analytics range.
@@ -178,14 +178,14 @@ pub fn parse_new_drip(mut obj: serde_json::Map<String, Value>) -> Result<NewDrip
     }
     let utm = match obj.remove("utm_params") {
         None | Some(Value::Null) => None,
-        Some(v) => UtmParams::from_either(&v)?,
+        Some(v) => UtmParams::from_either(&v).map_err(|k| validate::utm_refused(k).message())?,
     };
     for key in ["campaign_name", "notifications"] {
         if !obj.contains_key(key) {
             return Err(format!("{key} is required"));
         }
     }
-    validate::drip_json_types(&obj)?;
+    validate::drip_json_types(&obj).map_err(|v| v.message())?;
     // An empty or null list of who to include is no filter: everyone. Refused, as for
     // broadcasts.
     if let Some(key) = obj.get("send_to").and_then(validate::lost_include) {

@@ -12,8 +12,8 @@ use crate::validate::{self, NO_PROFILE_SUBSCRIBERS};
 
 pub async fn create(ctx: SiteContext, FormBody(form): FormBody) -> ApiResult {
     let form = form.map_err(ApiError::bad)?;
-    let new = NewNotification::from_form(&form).map_err(|v| ApiError::bad(v.message))?;
-    validate::broadcast(&new).map_err(|v| ApiError::bad(v.message))?;
+    let new = NewNotification::from_form(&form).map_err(|v| ApiError::bad(v.message()))?;
+    validate::broadcast(&new).map_err(|v| ApiError::bad(v.message()))?;
     let id = ctx.in_site(|s, ids, now| {
         let profile_ids = new.profile_id.as_deref().unwrap_or_default();
         if !profile_ids.is_empty()

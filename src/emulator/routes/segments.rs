@@ -12,7 +12,7 @@ use crate::model::Segment;
 use crate::validate::{self, Violation, UNKNOWN_SEGMENT_ID};
 
 fn bad(v: Violation) -> ApiError {
-    ApiError::bad(v.message)
+    ApiError::bad(v.message())
 }
 
 /// The form of a body, and its `segment_id`: present, a positive integer, and one of the
