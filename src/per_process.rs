@@ -10,9 +10,19 @@
 //!
 //! Written here rather than taken from a crate: `std::sync::OnceLock` and `once_cell` are
 //! made once for the life of the value, and a fork handler's crate would still need this
-//! slot beside it.
+//! slot beside it. `tools/loom` runs it under loom's model checker (`make loom`), which tries
+//! every interleaving of threads racing to make the value.
 
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+#[cfg(loom)]
+use loom::{
+    sync::atomic::{AtomicPtr, AtomicU64, Ordering},
+    thread::yield_now,
+};
+#[cfg(not(loom))]
+use std::{
+    sync::atomic::{AtomicPtr, AtomicU64, Ordering},
+    thread::yield_now,
+};
 
 /// A value made once per process and kept for the life of the slot. A value of an earlier
 /// process (inherited through a fork) is never touched again and never freed: a thread of
@@ -36,7 +46,17 @@ impl Drop for Claim<'_> {
 }
 
 impl<T> PerProcess<T> {
+    #[cfg(not(loom))]
     pub const fn new() -> Self {
+        PerProcess {
+            current: AtomicPtr::new(std::ptr::null_mut()),
+            making: AtomicU64::new(0),
+        }
+    }
+
+    /// loom's atomics are made at run time.
+    #[cfg(loom)]
+    pub fn new() -> Self {
         PerProcess {
             current: AtomicPtr::new(std::ptr::null_mut()),
             making: AtomicU64::new(0),
@@ -70,7 +90,7 @@ impl<T> PerProcess<T> {
             if claimed == mine {
                 // Another thread of this process is making it (starting threads takes
                 // milliseconds, once per process).
-                std::thread::yield_now();
+                yield_now();
                 continue;
             }
             // Free, or claimed by the parent's thread, which this child does not have.
@@ -107,7 +127,8 @@ impl<T> Default for PerProcess<T> {
 
 impl<T> Drop for PerProcess<T> {
     fn drop(&mut self) {
-        let current = *self.current.get_mut();
+        // `&mut self`: no other thread reads the slot any more.
+        let current = self.current.load(Ordering::Acquire);
         if !current.is_null() {
             // SAFETY: `&mut self`: no reference from `get` outlives this; `current` came from
             // `Box::into_raw` and is freed once, here.
@@ -122,7 +143,7 @@ unsafe impl<T: Send + Sync> Sync for PerProcess<T> {}
 // SAFETY: as above: moving the slot moves ownership of its current value.
 unsafe impl<T: Send> Send for PerProcess<T> {}
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::PerProcess;
     use std::sync::atomic::{AtomicUsize, Ordering};
