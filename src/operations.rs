@@ -1,5 +1,6 @@
 //! The service's operations (spec section 4), each declared once: the interface that serves
-//! it, its method, its path and whether sending it twice acts as once. The client's
+//! it, its method, its path, whether sending it twice acts as once, and the Python argument
+//! that carries each field the client names otherwise than the spec. The client's
 //! requests, the emulator's routes, its fault matching and gate, and the OpenAPI document's
 //! paths all read them from here, so a path of the service is written in this file alone.
 
@@ -48,6 +49,25 @@ pub struct Operation {
     /// twice is one membership). A broadcast, a drip, an event or a product update sent
     /// twice acts twice.
     pub idempotent: bool,
+    /// Each field of the spec's request (`from`) that the Python method takes under another
+    /// name (`start`), as an error names it to the caller; a field not listed keeps its name.
+    pub python_names: PythonNames,
+}
+
+/// Pairs of a spec field's name and the Python argument's.
+pub type PythonNames = &'static [(&'static str, &'static str)];
+
+/// `field` (a spec name, or a path such as `subscriber_hash[3]` or `from`) as the Python
+/// argument that carries it: its first part renamed by `names`, the rest as it is.
+pub fn python_name(names: PythonNames, field: &str) -> String {
+    for (spec, python) in names {
+        if let Some(rest) = field.strip_prefix(spec) {
+            if rest.is_empty() || rest.starts_with('[') || rest.starts_with('.') {
+                return format!("{python}{rest}");
+            }
+        }
+    }
+    field.to_string()
 }
 
 impl Operation {
@@ -68,9 +88,9 @@ impl Operation {
 }
 
 /// Declares each operation as a constant, one line each: its constant's name, then its name,
-/// section, interface, method and path, and whether it is idempotent.
+/// section, interface, method and path, whether it is idempotent, and its Python names.
 macro_rules! operations {
-    ($($constant:ident = $name:literal $section:literal $iface:ident $method:literal $path:literal $idempotent:literal;)*) => {
+    ($($constant:ident = $name:literal $section:literal $iface:ident $method:literal $path:literal $idempotent:literal $names:expr;)*) => {
         $(
             #[doc = concat!("`", $method, " ", $path, "` (", $section, "), `", $name, "`.")]
             pub const $constant: Operation = Operation {
@@ -80,26 +100,48 @@ macro_rules! operations {
                 method: $method,
                 path: $path,
                 idempotent: $idempotent,
+                python_names: $names,
             };
         )*
     };
 }
 
+// The Python names of the fields the spec names otherwise.
+const SUBSCRIBER_HASHES: PythonNames = &[("subscriber_hash", "subscriber_hashes")];
+const PROFILE_IDS: PythonNames = &[("profile_id", "profile_ids")];
+const RANGE: PythonNames = &[("from", "start"), ("to", "end")];
+const TYPES: PythonNames = &[("type", "types")];
+/// A broadcast's form fields as the arguments and `Action` attributes that carry them (its
+/// two buttons are slots 1 and 2 of the form, `actions[0]` and `actions[1]`).
+const BROADCAST: PythonNames = &[
+    ("notification_title", "title"),
+    ("notification_message", "message"),
+    ("notification_url", "url"),
+    ("notification_type", "type"),
+    ("notification_expiry", "expiry"),
+    ("multi_element_title1", "actions[0].label"),
+    ("multi_element_url1", "actions[0].url"),
+    ("multi_element_image1", "actions[0].image_url"),
+    ("multi_element_title2", "actions[1].label"),
+    ("multi_element_url2", "actions[1].url"),
+    ("multi_element_image2", "actions[1].image_url"),
+];
+
 operations! {
-    TRIGGERS_GET = "triggers.get" "4.1" Main "GET" "/apiv1/triggers/{trigger_id}" true;
-    TRIGGERS_LIST = "triggers.list" "4.2" Main "GET" "/apiv1/triggers" true;
-    DRIPS_CREATE = "drips.create" "4.3" Main "POST" "/apiv1/drips" false;
-    DRIPS_LIST = "drips.list" "4.4" Main "GET" "/apiv1/drips" true;
-    DRIPS_GET = "drips.get" "4.5" Main "GET" "/apiv1/drips/{drip_id}" true;
-    SEGMENTS_ADD_SUBSCRIBERS = "segments.add_subscribers" "4.6" Main "POST" "/apiv1/segments/addSegmentWithHash" true;
-    SEGMENTS_DELETE = "segments.delete" "4.7" Main "POST" "/apiv1/segments/delete" false;
-    SEGMENTS_PROFILES = "segments.add_profiles" "4.8" Main "POST" "/apiv1/profile" true;
-    SEGMENTS_LIST = "segments.list" "4.9" Main "GET" "/apiv1/segments" true;
-    ANALYTICS_SUMMARY = "analytics.summary" "4.10" Main "GET" "/apiv1/analytics/summary" true;
-    ANALYTICS_SUBSCRIBERS = "analytics.subscribers" "4.11" Main "GET" "/apiv1/subscribers/analytics/summary" true;
-    PRODUCTS_UPDATE = "products.update" "4.12" Main "POST" "/apiv1/products" false;
-    NOTIFICATIONS_CREATE = "notifications.create" "4.13" Main "POST" "/apiv1/notifications" false;
-    EVENTS_TRACK = "events.track" "4.14" Events "POST" "/api/v1/events" false;
+    TRIGGERS_GET = "triggers.get" "4.1" Main "GET" "/apiv1/triggers/{trigger_id}" true &[];
+    TRIGGERS_LIST = "triggers.list" "4.2" Main "GET" "/apiv1/triggers" true &[];
+    DRIPS_CREATE = "drips.create" "4.3" Main "POST" "/apiv1/drips" false &[];
+    DRIPS_LIST = "drips.list" "4.4" Main "GET" "/apiv1/drips" true &[];
+    DRIPS_GET = "drips.get" "4.5" Main "GET" "/apiv1/drips/{drip_id}" true &[];
+    SEGMENTS_ADD_SUBSCRIBERS = "segments.add_subscribers" "4.6" Main "POST" "/apiv1/segments/addSegmentWithHash" true SUBSCRIBER_HASHES;
+    SEGMENTS_DELETE = "segments.delete" "4.7" Main "POST" "/apiv1/segments/delete" false &[];
+    SEGMENTS_PROFILES = "segments.add_profiles" "4.8" Main "POST" "/apiv1/profile" true PROFILE_IDS;
+    SEGMENTS_LIST = "segments.list" "4.9" Main "GET" "/apiv1/segments" true &[];
+    ANALYTICS_SUMMARY = "analytics.summary" "4.10" Main "GET" "/apiv1/analytics/summary" true RANGE;
+    ANALYTICS_SUBSCRIBERS = "analytics.subscribers" "4.11" Main "GET" "/apiv1/subscribers/analytics/summary" true TYPES;
+    PRODUCTS_UPDATE = "products.update" "4.12" Main "POST" "/apiv1/products" false &[];
+    NOTIFICATIONS_CREATE = "notifications.create" "4.13" Main "POST" "/apiv1/notifications" false BROADCAST;
+    EVENTS_TRACK = "events.track" "4.14" Events "POST" "/api/v1/events" false &[];
 }
 
 /// Every operation, in the spec's order.
@@ -137,5 +179,37 @@ mod tests {
         }
         assert_eq!(DRIPS_GET.on_root_with(7), "/drips/7");
         assert_eq!(DRIPS_LIST.on_root_with(7), "/drips");
+    }
+
+    #[test]
+    fn a_field_is_named_as_the_python_argument_that_carries_it() {
+        let named = |op: &Operation, f: &str| python_name(op.python_names, f);
+        assert_eq!(named(&ANALYTICS_SUMMARY, "from"), "start");
+        assert_eq!(named(&ANALYTICS_SUMMARY, "to"), "end");
+        assert_eq!(
+            named(&SEGMENTS_ADD_SUBSCRIBERS, "subscriber_hash[3]"),
+            "subscriber_hashes[3]"
+        );
+        assert_eq!(named(&NOTIFICATIONS_CREATE, "notification_title"), "title");
+        assert_eq!(
+            named(&NOTIFICATIONS_CREATE, "multi_element_url2"),
+            "actions[1].url"
+        );
+        // a longer word is another field; a field not listed keeps its name
+        assert_eq!(named(&ANALYTICS_SUBSCRIBERS, "types"), "types");
+        assert_eq!(
+            named(&DRIPS_CREATE, "send_to.include_segments[0]"),
+            "send_to.include_segments[0]"
+        );
+        // each button slot the service takes has its three fields named
+        for slot in 1..=crate::validate::ACTIONS_MAX {
+            for part in ["title", "url", "image"] {
+                let field = format!("multi_element_{part}{slot}");
+                assert!(
+                    named(&NOTIFICATIONS_CREATE, &field).starts_with("actions["),
+                    "{field}"
+                );
+            }
+        }
     }
 }

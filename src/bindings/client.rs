@@ -17,7 +17,7 @@ use pyo3::types::PyDict;
 
 use super::call_options::{self, PerCall};
 use super::completions::Completions;
-use super::errors::{same_name, to_pyerr};
+use super::errors::{to_pyerr, SAME};
 use super::ops::{self, Op, PreparedCall, Ready, Renamer};
 use super::stop;
 use super::thread_state;
@@ -27,11 +27,7 @@ use crate::validate::FIELD;
 
 /// A setting refused: `rest` follows the field's name (`"timeout"`, `" must be ..."`).
 fn bad(py: Python<'_>, field: &'static str, rest: &'static str) -> PyErr {
-    to_pyerr(
-        py,
-        Error::validation(field, message![FIELD, rest]),
-        same_name,
-    )
+    to_pyerr(py, Error::validation(field, message![FIELD, rest]), SAME)
 }
 
 /// `timeout` and `max_retries` as a client takes them, or a `ValidationError` naming the one
@@ -143,9 +139,9 @@ impl CoreClient {
         // Built once here; every pool of the client, on every thread, shares it.
         config.tls = Some(
             transport::tls_config(config.ca_bundle.as_deref())
-                .map_err(|e| to_pyerr(py, e, |f| f.to_string()))?,
+                .map_err(|e| to_pyerr(py, e, SAME))?,
         );
-        let transport = Transport::new(&config).map_err(|e| to_pyerr(py, e, |f| f.to_string()))?;
+        let transport = Transport::new(&config).map_err(|e| to_pyerr(py, e, SAME))?;
         drop(transport);
         Ok(CoreClient {
             config: Arc::new(config),

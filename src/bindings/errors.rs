@@ -7,6 +7,7 @@ use pyo3::types::PyDict;
 use pythonize::pythonize;
 
 use crate::client::Error;
+use crate::operations::{python_name, PythonNames};
 
 static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
@@ -18,14 +19,12 @@ fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
         .map(|m| m.bind(py))
 }
 
-/// A core field's name as the Python argument that carries it: the same.
-pub fn same_name(f: &str) -> String {
-    f.to_string()
-}
+/// The Python names of a call whose arguments are named as the spec's fields.
+pub const SAME: PythonNames = &[];
 
 /// The exception of `pushwire.errors` for a core error. `rename` maps a spec parameter
 /// name to the Python argument that carries it.
-pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr {
+pub fn to_pyerr(py: Python<'_>, err: Error, names: PythonNames) -> PyErr {
     // A Ctrl-C that stopped the conversion (`stop::stash`) is what the caller gets, in
     // place of the error standing in for it (and only there).
     if super::stop::is_placeholder(&err) {
@@ -33,7 +32,7 @@ pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr
             return stopped;
         }
     }
-    match build_exception(py, err, rename) {
+    match build_exception(py, err, names) {
         Ok(e) => e,
         Err(e) => e,
     }
@@ -42,13 +41,13 @@ pub fn to_pyerr(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyErr
 /// The exception of `err`: the core says what failed (its kind, message and fields, named
 /// as the exception's constructor names them) and `pushwire.errors._from_core` chooses the
 /// class, the one place the hierarchy is written.
-fn build_exception(py: Python<'_>, err: Error, rename: fn(&str) -> String) -> PyResult<PyErr> {
+fn build_exception(py: Python<'_>, err: Error, names: PythonNames) -> PyResult<PyErr> {
     let m = errors_module(py)?;
     let fields = PyDict::new(py);
     let (kind, message) = match err {
         Error::Validation(v) => {
-            fields.set_item("field", rename(&v.field))?;
-            ("validation", v.message_named(&rename))
+            fields.set_item("field", python_name(names, &v.field))?;
+            ("validation", v.message_named(&|f| python_name(names, f)))
         }
         Error::Config(m) => ("config", m),
         Error::Cancelled(m) => ("cancelled", m),

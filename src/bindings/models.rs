@@ -10,7 +10,7 @@ use pyo3::types::{PyDict, PyTuple};
 use pythonize::pythonize;
 
 use super::convert::to_json;
-use super::errors::{same_name, to_pyerr};
+use super::errors::{to_pyerr, SAME};
 use super::model_input::{from_json, lossy_field, unknown_field};
 use crate::client::Error;
 use crate::model::*;
@@ -91,11 +91,7 @@ where
     T: serde::Serialize + serde::de::DeserializeOwned + ExtraFields,
 {
     let fail = |field: String, message: Message| {
-        to_pyerr(
-            py,
-            crate::client::Error::validation(field, message),
-            same_name,
-        )
+        to_pyerr(py, crate::client::Error::validation(field, message), SAME)
     };
     let mut explicit = Vec::new();
     if T::HAS_EXTRA {
@@ -144,9 +140,9 @@ where
             let utm = obj.remove("utm_params").unwrap_or_default();
             let own = if INPUT_MODELS.contains(&name) {
                 // Sent: as strict as drips.create is with the same dict.
-                super::utm::check_keys(&utm).map_err(|e| to_pyerr(py, e, same_name))?;
+                super::utm::check_keys(&utm).map_err(|e| to_pyerr(py, e, SAME))?;
                 UtmParams::from_either(&utm)
-                    .map_err(|k| to_pyerr(py, validate::utm_refused(k).into(), same_name))?
+                    .map_err(|k| to_pyerr(py, validate::utm_refused(k).into(), SAME))?
             } else {
                 // A result's (a test's fake of a read): its values as leniently as from_dict
                 // reads them, but a key of neither shape is a typo, refused as any is.
@@ -155,7 +151,7 @@ where
                         .find(|k| *k != "enabled" && !super::utm::KEYS.contains(&k.as_str()))
                 });
                 if let Some(key) = typo {
-                    return Err(to_pyerr(py, super::utm::not_a_key(key), same_name));
+                    return Err(to_pyerr(py, super::utm::not_a_key(key), SAME));
                 }
                 crate::model::common::read_utm(utm).unwrap_or(None)
             };
@@ -190,7 +186,7 @@ where
                 v.field = name.to_string();
             }
         }
-        to_pyerr(py, e, same_name)
+        to_pyerr(py, e, SAME)
     })?;
     let kept = serde_json::to_value(&model).unwrap_or_default();
     if let Some((field, message)) = lossy_field(&given, &kept, "") {
@@ -311,7 +307,7 @@ macro_rules! py_models {
             #[pyo3(signature = (**fields))]
             fn __new__(py: Python<'_>, fields: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
                 let v = match fields {
-                    Some(f) => to_json(f.as_any(), "").map_err(|e| to_pyerr(py, e, same_name))?,
+                    Some(f) => to_json(f.as_any(), "").map_err(|e| to_pyerr(py, e, SAME))?,
                     None => serde_json::Value::Object(Default::default()),
                 };
                 checked(py, v, stringify!($ty))
@@ -323,11 +319,11 @@ macro_rules! py_models {
             fn from_dict(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
                 let v = to_json(data, "")
                     .and_then(|v| service_shape(stringify!($ty), v))
-                    .map_err(|e| to_pyerr(py, e, same_name))?;
+                    .map_err(|e| to_pyerr(py, e, SAME))?;
                 if INPUT_MODELS.contains(&stringify!($ty)) {
                     return checked(py, v, stringify!($ty));
                 }
-                from_json(v, "").map_err(|e| to_pyerr(py, e, same_name))
+                from_json(v, "").map_err(|e| to_pyerr(py, e, SAME))
             }
 
             /// A plain dict of the spec's fields (nested models as dicts).

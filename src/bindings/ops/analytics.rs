@@ -5,11 +5,12 @@ use crate::message;
 use crate::validate::FIELD;
 use pyo3::prelude::*;
 
-use super::args::{rename_head, str_list, text};
-use super::operation::{prepare, PreparedCall, Ready, Renamer, Run, Running};
+use super::args::{str_list, text};
+use super::operation::{prepare, PreparedCall, Ready, Run, Running};
 use super::output::Output;
 use crate::bindings::convert::date_text;
 use crate::client::{analytics, Error, Transport};
+use crate::operations::{ANALYTICS_SUBSCRIBERS, ANALYTICS_SUMMARY};
 
 pub enum Args {
     /// From, to (`YYYY-MM-DD`), and the grouping.
@@ -27,18 +28,18 @@ fn analytics_summary(
     end: &Bound<'_, PyAny>,
     group_by: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    let rename: Renamer = |f| match f {
-        "from" => "start".to_string(),
-        "to" => "end".to_string(),
-        other => other.to_string(),
-    };
-    prepare(start.py(), "analytics.summary", rename, || {
-        Ok(Ready::Op(Box::new(Args::Summary(
-            date_text(start, "start")?,
-            date_text(end, "end")?,
-            text(group_by, "group_by")?,
-        ))))
-    })
+    prepare(
+        start.py(),
+        "analytics.summary",
+        ANALYTICS_SUMMARY.python_names,
+        || {
+            Ok(Ready::Op(Box::new(Args::Summary(
+                date_text(start, "start")?,
+                date_text(end, "end")?,
+                text(group_by, "group_by")?,
+            ))))
+        },
+    )
 }
 
 /// `client.analytics.subscribers`'s call: the shared checks name the spec's `type`, the
@@ -46,23 +47,27 @@ fn analytics_summary(
 #[pyfunction]
 #[pyo3(signature = (*, types))]
 fn analytics_subscribers(types: &Bound<'_, PyAny>) -> PyResult<PreparedCall> {
-    let rename: Renamer = |f| rename_head(f, "type", "types");
-    prepare(types.py(), "analytics.subscribers", rename, || {
-        let types = if types.is_none() {
-            None
-        } else {
-            let types = str_list(types, "types")?;
-            // Sent as `type=`, which the service reads as no filter: every dimension.
-            if types.is_empty() {
-                return Err(Error::validation(
-                    "types",
-                    message![FIELD, " is empty: leave it out (None) for every dimension"],
-                ));
-            }
-            Some(types)
-        };
-        Ok(Ready::Op(Box::new(Args::Subscribers(types))))
-    })
+    prepare(
+        types.py(),
+        "analytics.subscribers",
+        ANALYTICS_SUBSCRIBERS.python_names,
+        || {
+            let types = if types.is_none() {
+                None
+            } else {
+                let types = str_list(types, "types")?;
+                // Sent as `type=`, which the service reads as no filter: every dimension.
+                if types.is_empty() {
+                    return Err(Error::validation(
+                        "types",
+                        message![FIELD, " is empty: leave it out (None) for every dimension"],
+                    ));
+                }
+                Some(types)
+            };
+            Ok(Ready::Op(Box::new(Args::Subscribers(types))))
+        },
+    )
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

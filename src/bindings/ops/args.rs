@@ -12,18 +12,6 @@ use crate::bindings::convert::{self, date_text, is_missing};
 use crate::client::transport::extra_header;
 use crate::client::{AnalyticsRange, Error, ListQuery};
 
-pub use crate::bindings::errors::same_name;
-
-/// `spec` (or `spec[i]...`) as `python` (or `python[i]...`); anything else unchanged.
-pub fn rename_head(field: &str, spec: &str, python: &str) -> String {
-    match field.strip_prefix(spec) {
-        Some(rest) if rest.is_empty() || rest.starts_with('[') || rest.starts_with('.') => {
-            format!("{python}{rest}")
-        }
-        _ => field.to_string(),
-    }
-}
-
 pub fn concurrency(obj: &Bound<'_, PyAny>) -> Result<usize, Error> {
     match opt_int(obj, "concurrency")? {
         Some(c) if (1..=1024).contains(&c) => Ok(c as usize),

@@ -1,6 +1,7 @@
 //! `notifications.create`: the broadcast read from its model or dict, then sent by
 //! `crate::client::notifications`.
 
+use crate::operations::NOTIFICATIONS_CREATE;
 use pyo3::prelude::*;
 
 use super::operation::{keyed, prepare_keyed, PreparedCall, Ready, Run, Running};
@@ -22,10 +23,16 @@ fn notifications_create(
 ) -> PyResult<PreparedCall> {
     let py = notification.py();
     let (key, [notification]) = keyed(py, idempotency_key, [("notification", notification)])?;
-    prepare_keyed(py, "notifications.create", rename, key, || {
-        let n: NewNotification = model(&notification, "")?;
-        Ok(Ready::Op(Box::new(Args(Box::new(n)))))
-    })
+    prepare_keyed(
+        py,
+        "notifications.create",
+        NOTIFICATIONS_CREATE.python_names,
+        key,
+        || {
+            let n: NewNotification = model(&notification, "")?;
+            Ok(Ready::Op(Box::new(Args(Box::new(n)))))
+        },
+    )
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -36,35 +43,6 @@ impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
         Ok(Output::Id(notifications::create(t, &self.0).await?))
     }
-}
-
-/// How a violation's field is named to the Python caller: the shared checks name fields as
-/// the spec's form does (`notification_title`, `multi_element_url2`), the error the model's
-/// attribute (`title`, `actions[1].url`).
-pub fn rename(f: &str) -> String {
-    match f {
-        "notification_title"
-        | "notification_message"
-        | "notification_url"
-        | "notification_type"
-        | "notification_expiry" => f["notification_".len()..].to_string(),
-        _ => button_field(f).unwrap_or_else(|| f.to_string()),
-    }
-}
-
-/// A broadcast button's form field (`multi_element_url2`) as the Python argument that
-/// carries it (`actions[1].url`).
-fn button_field(f: &str) -> Option<String> {
-    let rest = f.strip_prefix("multi_element_")?;
-    let (part, slot) = rest.split_at(rest.find(|c: char| c.is_ascii_digit())?);
-    let slot: usize = slot.parse().ok().filter(|k| *k >= 1)?;
-    let attr = match part {
-        "title" => "label",
-        "url" => "url",
-        "image" => "image_url",
-        _ => return None,
-    };
-    Some(format!("actions[{}].{attr}", slot - 1))
 }
 
 impl Run for Args {

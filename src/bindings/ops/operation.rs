@@ -13,14 +13,13 @@ use std::sync::Mutex;
 use std::future::Future;
 use std::pin::Pin;
 
-use super::args::same_name;
 use super::output::Output;
 use crate::bindings::errors::to_pyerr;
 use crate::bindings::stop;
 use crate::client::{Error, Transport};
 
 /// Maps a core field name to the Python argument's.
-pub type Renamer = fn(&str) -> String;
+pub type Renamer = crate::operations::PythonNames;
 
 /// A call read and checked from its Python arguments, ready for a client to run once:
 /// what each operation's function returns. `name` is the operation as the caller knows it
@@ -164,7 +163,7 @@ pub fn keyed<'py, const N: usize>(
 }
 
 /// The renamer of an operation whose fields keep their names.
-pub const SAME: Renamer = same_name;
+pub use crate::bindings::errors::SAME;
 
 /// What a call runs to: its output, or the error.
 pub type Running<'a> = Pin<Box<dyn Future<Output = Result<Output, Error>> + Send + 'a>>;

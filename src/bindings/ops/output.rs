@@ -6,7 +6,7 @@ use pyo3::types::{PyBytes, PyList};
 use pythonize::pythonize;
 use serde_json::{Map, Value};
 
-use crate::bindings::errors::to_pyerr;
+use crate::bindings::errors::{to_pyerr, SAME};
 use crate::bindings::page::Page;
 use crate::client::checkpoint::Prior;
 use crate::client::transport::RawAnswer;
@@ -103,13 +103,13 @@ impl Output {
             }
             Output::Distribution(m) => pythonize(py, &m)?.unbind(),
             Output::Json(v) => pythonize(py, &v)?.unbind(),
-            Output::Unread(e) => to_pyerr(py, e, |f| f.to_string()).into_value(py).into_any(),
+            Output::Unread(e) => to_pyerr(py, e, SAME).into_value(py).into_any(),
             Output::Batch(results) => {
                 let list = PyList::empty(py);
                 for r in results {
                     match r {
                         Ok(()) => list.append(py.None())?,
-                        Err(e) => list.append(to_pyerr(py, e, |f| f.to_string()).into_value(py))?,
+                        Err(e) => list.append(to_pyerr(py, e, SAME).into_value(py))?,
                     }
                 }
                 list.into_any().unbind()
@@ -121,10 +121,7 @@ impl Output {
                     let (message, error) = match c.outcome {
                         Ok(_) if stored_before => (None, None),
                         Ok(m) => (Some(m), None),
-                        Err(e) => (
-                            None,
-                            Some(to_pyerr(py, e, |f| f.to_string()).into_value(py)),
-                        ),
+                        Err(e) => (None, Some(to_pyerr(py, e, SAME).into_value(py))),
                     };
                     let prior = c.prior.map(Prior::name);
                     list.append((c.index, c.start, c.size, message, error, prior))?;

@@ -5,10 +5,11 @@ use crate::message;
 use crate::validate::FIELD;
 use pyo3::prelude::*;
 
-use super::args::{id_text, opt_int, opt_text, rename_head, str_list, text};
-use super::operation::{prepare, PreparedCall, Ready, Renamer, Run, Running, SAME};
+use super::args::{id_text, opt_int, opt_text, str_list, text};
+use super::operation::{prepare, PreparedCall, Ready, Run, Running, SAME};
 use super::output::Output;
 use crate::client::{segments, Error, Transport};
+use crate::operations::{SEGMENTS_ADD_SUBSCRIBERS, SEGMENTS_PROFILES};
 
 pub enum Args {
     List {
@@ -75,13 +76,17 @@ fn segments_add_subscribers(
     segment_id: &Bound<'_, PyAny>,
     subscriber_hashes: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    let rename: Renamer = |f| rename_head(f, "subscriber_hash", "subscriber_hashes");
-    prepare(segment_id.py(), "segments.add_subscribers", rename, || {
-        ready(Args::AddSubscribers(
-            id_text(segment_id, "segment_id")?,
-            str_list(subscriber_hashes, "subscriber_hashes")?,
-        ))
-    })
+    prepare(
+        segment_id.py(),
+        "segments.add_subscribers",
+        SEGMENTS_ADD_SUBSCRIBERS.python_names,
+        || {
+            ready(Args::AddSubscribers(
+                id_text(segment_id, "segment_id")?,
+                str_list(subscriber_hashes, "subscriber_hashes")?,
+            ))
+        },
+    )
 }
 
 /// `client.segments.add_profiles`'s call.
@@ -115,14 +120,18 @@ fn profiles(
     profile_ids: &Bound<'_, PyAny>,
     operation: &'static str,
 ) -> PyResult<PreparedCall> {
-    let rename: Renamer = |f| rename_head(f, "profile_id", "profile_ids");
-    prepare(segment_name.py(), name, rename, || {
-        ready(Args::Profiles(
-            text(segment_name, "segment_name")?,
-            str_list(profile_ids, "profile_ids")?,
-            operation,
-        ))
-    })
+    prepare(
+        segment_name.py(),
+        name,
+        SEGMENTS_PROFILES.python_names,
+        || {
+            ready(Args::Profiles(
+                text(segment_name, "segment_name")?,
+                str_list(profile_ids, "profile_ids")?,
+                operation,
+            ))
+        },
+    )
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
