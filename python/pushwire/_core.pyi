@@ -25,7 +25,33 @@ from typing import (
 from typing_extensions import Self
 
 # The models, re-exported (__all__ names them).
-from pushwire._core_models import *
+from pushwire._core_models import (
+    Action,
+    Analytics,
+    AttributeRule,
+    Audience,
+    AudienceFilter,
+    AudienceRule,
+    CampaignOptions,
+    Drip,
+    DripNotification,
+    DripOptions,
+    GoalResult,
+    Meta,
+    NewDrip,
+    NewDripNotification,
+    PriceDropThreshold,
+    Product,
+    Rules,
+    ScheduleOptions,
+    Segment,
+    SendTo,
+    SummaryRow,
+    TriggeredCampaign,
+    TriggeredNotification,
+    TriggerOptions,
+    UtmParams,
+)
 
 __version__: str
 
