@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from typing import Any, Callable
 
 from pushwire.testing import Emulator
@@ -165,18 +166,17 @@ def measure(n: int) -> dict[str, Any]:
     return out
 
 
+def markdown_table(header: str, rows: Iterable[str]) -> list[str]:
+    """The lines of a Markdown table: `header` (its cells each between two `|`), a rule that
+    aligns every column right (they hold numbers), then `rows`."""
+    return [header, "|" + "---:|" * (header.count("|") - 1), *rows]
+
+
 def table(results: list[dict[str, Any]]) -> list[str]:
-    lines = [
-        "| subscribers | generated, per subscriber | rows of dicts, per subscriber "
-        "| memory per subscriber | one targeted broadcast | per delivery | memory per delivery "
-        "| a trigger firing for N events | `deliveries()` page | `analytics.summary` (a year) "
-        "| a request after | process RSS with the generated site "
-        "| state saved (`emu.save`) | state read back (`Emulator.load`) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    rows = []
     for r in results:
         n, d = r["n"], r["deliveries"]
-        lines.append(
+        rows.append(
             f"| {n:,} | {r['generate_s'] / n * 1e6:.2f} us | {r['rows_s'] / n * 1e6:.2f} us "
             f"| {r['bytes_per_subscriber']:.0f} B | {r['broadcast_s'] * 1e3:,.1f} ms "
             f"({d:,} deliveries) | {r['broadcast_s'] / max(d, 1) * 1e9:,.0f} ns "
@@ -187,7 +187,14 @@ def table(results: list[dict[str, Any]]) -> list[str]:
             f"{d:,} + {r['trigger_events']:,} deliveries, {r['state_mb']:,.0f} MB) "
             f"| {r['load_s'] * 1e3:,.0f} ms |"
         )
-    return lines
+    return markdown_table(
+        "| subscribers | generated, per subscriber | rows of dicts, per subscriber "
+        "| memory per subscriber | one targeted broadcast | per delivery | memory per delivery "
+        "| a trigger firing for N events | `deliveries()` page | `analytics.summary` (a year) "
+        "| a request after | process RSS with the generated site "
+        "| state saved (`emu.save`) | state read back (`Emulator.load`) |",
+        rows,
+    )
 
 
 def results_in_own_processes(

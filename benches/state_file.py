@@ -16,7 +16,7 @@ import tempfile
 import time
 from typing import Any
 
-from emulator_scale import START, each_in_own_process, main, scale_population
+from emulator_scale import START, each_in_own_process, main, markdown_table, scale_population
 
 from pushwire.testing import Emulator
 
@@ -65,18 +65,18 @@ def measure(n: int) -> dict[str, Any]:
 
 
 def table(results: list[dict[str, Any]]) -> list[str]:
-    lines = [
+    def state(t: dict[str, Any]) -> str:
+        """The cells of one state: save, load, file."""
+        return f"{t['save_s'] * 1e3:,.0f} ms | {t['load_s'] * 1e3:,.0f} ms | {t['mb']:,.0f} MB"
+
+    return markdown_table(
         "| subscribers | save | load | file | + deliveries | save | load | file |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in results:
-        a, b = r["subscribers"], r["with_deliveries"]
-        lines.append(
-            f"| {r['n']:,} | {a['save_s'] * 1e3:,.0f} ms | {a['load_s'] * 1e3:,.0f} ms "
-            f"| {a['mb']:,.0f} MB | {r['deliveries']:,} | {b['save_s'] * 1e3:,.0f} ms "
-            f"| {b['load_s'] * 1e3:,.0f} ms | {b['mb']:,.0f} MB |"
-        )
-    return lines
+        [
+            f"| {r['n']:,} | {state(r['subscribers'])} "
+            f"| {r['deliveries']:,} | {state(r['with_deliveries'])} |"
+            for r in results
+        ],
+    )
 
 
 def run(sizes: list[int]) -> list[str]:

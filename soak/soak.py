@@ -189,9 +189,16 @@ def run(calls: int, seed: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=100_000)
-    parser.add_argument("--seed", type=int, default=7)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--calls",
+        type=int,
+        default=100_000,
+        help="calls through AsyncClient (a tenth more as track_many items)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=7, help="the seed of the mix of calls and of the faults"
+    )
     args = parser.parse_args()
     report = run(args.calls, args.seed)
     print(json.dumps(report, indent=2))

@@ -147,18 +147,19 @@ async fn an_include_list_given_empty_is_refused_not_sent_to_everyone() {
         other => panic!("expected a validation error, got {other:?}"),
     };
     // A broadcast: an empty include list is refused, an empty exclusion excludes no one.
-    let mut to_none = broadcast("Sale");
-    to_none.include_segments = Some(Vec::new());
-    let err = client::notifications::create(&t, &to_none)
-        .await
-        .expect_err("empty");
-    assert_eq!(field_of(err), "include_segments");
-    let mut subscriber_hash = broadcast("Sale");
-    subscriber_hash.subscriber_hash = Some(Vec::new());
-    let err = client::notifications::create(&t, &subscriber_hash)
-        .await
-        .expect_err("empty");
-    assert_eq!(field_of(err), "subscriber_hash");
+    type Emptied = fn(&mut NewNotification) -> &mut Option<Vec<String>>;
+    let lists: [(&str, Emptied); 2] = [
+        ("include_segments", |n| &mut n.include_segments),
+        ("subscriber_hash", |n| &mut n.subscriber_hash),
+    ];
+    for (field, list) in lists {
+        let mut to_none = broadcast("Sale");
+        *list(&mut to_none) = Some(Vec::new());
+        let err = client::notifications::create(&t, &to_none)
+            .await
+            .expect_err(field);
+        assert_eq!(field_of(err), field);
+    }
     assert_eq!(logged(&server), Vec::new(), "nothing reached the service");
     let mut excluding_no_one = broadcast("Sale");
     excluding_no_one.exclude_segments = Some(Vec::new());

@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import atexit
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
 from typing import Any, Callable
 
 from pushwire import Action, AsyncClient, Client, ScheduleOptions
@@ -25,6 +27,18 @@ atexit.register(shutil.rmtree, _MYPY_CACHE, True)
 
 def mypy_strict(*paths: str) -> list[str]:
     return [sys.executable, "-m", "mypy", "--strict", "--cache-dir", _MYPY_CACHE, *paths]
+
+
+def mypy_errors(where: Path) -> list[str]:
+    """The errors of `mypy --strict` over bad.py and good.py in `where`, as a user runs it."""
+    run = subprocess.run(
+        mypy_strict("bad.py", "good.py"),
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return [line for line in run.stdout.splitlines() if ": error:" in line]
 
 
 # Fast and bounded: no backoff waits, and nothing hangs a test for long.

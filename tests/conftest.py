@@ -5,6 +5,7 @@ both clients (the ``drv`` fixture, see client_support.py). Nothing is mocked."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import os
 import socket
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Optional
 
@@ -147,6 +149,35 @@ def serve_in_threads(sock: socket.socket, handle: Callable[[socket.socket], None
             threading.Thread(target=handle, args=(conn,), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """The request handler of a loopback server a test runs: it logs nothing, and `reply`
+    sends a whole answer."""
+
+    def reply(self, status: int, body: bytes = b"", content_type: Optional[str] = None) -> None:
+        self.send_response(status)
+        if content_type is not None:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A loopback HTTP server answering with `handler` on a thread of its own, for the
+    block: its root URL. It is shut down and its socket closed after."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def is_number(v: Any) -> bool:

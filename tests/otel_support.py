@@ -1,6 +1,7 @@
 """What the tracing tests share (tests/test_otel.py, tests/test_otel_frameworks.py): the
 OpenTelemetry SDK's providers exporting to memory, pushwire instrumented on them for a
-module, and the ids of a span as the W3C header and the emulator's request log spell them."""
+module, the module's emulator, and the ids of a span as the W3C header and the emulator's
+request log spell them."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from pushwire.otel import PushwireInstrumentor
+from pushwire.testing import Emulator
 
 WAIT = 60.0  # the longest any one wait for spans may take
 
@@ -84,6 +86,24 @@ class Telemetry:
                     if m.name == metric:
                         out += list(m.data.data_points)
         return out
+
+
+def module_fixtures(key: str) -> tuple[Any, Any]:
+    """The two module-scoped fixtures of a tracing test module, for it to bind to their names
+    (``telemetry, server = module_fixtures(KEY)``): ``telemetry``, pushwire traced on
+    in-memory providers for the module, and ``server``, an emulator that takes ``key``."""
+
+    @pytest.fixture(scope="module")
+    def telemetry() -> Iterator[Telemetry]:
+        with instrumented(Telemetry()) as t:
+            yield t
+
+    @pytest.fixture(scope="module")
+    def server() -> Iterator[Emulator]:
+        with Emulator(api_key=key) as emu:
+            yield emu
+
+    return telemetry, server
 
 
 @contextlib.contextmanager

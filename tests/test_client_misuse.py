@@ -23,7 +23,7 @@ from client_support import (
     api_requests,
     drip_notification,
     make_driver,
-    mypy_strict,
+    mypy_errors,
 )
 from conftest import run_pytest
 
@@ -731,18 +731,6 @@ def test_the_emulator_clock_advances_by_a_timedelta(emu):
     assert dt.timedelta(hours=2) <= after - before < dt.timedelta(hours=2, seconds=5)
     with pytest.raises(ValueError):
         emu.advance(float("nan"))
-
-
-def mypy_errors(where) -> list[str]:
-    """The errors of `mypy --strict` over bad.py and good.py in `where`, as a user runs it."""
-    run = subprocess.run(
-        mypy_strict("bad.py", "good.py"),
-        cwd=where,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return [line for line in run.stdout.splitlines() if ": error:" in line]
 
 
 def test_mypy_catches_a_typo_in_a_model_keyword(tmp_path):

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
 import textwrap
 import time
 import urllib.parse
 from typing import Any
 
 import pytest
-from client_support import BROADCAST, Driver, api_requests, drip_notification, mypy_strict
+from client_support import BROADCAST, Driver, api_requests, drip_notification, mypy_errors
 
 import pushwire
 from pushwire import APIResponse, APITimeoutError, BadRequestError, Headers, ValidationError
@@ -388,21 +387,14 @@ def test_mypy_sees_the_raw_responses_and_the_request_options(tmp_path) -> None:
             """
         )
     )
-    run = subprocess.run(
-        mypy_strict("bad.py", "good.py"),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    errors = [line for line in run.stdout.splitlines() if ": error:" in line]
+    errors = mypy_errors(tmp_path)
     assert sorted({e.split(":")[0:2][1] for e in errors if e.startswith("bad.py")}) == [
         "11",
         "6",
         "7",
         "8",
-    ], run.stdout
-    assert not [e for e in errors if e.startswith("good.py")], run.stdout
+    ], errors
+    assert not [e for e in errors if e.startswith("good.py")], errors
 
 
 def test_the_options_and_raw_response_are_public_names() -> None:

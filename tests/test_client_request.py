@@ -5,14 +5,13 @@ configured roots, retries by method, and outcome-unknown as the typed calls have
 
 from __future__ import annotations
 
-import http.server
 import logging
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from client_support import BROADCAST, Driver, api_requests
+from conftest import QuietHandler, serving
 
 import pushwire
 from pushwire import APIResponse, ValidationError
@@ -74,29 +73,17 @@ def test_an_empty_answer_parses_to_none(drv: Driver, emu: Emulator) -> None:
     assert r.status_code == 200 and r.content == b"" and r.parse() is None
 
 
-class _Text(http.server.BaseHTTPRequestHandler):
+class _Text(QuietHandler):
     def do_GET(self) -> None:
-        body = b"<html>maintenance</html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.reply(200, b"<html>maintenance</html>", "text/html")
 
 
 @pytest.fixture
 def text_server() -> Iterator[str]:
     """A loopback server that answers every GET with an HTML page (a proxy's maintenance
     page), as the emulator's routes never do."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Text)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Text) as url:
+        yield url
 
 
 def test_an_answer_that_is_not_json_raises_on_parse_with_its_text_kept(
@@ -117,21 +104,21 @@ def test_an_error_status_raises_the_typed_calls_error(drv: Driver, emu: Emulator
 
 
 @pytest.mark.parametrize(
-    ("path", "field", "says"),
+    ("path", "says"),
     [
-        ("https://collector.example/apiv1/segments", "path", "configured hosts only"),
-        ("//collector.example/apiv1/segments", "path", "configured hosts only"),
-        ("/segments", "path", "must begin with /apiv1"),
-        ("/apiv1/segments?limit=1", "path", "pass query="),
-        ("/apiv1/../admin/reset", "path", "'..'"),
+        ("https://collector.example/apiv1/segments", "configured hosts only"),
+        ("//collector.example/apiv1/segments", "configured hosts only"),
+        ("/segments", "must begin with /apiv1"),
+        ("/apiv1/segments?limit=1", "pass query="),
+        ("/apiv1/../admin/reset", "'..'"),
     ],
 )
 def test_a_path_off_the_configured_root_is_refused_before_anything_is_sent(
-    drv: Driver, emu: Emulator, path: str, field: str, says: str
+    drv: Driver, emu: Emulator, path: str, says: str
 ) -> None:
     with pytest.raises(ValidationError, match=says) as info:
         drv(drv.client.request, "GET", path)
-    assert info.value.field == field
+    assert info.value.field == "path"
     assert api_requests(emu) == []
 
 

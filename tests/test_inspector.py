@@ -23,10 +23,8 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
@@ -34,6 +32,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 from client_support import drip_notification
+from conftest import QuietHandler, serving
 
 from pushwire.testing import Emulator
 
@@ -86,23 +85,12 @@ def page_time(iso: str) -> str:
 def image_url() -> Iterator[str]:
     """The URL of a PNG served from this process."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:  # noqa: N802 (the handler's name)
-            self.send_response(200)
-            self.send_header("Content-Type", "image/png")
-            self.send_header("Content-Length", str(len(PNG)))
-            self.end_headers()
-            self.wfile.write(PNG)
+            self.reply(200, PNG, "image/png")
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/icon.png"
-    server.shutdown()
-    server.server_close()
+    with serving(Handler) as url:
+        yield f"{url}/icon.png"
 
 
 @pytest.fixture(scope="module")
@@ -278,24 +266,24 @@ def test_broadcasts_newest_first_with_audience_status_and_counts(
         vip = emu.create_segment("vip")
         ada = emu.add_subscriber(profile_id="ada", country="US", segments=[vip])
         emu.add_subscriber(profile_id="bob", country="DE")
-        client = emu.client()
-        first = client.notifications.create(
-            title="First",
-            message="to vip",
-            url="https://shop.example/a",
-            **images,
-            include_segments=[vip],
-            exclude_countries=["FR"],
-            actions=[{"label": "Buy", "url": "https://shop.example/buy"}],
-            expiry=60,
-        )
-        later = client.notifications.create(
-            title="Later",
-            message="m",
-            url="https://shop.example/b",
-            type="later",
-            valid_from_utc=naive(emu.now + dt.timedelta(hours=2)),
-        )
+        with emu.client() as client:
+            first = client.notifications.create(
+                title="First",
+                message="to vip",
+                url="https://shop.example/a",
+                **images,
+                include_segments=[vip],
+                exclude_countries=["FR"],
+                actions=[{"label": "Buy", "url": "https://shop.example/buy"}],
+                expiry=60,
+            )
+            later = client.notifications.create(
+                title="Later",
+                message="m",
+                url="https://shop.example/b",
+                type="later",
+                valid_from_utc=naive(emu.now + dt.timedelta(hours=2)),
+            )
         [delivery] = emu.deliveries(subscriber_hash=ada)
         emu.record_view(delivery["delivery_id"])
         emu.record_click(delivery["delivery_id"])

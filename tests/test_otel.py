@@ -13,7 +13,6 @@ import json
 import logging
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,7 +25,7 @@ from opentelemetry import propagate  # noqa: E402
 from opentelemetry.propagators.textmap import TextMapPropagator  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider  # noqa: E402
 from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
-from otel_support import Telemetry, hex_trace, instrumented  # noqa: E402
+from otel_support import Telemetry, hex_trace, module_fixtures  # noqa: E402
 
 import pushwire  # noqa: E402
 from pushwire.otel import PushwireInstrumentor  # noqa: E402
@@ -36,16 +35,7 @@ KEY = "sk_live_otel_secret_0123456789abcdef"
 BROADCAST = {"title": "Sale", "message": "Half price", "url": "https://shop.example/sale"}
 
 
-@pytest.fixture(scope="module")
-def telemetry() -> Iterator[Telemetry]:
-    with instrumented(Telemetry()) as t:
-        yield t
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[Emulator]:
-    with Emulator(api_key=KEY) as emu:
-        yield emu
+telemetry, server = module_fixtures(KEY)
 
 
 @pytest.fixture

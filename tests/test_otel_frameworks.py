@@ -39,12 +39,13 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Optional
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 import pytest
+from conftest import QuietHandler
 
 pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra (requirements-dev.txt)")
 
@@ -52,7 +53,7 @@ import redis_support  # noqa: E402
 from opentelemetry import trace  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.trace import SpanKind  # noqa: E402
-from otel_support import WAIT, Telemetry, hex_span, hex_trace, instrumented  # noqa: E402
+from otel_support import WAIT, Telemetry, hex_span, hex_trace, module_fixtures  # noqa: E402
 
 from pushwire.testing import Emulator  # noqa: E402
 
@@ -79,16 +80,7 @@ def traces_by_title(emu: Emulator) -> dict[str, Optional[str]]:
 # -- in this process: the SDK with an in-memory exporter -----------------------------------------
 
 
-@pytest.fixture(scope="module")
-def telemetry() -> Iterator[Telemetry]:
-    with instrumented(Telemetry()) as t:
-        yield t
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[Emulator]:
-    with Emulator(api_key=KEY) as emu:
-        yield emu
+telemetry, server = module_fixtures(KEY)
 
 
 @pytest.fixture
@@ -352,7 +344,7 @@ class Receiver:
         self._cond = threading.Condition()
         receiver = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if self.headers.get("Content-Encoding") == "gzip":
@@ -363,22 +355,12 @@ class Receiver:
                         raise ValueError(f"no such OTLP path: {self.path}")
                     decoded = kind[0].FromString(body)
                 except Exception:
-                    self.send_response(400 if kind else 404)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
+                    self.reply(400 if kind else 404)
                     return
                 with receiver._cond:
                     receiver.received.append((self.path, body, decoded))
                     receiver._cond.notify_all()
-                out = kind[1]().SerializeToString()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
+                self.reply(200, kind[1]().SerializeToString(), "application/x-protobuf")
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True

@@ -2,8 +2,9 @@
 and their resource namespaces (``client.triggers``, ...).
 
 A namespace is declared once for both clients and their ``with_raw_response`` views, in
-``_Namespaces``: ``triggers = _Namespace(Triggers, AsyncTriggers, TriggersWithRawResponse,
-AsyncTriggersWithRawResponse)``. :class:`~pushwire.Client` gets the blocking class,
+``_Namespaces``: ``triggers = _Namespace(r.Triggers, r.AsyncTriggers,
+r.TriggersWithRawResponse, r.AsyncTriggersWithRawResponse)``, ``r`` being
+``pushwire.resources``. :class:`~pushwire.Client` gets the blocking class,
 :class:`~pushwire.AsyncClient` (``_awaited = True``) the async one, and the views
 (``_raw = True``) the raw ones of each.
 """
@@ -29,41 +30,12 @@ from typing import (
 )
 
 from pushwire import _env
+from pushwire import resources as r
 from pushwire._args import NOT_GIVEN, NotGiven, Seconds, _count, _headers, _seconds
 from pushwire._core import CoreClient
 from pushwire._idempotency import DEFAULT_TTL, Idempotency, Keys
 from pushwire._keystores import store_of
 from pushwire.errors import PushwireError, ValidationError
-from pushwire.resources import (
-    Analytics,
-    AnalyticsWithRawResponse,
-    AsyncAnalytics,
-    AsyncAnalyticsWithRawResponse,
-    AsyncDrips,
-    AsyncDripsWithRawResponse,
-    AsyncEvents,
-    AsyncEventsWithRawResponse,
-    AsyncNotifications,
-    AsyncNotificationsWithRawResponse,
-    AsyncProducts,
-    AsyncProductsWithRawResponse,
-    AsyncSegments,
-    AsyncSegmentsWithRawResponse,
-    AsyncTriggers,
-    AsyncTriggersWithRawResponse,
-    Drips,
-    DripsWithRawResponse,
-    Events,
-    EventsWithRawResponse,
-    Notifications,
-    NotificationsWithRawResponse,
-    Products,
-    ProductsWithRawResponse,
-    Segments,
-    SegmentsWithRawResponse,
-    Triggers,
-    TriggersWithRawResponse,
-)
 from pushwire.resources.request import AsyncRequests, Requests
 
 if TYPE_CHECKING:
@@ -192,31 +164,33 @@ class _Namespaces:
     _raw: bool = False
 
     triggers = _Namespace(
-        Triggers, AsyncTriggers, TriggersWithRawResponse, AsyncTriggersWithRawResponse
+        r.Triggers, r.AsyncTriggers, r.TriggersWithRawResponse, r.AsyncTriggersWithRawResponse
     )
     """Triggered campaigns (spec 4.1, 4.2)."""
-    drips = _Namespace(Drips, AsyncDrips, DripsWithRawResponse, AsyncDripsWithRawResponse)
+    drips = _Namespace(r.Drips, r.AsyncDrips, r.DripsWithRawResponse, r.AsyncDripsWithRawResponse)
     """Drip autoresponders (spec 4.3-4.5)."""
     segments = _Namespace(
-        Segments, AsyncSegments, SegmentsWithRawResponse, AsyncSegmentsWithRawResponse
+        r.Segments, r.AsyncSegments, r.SegmentsWithRawResponse, r.AsyncSegmentsWithRawResponse
     )
     """Segments and their members (spec 4.6-4.9)."""
     analytics = _Namespace(
-        Analytics, AsyncAnalytics, AnalyticsWithRawResponse, AsyncAnalyticsWithRawResponse
+        r.Analytics, r.AsyncAnalytics, r.AnalyticsWithRawResponse, r.AsyncAnalyticsWithRawResponse
     )
     """Summary analytics and the subscriber distribution (spec 4.10, 4.11)."""
     products = _Namespace(
-        Products, AsyncProducts, ProductsWithRawResponse, AsyncProductsWithRawResponse
+        r.Products, r.AsyncProducts, r.ProductsWithRawResponse, r.AsyncProductsWithRawResponse
     )
     """Product updates (spec 4.12)."""
     notifications = _Namespace(
-        Notifications,
-        AsyncNotifications,
-        NotificationsWithRawResponse,
-        AsyncNotificationsWithRawResponse,
+        r.Notifications,
+        r.AsyncNotifications,
+        r.NotificationsWithRawResponse,
+        r.AsyncNotificationsWithRawResponse,
     )
     """Push broadcasts (spec 4.13)."""
-    events = _Namespace(Events, AsyncEvents, EventsWithRawResponse, AsyncEventsWithRawResponse)
+    events = _Namespace(
+        r.Events, r.AsyncEvents, r.EventsWithRawResponse, r.AsyncEventsWithRawResponse
+    )
     """Custom event tracking (spec 4.14), on the event-tracking interface."""
     request = _on_client("request", Requests.request, (Requests, AsyncRequests))
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
-from pushwire._html import render
+from pushwire._html import MAX_ROWS, _count, _escape, _more, _value, _wrap
 from pushwire.errors import PushwireError, ValidationError
 
 Progress = Union[bool, Callable[[int, int], Any], None]
@@ -119,7 +119,38 @@ class BulkResult:
 
     def _repr_html_(self) -> str:
         """The summary and a table of the failed chunks, for Jupyter."""
-        return render(self)
+        return _wrap(_html_body(self))
+
+
+def _html_body(result: BulkResult) -> str:
+    failed = result.failed
+    items = sum(c.size for c in result.chunks)
+    summary = (
+        f"{'ok' if result.ok else 'failed'}: {_count(len(result.chunks), 'chunk')} of "
+        f"{_count(items, 'item')}, {result.succeeded:,} sent"
+    )
+    if failed:
+        lost = sum(c.size for c in failed)
+        summary += f"; {_count(len(failed), 'chunk')} failed ({_count(lost, 'item')})"
+    out = f"<p><strong>BulkResult</strong> {_escape(summary)}</p>"
+    if not failed:
+        return out
+    rows = []
+    for c in failed[:MAX_ROWS]:
+        status = getattr(c.error, "status_code", None)
+        cells = [
+            _escape(str(c.index)),
+            _escape(f"{c.start:,} to {c.start + c.size - 1:,}"),
+            _escape(type(c.error).__name__),
+            _escape(str(status) if status else ""),
+            _value(str(c.error)),
+        ]
+        rows.append("<tr>" + "".join(f"<td>{v}</td>" for v in cells) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("chunk", "items", "error", "status", "message"))
+    return (
+        f"{out}<table><caption>failed chunks</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>{_more(len(failed) - len(rows))}"
+    )
 
 
 # What pydantic dumps a chunk and a bulk result as (their `to_dict()`): a type's name, a

@@ -1,5 +1,6 @@
-"""The HTML Jupyter shows for results: ``_repr_html_`` of the models, :class:`~pushwire.Page`,
-:class:`ResultList` and :class:`~pushwire.BulkResult` all end in :func:`render`.
+"""The HTML Jupyter shows for results: ``_repr_html_`` of the models, :class:`~pushwire.Page`
+and :class:`ResultList` end in :func:`render`, which shows a :class:`~pushwire.BulkResult` as
+its own ``_repr_html_`` draws it (in ``_bulk``, with this module's helpers).
 
 A model is a card of its fields, a page or a list a table with one row per item, a bulk
 result its summary and a table of its failed chunks. Tables stop after ``MAX_ROWS`` rows
@@ -14,8 +15,8 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Optional, Protocol, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional, TypeVar
 
 from pushwire._core import Page
 
@@ -33,33 +34,8 @@ _MAX_DEPTH = 3
 _T = TypeVar("_T")
 
 
-class _Chunk(Protocol):
-    @property
-    def index(self) -> int: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def size(self) -> int: ...
-    @property
-    def error(self) -> Optional[BaseException]: ...
-
-
-class _Bulk(Protocol):
-    """What the HTML of a :class:`~pushwire.BulkResult` reads (``_bulk`` imports this
-    module, not the other way round)."""
-
-    @property
-    def chunks(self) -> Sequence[_Chunk]: ...
-    @property
-    def failed(self) -> Sequence[_Chunk]: ...
-    @property
-    def ok(self) -> bool: ...
-    @property
-    def succeeded(self) -> int: ...
-
-
 def _is_bulk(obj: object) -> bool:
-    return all(hasattr(obj, name) for name in ("chunks", "failed", "succeeded"))
+    return all(hasattr(obj, name) for name in ("chunks", "failed", "succeeded", "_repr_html_"))
 
 
 # One small scoped style per output (as pandas does), so that cells need none of their own.
@@ -103,7 +79,8 @@ def render(obj: object) -> str:
         data = obj.data
         return _wrap(_table(data[:MAX_ROWS], len(data), caption))
     if _is_bulk(obj):
-        return _wrap(_bulk(obj))  # type: ignore[arg-type]
+        # A BulkResult draws itself (``_bulk`` imports this module, not the other way round).
+        return str(obj._repr_html_())  # type: ignore[attr-defined]
     if isinstance(obj, (list, tuple)):
         return _wrap(_table(list(obj[:MAX_ROWS]), len(obj), _count(len(obj), "item")))
     fields = _fields(obj)
@@ -159,37 +136,6 @@ def _table(shown: list[Any], total: int, caption: str) -> str:
     return (
         f"<table><caption>{_escape(caption)}</caption><thead><tr>{head}</tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>{_more(total - len(shown))}"
-    )
-
-
-def _bulk(result: _Bulk) -> str:
-    failed = result.failed
-    items = sum(c.size for c in result.chunks)
-    summary = (
-        f"{'ok' if result.ok else 'failed'}: {_count(len(result.chunks), 'chunk')} of "
-        f"{_count(items, 'item')}, {result.succeeded:,} sent"
-    )
-    if failed:
-        lost = sum(c.size for c in failed)
-        summary += f"; {_count(len(failed), 'chunk')} failed ({_count(lost, 'item')})"
-    out = f"<p><strong>BulkResult</strong> {_escape(summary)}</p>"
-    if not failed:
-        return out
-    rows = []
-    for c in failed[:MAX_ROWS]:
-        status = getattr(c.error, "status_code", None)
-        cells = [
-            _escape(str(c.index)),
-            _escape(f"{c.start:,} to {c.start + c.size - 1:,}"),
-            _escape(type(c.error).__name__),
-            _escape(str(status) if status else ""),
-            _value(str(c.error)),
-        ]
-        rows.append("<tr>" + "".join(f"<td>{v}</td>" for v in cells) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("chunk", "items", "error", "status", "message"))
-    return (
-        f"{out}<table><caption>failed chunks</caption><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>{_more(len(failed) - len(rows))}"
     )
 
 

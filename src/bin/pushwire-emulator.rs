@@ -68,6 +68,11 @@ enum Document {
     Admin,
 }
 
+/// The environment's `name`, unless unset or empty.
+fn set_in_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
 /// The command line, or the message to exit with (help and version exit 0).
 fn parse() -> Result<Args, (String, u8)> {
     use lexopt::prelude::*;
@@ -75,16 +80,12 @@ fn parse() -> Result<Args, (String, u8)> {
         host: "127.0.0.1".into(),
         port: 8900,
         events_port: None,
-        api_key: std::env::var("PUSHWIRE_API_KEY")
-            .ok()
-            .filter(|k| !k.is_empty()),
+        api_key: set_in_env("PUSHWIRE_API_KEY"),
         request_log: true,
         retention: DEFAULT_RETENTION,
         exit_with_parent: false,
         allowed_hosts: Vec::new(),
-        admin_token: std::env::var("PUSHWIRE_ADMIN_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty()),
+        admin_token: set_in_env("PUSHWIRE_ADMIN_TOKEN"),
         state: None,
         save_every: None,
         print: None,

@@ -182,28 +182,18 @@ pub(crate) const SEND_TO_FIELDS: [&str; 4] = ["segments", "country", "states", "
 impl SendTo {
     /// The include list (by name) and the exclude list of each of [`SEND_TO_FIELDS`].
     pub(crate) fn lists(&self) -> [IncludeExclude<'_>; 4] {
+        let s = self;
         [
-            (
-                "include_segments",
-                self.include_segments.as_deref(),
-                &self.exclude_segments,
-            ),
+            ("include_segments", &s.include_segments, &s.exclude_segments),
             (
                 "include_countries",
-                self.include_countries.as_deref(),
-                &self.exclude_countries,
+                &s.include_countries,
+                &s.exclude_countries,
             ),
-            (
-                "include_states",
-                self.include_states.as_deref(),
-                &self.exclude_states,
-            ),
-            (
-                "include_cities",
-                self.include_cities.as_deref(),
-                &self.exclude_cities,
-            ),
+            ("include_states", &s.include_states, &s.exclude_states),
+            ("include_cities", &s.include_cities, &s.exclude_cities),
         ]
+        .map(|(name, include, exclude)| (name, include.as_deref(), exclude.as_slice()))
     }
 
     pub(crate) fn lists_mut(&mut self) -> [(&mut Option<Vec<String>>, &mut Vec<String>); 4] {

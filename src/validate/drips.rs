@@ -66,85 +66,65 @@ pub fn drip_json_types(obj: &Map<String, Value>) -> Check {
                 .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9.0e18)
             || v.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok())
     };
-    let text = |m: &Map<String, Value>, prefix: &str, keys: &[&str]| {
-        for k in keys {
-            if !matches!(m.get(*k), None | Some(Value::Null) | Some(Value::String(_))) {
-                return Err(Violation::new(
-                    format!("{prefix}{k}"),
-                    message![FIELD, " must be a string"],
-                ));
+    // `path` holds no value of the JSON type `kind` names.
+    let not_a = |path: String, kind: &str| {
+        Err(Violation::new(
+            path,
+            message![FIELD, format!(" must be {kind}")],
+        ))
+    };
+    // Each of `keys` in `m`, when present and not null, passes `is`.
+    let each =
+        |m: &Map<String, Value>, prefix: &str, keys: &[&str], kind, is: &dyn Fn(&Value) -> bool| {
+            match keys
+                .iter()
+                .find(|k| m.get(**k).is_some_and(|v| !v.is_null() && !is(v)))
+            {
+                Some(k) => not_a(format!("{prefix}{k}"), kind),
+                None => Ok(()),
             }
-        }
-        Ok(())
+        };
+    let text = |m: &Map<String, Value>, prefix: &str, keys: &[&str]| {
+        each(m, prefix, keys, "a string", &Value::is_string)
+    };
+    let integer = |m: &Map<String, Value>, prefix: &str, keys: &[&str]| {
+        each(m, prefix, keys, "an integer", &is_int)
     };
     for (i, n) in items.iter().enumerate() {
         let prefix = format!("notifications[{i}].");
-        let n = n.as_object().ok_or_else(|| {
-            Violation::new(
-                format!("notifications[{i}]"),
-                message![FIELD, " must be an object"],
-            )
-        })?;
+        let Some(n) = n.as_object() else {
+            return not_a(format!("notifications[{i}]"), "an object");
+        };
         text(
             n,
             &prefix,
             &["title", "message", "url", "image_url", "big_image_url"],
         )?;
-        for k in ["require_interaction", "expiry"] {
-            match n.get(k) {
-                None | Some(Value::Null) => {}
-                Some(v) if is_int(v) => {}
-                Some(_) => {
-                    return Err(Violation::new(
-                        format!("{prefix}{k}"),
-                        message![FIELD, " must be an integer"],
-                    ))
-                }
-            }
-        }
+        integer(n, &prefix, &["require_interaction", "expiry"])?;
         match n.get("schedule_options") {
             None | Some(Value::Null) => {}
             Some(Value::Object(s)) => {
                 let p = format!("{prefix}schedule_options.");
                 text(s, &p, &["type", "unit", "at"])?;
-                match s.get("value") {
-                    None | Some(Value::Null) => {}
-                    Some(v) if is_int(v) => {}
-                    Some(_) => {
-                        return Err(Violation::new(
-                            format!("{p}value"),
-                            message![FIELD, " must be an integer"],
-                        ))
-                    }
-                }
+                integer(s, &p, &["value"])?;
             }
-            Some(_) => {
-                return Err(Violation::new(
-                    format!("{prefix}schedule_options"),
-                    message![FIELD, " must be an object"],
-                ))
-            }
+            Some(_) => return not_a(format!("{prefix}schedule_options"), "an object"),
         }
         match n.get("actions") {
             None | Some(Value::Null) => {}
             Some(Value::Array(actions)) => {
                 for (j, a) in actions.iter().enumerate() {
-                    let p = format!("{prefix}actions[{j}].");
-                    let a = a.as_object().ok_or_else(|| {
-                        Violation::new(
-                            format!("{prefix}actions[{j}]"),
-                            message![FIELD, " must be an object"],
-                        )
-                    })?;
-                    text(a, &p, &["label", "url", "image_url"])?;
+                    let Some(a) = a.as_object() else {
+                        return not_a(format!("{prefix}actions[{j}]"), "an object");
+                    };
+                    text(
+                        a,
+                        &format!("{prefix}actions[{j}]."),
+                        &["label", "url", "image_url"],
+                    )?;
                 }
             }
-            Some(_) => {
-                return Err(Violation::new(
-                    format!("{prefix}actions"),
-                    message![FIELD, " must be an array"],
-                ))
-            }
+            Some(_) => return not_a(format!("{prefix}actions"), "an array"),
         }
     }
     Ok(())

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from typing_extensions import Concatenate, ParamSpec, Protocol
 
     P = ParamSpec("P")
-    T_co = TypeVar("T_co", covariant=True)
+    R_co = TypeVar("R_co", covariant=True)
 
     class _Owner(Protocol):
         """The client a namespace calls through (``pushwire._base._Base``)."""
@@ -66,35 +66,14 @@ if TYPE_CHECKING:
 
         def _check_events(self) -> None: ...
 
-    class _Awaited(Protocol[P, T_co]):
-        """A coroutine function's type: ``(*P) -> Coroutine[..., T]`` once bound."""
+    class _Method(Protocol[P, R_co]):
+        """A method's type once bound: ``(*P) -> R`` (the twins' ``R`` is a coroutine, an
+        ``APIResponse`` or an async iterator)."""
 
         @overload
-        def __get__(
-            self, obj: None, owner: Any
-        ) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T_co]]: ...
+        def __get__(self, obj: None, owner: Any) -> Callable[Concatenate[Any, P], R_co]: ...
         @overload
-        def __get__(self, obj: object, owner: Any) -> Callable[P, Coroutine[Any, Any, T_co]]: ...
-
-    class _Raw(Protocol[P, T_co]):
-        """A ``with_raw_response`` method's type: ``(*P) -> APIResponse[T]`` once bound."""
-
-        @overload
-        def __get__(
-            self, obj: None, owner: Any
-        ) -> Callable[Concatenate[Any, P], APIResponse[T_co]]: ...
-        @overload
-        def __get__(self, obj: object, owner: Any) -> Callable[P, APIResponse[T_co]]: ...
-
-    class _Paged(Protocol[P, T_co]):
-        """``iter``'s type on the async namespace: ``(*P) -> AsyncIterator[T]`` once bound."""
-
-        @overload
-        def __get__(
-            self, obj: None, owner: Any
-        ) -> Callable[Concatenate[Any, P], AsyncIterator[T_co]]: ...
-        @overload
-        def __get__(self, obj: object, owner: Any) -> Callable[P, AsyncIterator[T_co]]: ...
+        def __get__(self, obj: object, owner: Any) -> Callable[P, R_co]: ...
 
 
 T = TypeVar("T")
@@ -107,10 +86,22 @@ _log = logging.getLogger("pushwire")
 
 
 class _Resource:
+    """A namespace, calling through its client. An async or raw one is the twin of a
+    blocking one, named where it is declared (``class AsyncDrips(_Async, twin=Drips)``): it
+    has the twin's docstring, and it must offer each of the twin's methods but those it
+    names in ``skip`` (a method left out is an error at import)."""
+
     __slots__ = ("_client",)
 
     def __init__(self, client: _Owner) -> None:
         self._client = client
+
+    def __init_subclass__(
+        cls, *, twin: Optional[type[_Sync]] = None, skip: tuple[str, ...] = (), **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if twin is not None:
+            _twin_of(cls, twin, skip)
 
 
 class _Sync(_Resource):
@@ -180,20 +171,9 @@ class _Sync(_Resource):
 
 
 class _Async(_Resource):
-    """An asyncio namespace: each primitive returns an awaitable of the core's result.
-
-    Each is the twin of a blocking one, named where it is declared (``class AsyncDrips(_Async,
-    twin=Drips)``): it has the twin's docstring, and it must offer each of the twin's methods
-    but those it names in ``skip`` (a method left out is an error at import)."""
+    """An asyncio namespace: each primitive returns an awaitable of the core's result."""
 
     __slots__ = ()
-
-    def __init_subclass__(
-        cls, *, twin: Optional[type[_Sync]] = None, skip: tuple[str, ...] = (), **kwargs: Any
-    ) -> None:
-        super().__init_subclass__(**kwargs)
-        if twin is not None:
-            _twin_of(cls, twin, skip)
 
     def _call(self, call: PreparedCall, **options: Any) -> Coroutine[Any, Any, Any]:
         # A plain function handing back submit's coroutine: one coroutine frame less per call.
@@ -281,26 +261,25 @@ def _twin_of(cls: type, twin: type[_Sync], skip: tuple[str, ...] = ()) -> None:
             value.__qualname__ = f"{cls.__qualname__}.{name}"
 
 
-class _RawSync(_Sync):
-    """A blocking namespace of ``client.with_raw_response``: each call returns its answer
-    (``APIResponse``). A bulk call or ``iter`` sends many requests and has no one answer to
-    show: the class leaves them out (``skip``)."""
+class _RawView(_Resource):
+    """What both kinds of ``with_raw_response`` namespace share: a call of many requests that
+    they leave out (``skip``) is said to be one when looked up."""
 
     __slots__ = ()
-
-    def __init_subclass__(
-        cls, *, twin: Optional[type[_Sync]] = None, skip: tuple[str, ...] = (), **kwargs: Any
-    ) -> None:
-        super().__init_subclass__(**kwargs)
-        if twin is not None:
-            _twin_of(cls, twin, skip)
-
     _skipped: tuple[str, ...] = ()
 
     if not TYPE_CHECKING:  # a type checker flags a missing call as for any class
 
         def __getattr__(self, name: str) -> Any:
             raise AttributeError(_not_raw(self, name))
+
+
+class _RawSync(_RawView, _Sync):
+    """A blocking namespace of ``client.with_raw_response``: each call returns its answer
+    (``APIResponse``). A bulk call or ``iter`` sends many requests and has no one answer to
+    show: the class leaves them out (``skip``)."""
+
+    __slots__ = ()
 
     def _call(self, call: PreparedCall, **options: Any) -> Any:
         return self._then(None, call, **options)
@@ -317,17 +296,11 @@ class _RawSync(_Sync):
         return APIResponse(raw, result, after)
 
 
-class _RawAsync(_Async):
+class _RawAsync(_RawView, _Async):
     """An async namespace of ``client.with_raw_response``: each call returns an awaitable of
     its answer (``APIResponse``)."""
 
     __slots__ = ()
-    _skipped: tuple[str, ...] = ()
-
-    if not TYPE_CHECKING:  # a type checker flags a missing call as for any class
-
-        def __getattr__(self, name: str) -> Any:
-            raise AttributeError(_not_raw(self, name))
 
     def _call(self, call: PreparedCall, **options: Any) -> Coroutine[Any, Any, Any]:
         _no_key(call.idempotency_key)
@@ -389,30 +362,22 @@ def _not_raw(namespace: Any, name: str) -> str:
     return f"{kind!r} object has no attribute {name!r}"
 
 
-def raw(fn: Callable[Concatenate[Any, P], T]) -> _Raw[P, T]:
+def raw(fn: Callable[Concatenate[Any, P], T]) -> _Method[P, APIResponse[T]]:
     """The ``with_raw_response`` namespace's method running ``fn``, a blocking namespace's
     method: the same body, whose call returns its answer there."""
-
-    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return fn(self, *args, **kwargs)
-
-    functools.update_wrapper(method, fn)
-    signature = inspect.signature(fn)
-    shown = f"APIResponse[{signature.return_annotation}]"
-    method.__signature__ = signature.replace(return_annotation=shown)  # type: ignore[attr-defined]
-    return cast("_Raw[P, T]", method)
+    return cast("_Method[P, APIResponse[T]]", _run_as_is(fn, _as_response))
 
 
-def raw_awaitable(fn: Callable[Concatenate[Any, P], T]) -> _Awaited[P, APIResponse[T]]:
+def raw_awaitable(
+    fn: Callable[Concatenate[Any, P], T],
+) -> _Method[P, Coroutine[Any, Any, APIResponse[T]]]:
     """``raw`` for the async client's ``with_raw_response``: a coroutine function."""
-    method = cast(Any, awaitable(fn))
-    signature = inspect.signature(fn)
-    shown = f"APIResponse[{signature.return_annotation}]"
-    method.__signature__ = signature.replace(return_annotation=shown)
-    return cast("_Awaited[P, APIResponse[T]]", method)
+    method = awaitable(fn)
+    _show_returning(method, fn, _as_response)
+    return cast("_Method[P, Coroutine[Any, Any, APIResponse[T]]]", method)
 
 
-def awaitable(fn: Callable[Concatenate[Any, P], T]) -> _Awaited[P, T]:
+def awaitable(fn: Callable[Concatenate[Any, P], T]) -> _Method[P, Coroutine[Any, Any, T]]:
     """The async namespace's method running ``fn``, a blocking namespace's method, on the
     async namespace: a coroutine function awaiting what ``fn`` returns there."""
 
@@ -421,21 +386,37 @@ def awaitable(fn: Callable[Concatenate[Any, P], T]) -> _Awaited[P, T]:
     async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         return await run(self, *args, **kwargs)
 
-    return cast("_Awaited[P, T]", functools.update_wrapper(method, fn))
+    return cast("_Method[P, Coroutine[Any, Any, T]]", functools.update_wrapper(method, fn))
 
 
-def paged(fn: Callable[Concatenate[Any, P], Iterator[T]]) -> _Paged[P, T]:
+def paged(fn: Callable[Concatenate[Any, P], Iterator[T]]) -> _Method[P, AsyncIterator[T]]:
     """``iter`` of the async namespace: ``fn`` run on it, which returns an async iterator."""
+    method = _run_as_is(fn, lambda returns: returns.replace("Iterator[", "AsyncIterator[", 1))
+    return cast("_Method[P, AsyncIterator[T]]", method)
+
+
+def _run_as_is(fn: Callable[..., Any], returns: Callable[[str], str]) -> Callable[..., Any]:
+    """A method calling ``fn`` and returning what it returns, under ``fn``'s name and
+    docstring, shown returning ``returns`` of what ``fn`` is annotated to return."""
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(self, *args, **kwargs)
 
     functools.update_wrapper(method, fn)
-    # `help()` and `inspect.signature` show what it returns here: an async iterator.
+    _show_returning(method, fn, returns)
+    return method
+
+
+def _show_returning(method: Any, fn: Callable[..., Any], returns: Callable[[str], str]) -> None:
+    """Makes ``help()`` and ``inspect.signature`` show ``method`` with ``fn``'s parameters,
+    returning ``returns`` of what ``fn`` is annotated to return."""
     signature = inspect.signature(fn)
-    returns = str(signature.return_annotation).replace("Iterator[", "AsyncIterator[", 1)
-    method.__signature__ = signature.replace(return_annotation=returns)  # type: ignore[attr-defined]
-    return cast("_Paged[P, T]", method)
+    shown = returns(str(signature.return_annotation))
+    method.__signature__ = signature.replace(return_annotation=shown)
+
+
+def _as_response(returns: str) -> str:
+    return f"APIResponse[{returns}]"
 
 
 def _on_loop(

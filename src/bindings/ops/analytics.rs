@@ -28,18 +28,13 @@ fn analytics_summary(
     end: &Bound<'_, PyAny>,
     group_by: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    prepare(
-        start.py(),
-        "analytics.summary",
-        ANALYTICS_SUMMARY.python_names,
-        || {
-            Ok(Ready::Op(Box::new(Args::Summary(
-                date_text(start, "start")?,
-                date_text(end, "end")?,
-                text(group_by, "group_by")?,
-            ))))
-        },
-    )
+    prepare(start.py(), &ANALYTICS_SUMMARY, || {
+        Ok(Ready::Op(Box::new(Args::Summary(
+            date_text(start, "start")?,
+            date_text(end, "end")?,
+            text(group_by, "group_by")?,
+        ))))
+    })
 }
 
 /// `client.analytics.subscribers`'s call: the shared checks name the spec's `type`, the
@@ -47,27 +42,22 @@ fn analytics_summary(
 #[pyfunction]
 #[pyo3(signature = (*, types))]
 fn analytics_subscribers(types: &Bound<'_, PyAny>) -> PyResult<PreparedCall> {
-    prepare(
-        types.py(),
-        "analytics.subscribers",
-        ANALYTICS_SUBSCRIBERS.python_names,
-        || {
-            let types = if types.is_none() {
-                None
-            } else {
-                let types = str_list(types, "types")?;
-                // Sent as `type=`, which the service reads as no filter: every dimension.
-                if types.is_empty() {
-                    return Err(Error::validation(
-                        "types",
-                        message![FIELD, " is empty: leave it out (None) for every dimension"],
-                    ));
-                }
-                Some(types)
-            };
-            Ok(Ready::Op(Box::new(Args::Subscribers(types))))
-        },
-    )
+    prepare(types.py(), &ANALYTICS_SUBSCRIBERS, || {
+        let types = if types.is_none() {
+            None
+        } else {
+            let types = str_list(types, "types")?;
+            // Sent as `type=`, which the service reads as no filter: every dimension.
+            if types.is_empty() {
+                return Err(Error::validation(
+                    "types",
+                    message![FIELD, " is empty: leave it out (None) for every dimension"],
+                ));
+            }
+            Some(types)
+        };
+        Ok(Ready::Op(Box::new(Args::Subscribers(types))))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

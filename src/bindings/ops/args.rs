@@ -169,8 +169,8 @@ impl CampaignRead {
 /// way: `$get` takes the id (named `$id`, as the method's parameter), `$list` a page; `$wrap`
 /// makes the resource's call of the read.
 macro_rules! campaign_reads {
-    ($get:ident $get_name:literal, $list:ident $list_name:literal, $id:ident, $wrap:expr) => {
-        #[doc = concat!("`client.", $get_name, "`'s call.")]
+    ($get:ident $get_op:ident, $list:ident $list_op:ident, $id:ident, $wrap:expr) => {
+        #[doc = concat!("The call `operations::", stringify!($get_op), "` declares.")]
         #[pyfunction]
         #[pyo3(signature = ($id, *, analytics_start_at, analytics_end_at))]
         fn $get(
@@ -178,14 +178,14 @@ macro_rules! campaign_reads {
             analytics_start_at: &Bound<'_, PyAny>,
             analytics_end_at: &Bound<'_, PyAny>,
         ) -> PyResult<PreparedCall> {
-            prepare($id.py(), $get_name, SAME, || {
+            prepare($id.py(), &$get_op, || {
                 let range = range(analytics_start_at, analytics_end_at)?;
                 let read = CampaignRead::get($id, stringify!($id), range)?;
                 Ok(Ready::Op(Box::new($wrap(read))))
             })
         }
 
-        #[doc = concat!("`client.", $list_name, "`'s call.")]
+        #[doc = concat!("The call `operations::", stringify!($list_op), "` declares.")]
         #[pyfunction]
         #[pyo3(signature = (*, page, limit, analytics_start_at, analytics_end_at))]
         fn $list(
@@ -194,7 +194,7 @@ macro_rules! campaign_reads {
             analytics_start_at: &Bound<'_, PyAny>,
             analytics_end_at: &Bound<'_, PyAny>,
         ) -> PyResult<PreparedCall> {
-            prepare(page.py(), $list_name, SAME, || {
+            prepare(page.py(), &$list_op, || {
                 let range = range(analytics_start_at, analytics_end_at)?;
                 Ok(Ready::Op(Box::new($wrap(CampaignRead::list(
                     page, limit, range,

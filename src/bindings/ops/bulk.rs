@@ -10,7 +10,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 
 use super::args::{concurrency, id_text, str_list, text};
-use super::operation::{prepare, PreparedCall, Ready, Run, Running, SAME};
+use super::operation::{prepare, Known, PreparedCall, Ready, Run, Running, SAME};
 use super::output::Output;
 use crate::bindings::stop;
 use crate::client::checkpoint::{Checkpoint, Input};
@@ -51,7 +51,7 @@ macro_rules! bulk_function {
             checkpoint: &Bound<'_, PyAny>,
             progress: &Bound<'_, PyAny>,
         ) -> PyResult<PreparedCall> {
-            prepare($segment.py(), $name, SAME, || {
+            prepare($segment.py(), Known::as_($name, SAME), || {
                 let call = read($kind, $segment, $items, concurrency, checkpoint, progress)?;
                 Ok(Ready::Op(Box::new(call)))
             })
@@ -165,18 +165,10 @@ fn membership(kind: Kind, target: &str) -> bulk::Membership<'_> {
 
 impl Args {
     async fn send(self, t: &Transport) -> Result<Output, Error> {
-        let Args {
-            kind,
-            target,
-            items,
-            concurrency,
-            progress,
-            checkpoint,
-            offload_progress,
-        } = self;
+        let (items, concurrency) = (&self.items, self.concurrency);
         let total = items.len();
-        let membership = membership(kind, &target);
-        let checkpoint = checkpoint.as_ref();
+        let membership = membership(self.kind, &self.target);
+        let checkpoint = self.checkpoint.as_ref();
         let call = move |cb: &Py<PyAny>, done: usize| {
             Python::attach(|py| {
                 if let Err(e) = cb.call1(py, (done, total)) {
@@ -199,8 +191,8 @@ impl Args {
                 Err(e) => stop::request(e),
             })
         };
-        Ok(match progress {
-            Some(cb) if offload_progress => {
+        Ok(match self.progress {
+            Some(cb) if self.offload_progress => {
                 // In order, from one blocking-pool thread; the call ends after its last
                 // report, as when reports are made in place.
                 let (tx, rx) = std::sync::mpsc::channel::<usize>();
@@ -226,7 +218,7 @@ impl Args {
                     let _ = tx.send(done);
                 };
                 let out =
-                    bulk::membership(t, membership, &items, concurrency, checkpoint, report).await;
+                    bulk::membership(t, membership, items, concurrency, checkpoint, report).await;
                 let _ = reporter.await;
                 drop(unfinished); // every report was delivered
                 Output::Chunks(out)
@@ -234,11 +226,11 @@ impl Args {
             Some(cb) => {
                 let report = |done: usize| call_in_place(&cb, done);
                 Output::Chunks(
-                    bulk::membership(t, membership, &items, concurrency, checkpoint, report).await,
+                    bulk::membership(t, membership, items, concurrency, checkpoint, report).await,
                 )
             }
             None => Output::Chunks(
-                bulk::membership(t, membership, &items, concurrency, checkpoint, |_| {}).await,
+                bulk::membership(t, membership, items, concurrency, checkpoint, |_| {}).await,
             ),
         })
     }

@@ -5,13 +5,14 @@ use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
 use super::args::{campaign_reads, items_of, range, text, CampaignRead};
-use super::operation::{keyed, prepare, prepare_keyed, PreparedCall, Ready, Run, Running, SAME};
+use super::operation::{keyed, prepare, prepare_keyed, PreparedCall, Ready, Run, Running};
 use super::output::Output;
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
 use crate::bindings::utm;
 use crate::client::{drips, Error, Transport};
 use crate::model::{Audience, DripNotification, NewDrip, NewDripNotification, SendTo, UtmParams};
+use crate::operations::{DRIPS_CREATE, DRIPS_GET, DRIPS_LIST};
 
 pub enum Args {
     Create(Box<NewDrip>),
@@ -39,13 +40,13 @@ fn drips_create<'py>(
             ("utm_params", utm_params),
         ],
     )?;
-    prepare_keyed(py, "drips.create", SAME, key, || {
+    prepare_keyed(py, &DRIPS_CREATE, key, || {
         let drip = new_drip(&campaign_name, &notifications, &send_to, &utm_params)?;
         Ok(Ready::Op(Box::new(Args::Create(Box::new(drip)))))
     })
 }
 
-campaign_reads!(drips_get "drips.get", drips_list "drips.list", drip_id, Args::Read);
+campaign_reads!(drips_get DRIPS_GET, drips_list DRIPS_LIST, drip_id, Args::Read);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(drips_create, m)?)?;

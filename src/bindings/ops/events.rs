@@ -11,12 +11,13 @@ use serde_json::{Map, Value};
 
 use super::args::concurrency;
 use super::operation::{
-    keyed, prepare, prepare_keyed, Op, PreparedCall, Ready, Run, Running, SAME,
+    keyed, prepare, prepare_keyed, Known, Op, PreparedCall, Ready, Run, Running, SAME,
 };
 use super::output::Output;
 use crate::bindings::convert::{is_missing, to_json};
 use crate::bindings::stop;
 use crate::client::{bulk, events, Error, Transport};
+use crate::operations::EVENTS_TRACK;
 
 pub enum Args {
     Track(Map<String, Value>),
@@ -45,7 +46,7 @@ fn events_track<'py>(
             ("data", data),
         ],
     )?;
-    prepare_keyed(py, "events.track", SAME, key, || {
+    prepare_keyed(py, &EVENTS_TRACK, key, || {
         let body = track_body(&event_name, &profile_id, &device_token_hash, &data)?;
         Ok(Ready::Op(Box::new(Args::Track(body))))
     })
@@ -59,7 +60,7 @@ fn events_track_many(
     events: &Bound<'_, PyAny>,
     concurrency: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    prepare(events.py(), "events.track_many", SAME, || {
+    prepare(events.py(), Known::as_("events.track_many", SAME), || {
         let concurrency = self::concurrency(concurrency)?;
         let events = events.cast::<PyList>().map_err(|_| {
             Error::validation("events", message![FIELD, " must be a list of dicts"])

@@ -23,16 +23,10 @@ fn notifications_create(
 ) -> PyResult<PreparedCall> {
     let py = notification.py();
     let (key, [notification]) = keyed(py, idempotency_key, [("notification", notification)])?;
-    prepare_keyed(
-        py,
-        "notifications.create",
-        NOTIFICATIONS_CREATE.python_names,
-        key,
-        || {
-            let n: NewNotification = model(&notification, "")?;
-            Ok(Ready::Op(Box::new(Args(Box::new(n)))))
-        },
-    )
+    prepare_keyed(py, &NOTIFICATIONS_CREATE, key, || {
+        let n: NewNotification = model(&notification, "")?;
+        Ok(Ready::Op(Box::new(Args(Box::new(n)))))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -17,6 +17,7 @@ use super::output::Output;
 use crate::bindings::errors::to_pyerr;
 use crate::bindings::stop;
 use crate::client::{Error, Transport};
+use crate::operations::Operation;
 
 /// Maps a core field name to the Python argument's.
 pub type Renamer = crate::operations::PythonNames;
@@ -94,26 +95,47 @@ impl PreparedCall {
     }
 }
 
-/// The prepared call `read` makes of an operation's arguments, or the exception that
-/// refuses them, its field named by `rename`.
-pub fn prepare(
-    py: Python<'_>,
+/// What a prepared call is known by: the operation as the caller names it (`drips.get`) and
+/// the Python names of its fields. An operation of the service is known by its declaration
+/// (`&DRIPS_GET`); a call that is not one request of a declared operation (`request`,
+/// `events.track_many`, `segments.remove_profiles`) by [`Known::as_`].
+#[derive(Debug, Clone, Copy)]
+pub struct Known {
     name: &'static str,
     rename: Renamer,
+}
+
+impl Known {
+    pub const fn as_(name: &'static str, rename: Renamer) -> Known {
+        Known { name, rename }
+    }
+}
+
+impl From<&Operation> for Known {
+    fn from(op: &Operation) -> Known {
+        Known::as_(op.name, op.python_names)
+    }
+}
+
+/// The prepared call `read` makes of an operation's arguments, or the exception that
+/// refuses them, its field named as the Python argument that carries it.
+pub fn prepare(
+    py: Python<'_>,
+    known: impl Into<Known>,
     read: impl FnOnce() -> Result<Ready, Error>,
 ) -> PyResult<PreparedCall> {
-    prepare_keyed(py, name, rename, None, read)
+    prepare_keyed(py, known, None, read)
 }
 
 /// [`prepare`] for a call that may carry an idempotency key, with the arguments its
 /// fingerprint is taken of.
 pub fn prepare_keyed(
     py: Python<'_>,
-    name: &'static str,
-    rename: Renamer,
+    known: impl Into<Known>,
     key: Option<Key>,
     read: impl FnOnce() -> Result<Ready, Error>,
 ) -> PyResult<PreparedCall> {
+    let Known { name, rename } = known.into();
     let read = read();
     // Ctrl-C landed in the caller's own code run by the conversion (a `to_dict`).
     if let Some(e) = stop::take() {

@@ -5,12 +5,13 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use super::args::items_of;
-use super::operation::{keyed, prepare_keyed, PreparedCall, Ready, Run, Running, SAME};
+use super::operation::{keyed, prepare_keyed, PreparedCall, Ready, Run, Running};
 use super::output::Output;
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
 use crate::client::{products, Error, Transport};
 use crate::model::Product;
+use crate::operations::PRODUCTS_UPDATE;
 
 pub struct Args(Vec<Product>);
 
@@ -23,7 +24,7 @@ fn products_update(
 ) -> PyResult<PreparedCall> {
     let py = products.py();
     let (key, [products]) = keyed(py, idempotency_key, [("products", products)])?;
-    prepare_keyed(py, "products.update", SAME, key, || {
+    prepare_keyed(py, &PRODUCTS_UPDATE, key, || {
         let products = items_of(&products, "products", product_json)?
             .into_iter()
             .enumerate()

@@ -9,7 +9,7 @@ use reqwest::Method;
 use serde_json::{Map, Value};
 
 use super::args::{headers, pairs, text};
-use super::operation::{prepare, PreparedCall, Ready, Run, Running, SAME};
+use super::operation::{prepare, Known, PreparedCall, Ready, Run, Running, SAME};
 use super::output::Output;
 use crate::bindings::convert::to_json;
 use crate::client::request::{send, Request};
@@ -32,7 +32,7 @@ fn request(
     idempotent: &Bound<'_, PyAny>,
     interface: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    prepare(method.py(), "request", SAME, || {
+    prepare(method.py(), Known::as_("request", SAME), || {
         let method = text(method, "method")?.to_ascii_uppercase();
         let method = Method::from_bytes(method.as_bytes()).map_err(|_| {
             Error::validation("method", message![format!("{method:?} is no HTTP "), FIELD])

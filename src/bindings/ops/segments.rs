@@ -6,10 +6,12 @@ use crate::validate::FIELD;
 use pyo3::prelude::*;
 
 use super::args::{id_text, opt_int, opt_text, str_list, text};
-use super::operation::{prepare, PreparedCall, Ready, Run, Running, SAME};
+use super::operation::{prepare, Known, PreparedCall, Ready, Run, Running};
 use super::output::Output;
 use crate::client::{segments, Error, Transport};
-use crate::operations::{SEGMENTS_ADD_SUBSCRIBERS, SEGMENTS_PROFILES};
+use crate::operations::{
+    SEGMENTS_ADD_SUBSCRIBERS, SEGMENTS_DELETE, SEGMENTS_LIST, SEGMENTS_PROFILES,
+};
 
 pub enum Args {
     List {
@@ -37,7 +39,7 @@ fn segments_list(
     offset: &Bound<'_, PyAny>,
     segment_type: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    prepare(limit.py(), "segments.list", SAME, || {
+    prepare(limit.py(), &SEGMENTS_LIST, || {
         ready(Args::List {
             segment_id: if segment_id.is_none() {
                 None
@@ -64,7 +66,7 @@ fn segments_list(
 /// `client.segments.delete`'s call.
 #[pyfunction]
 fn segments_delete(segment_id: &Bound<'_, PyAny>) -> PyResult<PreparedCall> {
-    prepare(segment_id.py(), "segments.delete", SAME, || {
+    prepare(segment_id.py(), &SEGMENTS_DELETE, || {
         ready(Args::Delete(id_text(segment_id, "segment_id")?))
     })
 }
@@ -76,17 +78,12 @@ fn segments_add_subscribers(
     segment_id: &Bound<'_, PyAny>,
     subscriber_hashes: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    prepare(
-        segment_id.py(),
-        "segments.add_subscribers",
-        SEGMENTS_ADD_SUBSCRIBERS.python_names,
-        || {
-            ready(Args::AddSubscribers(
-                id_text(segment_id, "segment_id")?,
-                str_list(subscriber_hashes, "subscriber_hashes")?,
-            ))
-        },
-    )
+    prepare(segment_id.py(), &SEGMENTS_ADD_SUBSCRIBERS, || {
+        ready(Args::AddSubscribers(
+            id_text(segment_id, "segment_id")?,
+            str_list(subscriber_hashes, "subscriber_hashes")?,
+        ))
+    })
 }
 
 /// `client.segments.add_profiles`'s call.
@@ -95,7 +92,7 @@ fn segments_add_profiles(
     segment_name: &Bound<'_, PyAny>,
     profile_ids: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    profiles("segments.add_profiles", segment_name, profile_ids, "add")
+    profiles(&SEGMENTS_PROFILES, segment_name, profile_ids, "add")
 }
 
 /// `client.segments.remove_profiles`'s call.
@@ -105,7 +102,8 @@ fn segments_remove_profiles(
     profile_ids: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
     profiles(
-        "segments.remove_profiles",
+        // the same request as `add_profiles`, its `operation` the other
+        Known::as_("segments.remove_profiles", SEGMENTS_PROFILES.python_names),
         segment_name,
         profile_ids,
         "delete",
@@ -115,23 +113,18 @@ fn segments_remove_profiles(
 /// A change of a segment's members by profile id (`operation`: `add` or `delete`); the
 /// shared checks name the spec's `profile_id`, the error the argument.
 fn profiles(
-    name: &'static str,
+    known: impl Into<Known>,
     segment_name: &Bound<'_, PyAny>,
     profile_ids: &Bound<'_, PyAny>,
     operation: &'static str,
 ) -> PyResult<PreparedCall> {
-    prepare(
-        segment_name.py(),
-        name,
-        SEGMENTS_PROFILES.python_names,
-        || {
-            ready(Args::Profiles(
-                text(segment_name, "segment_name")?,
-                str_list(profile_ids, "profile_ids")?,
-                operation,
-            ))
-        },
-    )
+    prepare(segment_name.py(), known, || {
+        ready(Args::Profiles(
+            text(segment_name, "segment_name")?,
+            str_list(profile_ids, "profile_ids")?,
+            operation,
+        ))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -4,13 +4,14 @@
 use pyo3::prelude::*;
 
 use super::args::{campaign_reads, range, CampaignRead};
-use super::operation::{prepare, PreparedCall, Ready, Run, Running, SAME};
+use super::operation::{prepare, PreparedCall, Ready, Run, Running};
 use super::output::Output;
 use crate::client::{triggers, Error, Transport};
+use crate::operations::{TRIGGERS_GET, TRIGGERS_LIST};
 
 pub struct Args(CampaignRead);
 
-campaign_reads!(triggers_get "triggers.get", triggers_list "triggers.list", trigger_id, Args);
+campaign_reads!(triggers_get TRIGGERS_GET, triggers_list TRIGGERS_LIST, trigger_id, Args);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(triggers_get, m)?)?;

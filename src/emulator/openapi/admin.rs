@@ -37,18 +37,20 @@ pub fn admin_document(base_url: &str) -> Value {
         let item = json!({"get": op("get"), "post": op("post")});
         paths.insert(format!("/_emulator/{name}"), item);
     }
-    paths.insert("/_emulator/openapi.json".into(), json!({"get": {
-        "operationId": "openapi", "summary": "the service's OpenAPI document",
-        "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}}));
-    paths.insert("/_emulator/admin-openapi.json".into(), json!({"get": {
-        "operationId": "admin_openapi", "summary": "this document",
-        "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}}));
-    paths.insert("/_emulator/ui".into(), json!({"get": {
-        "operationId": "inspector", "summary": "the inspector page",
-        "responses": {"200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}}}}));
-    paths.insert("/_emulator/ui/stream".into(), json!({"get": {
-        "operationId": "inspector_stream", "summary": "the inspector's change stream",
-        "responses": {"200": {"description": "server-sent events", "content": {"text/event-stream": {"schema": {"type": "string"}}}}}}}));
+    // The routes of documents and of the inspector: a GET each, answering one media type.
+    #[rustfmt::skip]
+    let pages = [
+        ("openapi.json", "openapi", "the service's OpenAPI document", "OpenAPI 3.1", "application/json", "object"),
+        ("admin-openapi.json", "admin_openapi", "this document", "OpenAPI 3.1", "application/json", "object"),
+        ("ui", "inspector", "the inspector page", "HTML", "text/html", "string"),
+        ("ui/stream", "inspector_stream", "the inspector's change stream", "server-sent events", "text/event-stream", "string"),
+    ];
+    for (path, id, summary, answer, media, kind) in pages {
+        let content = json!({media: {"schema": {"type": kind}}});
+        let get = json!({"operationId": id, "summary": summary,
+                         "responses": {"200": {"description": answer, "content": content}}});
+        paths.insert(format!("/_emulator/{path}"), json!({"get": get}));
+    }
     json!({
         "openapi": "3.1.0",
         "info": {

@@ -12,7 +12,7 @@ use super::shapes::{answer, at, limited, Models};
 use crate::model::notification::LISTS;
 use crate::model::{Drip, Meta, NewDrip, Product, Segment, SummaryRow, TriggeredCampaign};
 use crate::operations::{
-    ANALYTICS_SUBSCRIBERS, ANALYTICS_SUMMARY, DRIPS_GET, DRIPS_LIST, EVENTS_TRACK,
+    Operation, ANALYTICS_SUBSCRIBERS, ANALYTICS_SUMMARY, DRIPS_GET, DRIPS_LIST, EVENTS_TRACK,
     NOTIFICATIONS_CREATE, PRODUCTS_UPDATE, SEGMENTS_ADD_SUBSCRIBERS, SEGMENTS_DELETE,
     SEGMENTS_LIST, SEGMENTS_PROFILES, TRIGGERS_GET, TRIGGERS_LIST,
 };
@@ -69,33 +69,51 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
     };
 
     let mut paths = Map::new();
-    paths.insert(
-        TRIGGERS_LIST.path.into(),
-        json!({"get": main_op(
-        "listTriggers", "4.2 View all triggered campaigns, newest first",
-        [&paging[..], &range[..]].concat(), list_of(&trigger), true)}),
+    // Triggered campaigns and drips are read alike: a page of them, or one by its id.
+    #[rustfmt::skip]
+    let campaigns = [
+        (&TRIGGERS_LIST, &TRIGGERS_GET, "trigger_id", "Trigger", "triggered campaign", &trigger),
+        (&DRIPS_LIST, &DRIPS_GET, "drip_id", "Drip", "drip autoresponder", &drip),
+    ];
+    for (list, one, id, name, what, item) in campaigns {
+        let mut get = |op: &Operation, op_id: String, summary: String, parameters, answer| {
+            let summary = format!("{} {summary}", op.section);
+            let get = main_op(&op_id, &summary, parameters, answer, true);
+            paths.insert(op.path.into(), json!({ "get": get }));
+        };
+        get(
+            list,
+            format!("list{name}s"),
+            format!("View all {what}s, newest first"),
+            [&paging[..], &range[..]].concat(),
+            list_of(item),
+        );
+        get(
+            one,
+            format!("get{name}"),
+            format!("View a {what} with its notifications"),
+            [&[id_path(id)][..], &range[..]].concat(),
+            success(json!({"data": item}), &["data"]),
+        );
+    }
+    let create_drip = with_body(
+        main_op(
+            "createDrip",
+            "4.3 Create a drip autoresponder",
+            vec![],
+            success(
+                json!({"drip_id": {"type": "integer"}, "message": {"type": "string"}}),
+                &[],
+            ),
+            true,
+        ),
+        "application/json",
+        new_drip,
+        None,
     );
-    paths.insert(
-        TRIGGERS_GET.path.into(),
-        json!({"get": main_op(
-        "getTrigger", "4.1 View a triggered campaign with its notifications",
-        [&[id_path("trigger_id")][..], &range[..]].concat(),
-        success(json!({"data": trigger}), &["data"]), true)}),
-    );
-    paths.insert(DRIPS_LIST.path.into(), json!({
-        "get": main_op("listDrips", "4.4 View all drip autoresponders, newest first",
-            [&paging[..], &range[..]].concat(), list_of(&drip), true),
-        "post": with_body(main_op("createDrip", "4.3 Create a drip autoresponder", vec![],
-            success(json!({"drip_id": {"type": "integer"}, "message": {"type": "string"}}), &[]),
-            true), "application/json", new_drip, None),
-    }));
-    paths.insert(
-        DRIPS_GET.path.into(),
-        json!({"get": main_op(
-        "getDrip", "4.5 View a drip autoresponder with its notifications",
-        [&[id_path("drip_id")][..], &range[..]].concat(),
-        success(json!({"data": drip}), &["data"]), true)}),
-    );
+    if let Some(Value::Object(drips)) = paths.get_mut(DRIPS_LIST.path) {
+        drips.insert("post".into(), create_drip);
+    }
     paths.insert(SEGMENTS_LIST.path.into(), json!({"get": main_op(
         "listSegments", "4.9 View segments",
         vec![
@@ -108,43 +126,47 @@ pub fn document(base_url: &str, events_url: &str) -> Value {
         ],
         success(json!({"segments": {"type": "array", "items": segment},
                        "count": {"type": "integer"}}), &["segments"]), false)}));
+    // The membership writes: a form in, the service's message out.
+    let mut form_post = |op: &Operation, id: &str, summary: &str, form: Value, arrays| {
+        let summary = format!("{} {summary}", op.section);
+        let post = main_op(id, &summary, vec![], message_answer(), false);
+        paths.insert(
+            op.path.into(),
+            json!({"post": with_body(post, FORM, form, arrays)}),
+        );
+    };
     let segment_id = json!({"type": "integer", "minimum": 1});
-    paths.insert(
-        SEGMENTS_ADD_SUBSCRIBERS.path.into(),
-        json!({"post": with_body(
-        main_op("addSegmentWithHash", "4.6 Add subscribers to a segment by subscriber hash",
-            vec![], message_answer(), false),
-        FORM,
+    form_post(
+        &SEGMENTS_ADD_SUBSCRIBERS,
+        "addSegmentWithHash",
+        "Add subscribers to a segment by subscriber hash",
         json!({"type": "object", "required": ["segment_id", "subscriber_hash"], "properties": {
             "segment_id": segment_id,
             "subscriber_hash": limited(
                 json!({"type": "array", "items": {"type": "string"}, "minItems": 1}),
                 "maxItems", SEGMENT_HASHES_MAX, "SEGMENT_HASHES_MAX"),
         }}),
-        Some(&["subscriber_hash"]))}),
+        Some(&["subscriber_hash"]),
     );
-    paths.insert(
-        SEGMENTS_DELETE.path.into(),
-        json!({"post": with_body(
-        main_op("deleteSegment", "4.7 Delete a segment", vec![], message_answer(), false),
-        FORM,
+    form_post(
+        &SEGMENTS_DELETE,
+        "deleteSegment",
+        "Delete a segment",
         json!({"type": "object", "required": ["segment_id"],
                "properties": {"segment_id": segment_id}}),
-        None)}),
+        None,
     );
-    paths.insert(
-        SEGMENTS_PROFILES.path.into(),
-        json!({"post": with_body(
-        main_op("updateProfiles", "4.8 Add or remove subscribers of a segment by profile id",
-            vec![], message_answer(), false),
-        FORM,
+    form_post(
+        &SEGMENTS_PROFILES,
+        "updateProfiles",
+        "Add or remove subscribers of a segment by profile id",
         json!({"type": "object", "required": ["segment_name", "profile_id", "operation"],
-               "properties": {
-                   "segment_name": {"type": "string", "minLength": 1},
-                   "profile_id": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                   "operation": {"type": "string", "enum": ["add", "delete"]},
-               }}),
-        Some(&["profile_id"]))}),
+        "properties": {
+            "segment_name": {"type": "string", "minLength": 1},
+            "profile_id": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "operation": {"type": "string", "enum": ["add", "delete"]},
+        }}),
+        Some(&["profile_id"]),
     );
     paths.insert(
         ANALYTICS_SUMMARY.path.into(),
@@ -241,25 +263,30 @@ fn strings() -> Value {
 /// The form of 4.13.
 fn broadcast_form() -> Value {
     let mut properties = Map::new();
-    let title = limited(
-        limited(
+    // A text of 1 to `max` characters, of 1 to `scheduled` in a broadcast sent later.
+    let text = |max: usize, max_name, scheduled: usize, scheduled_name| {
+        let now = limited(
             json!({"type": "string", "minLength": 1}),
             "maxLength",
-            TITLE_MAX,
-            "TITLE_MAX",
-        ),
-        "x-pushwire-max-length-scheduled",
+            max,
+            max_name,
+        );
+        limited(
+            now,
+            "x-pushwire-max-length-scheduled",
+            scheduled,
+            scheduled_name,
+        )
+    };
+    let title = text(
+        TITLE_MAX,
+        "TITLE_MAX",
         TITLE_MAX_SCHEDULED,
         "TITLE_MAX_SCHEDULED",
     );
-    let message = limited(
-        limited(
-            json!({"type": "string", "minLength": 1}),
-            "maxLength",
-            MESSAGE_MAX,
-            "MESSAGE_MAX",
-        ),
-        "x-pushwire-max-length-scheduled",
+    let message = text(
+        MESSAGE_MAX,
+        "MESSAGE_MAX",
         MESSAGE_MAX_SCHEDULED,
         "MESSAGE_MAX_SCHEDULED",
     );

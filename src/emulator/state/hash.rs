@@ -168,19 +168,7 @@ impl Serialize for SubscriberHash {
 
 impl<'de> Deserialize<'de> for SubscriberHash {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SubscriberHash, D::Error> {
-        struct Text;
-        impl serde::de::Visitor<'_> for Text {
-            type Value = SubscriberHash;
-
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-
-            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SubscriberHash, E> {
-                Ok(SubscriberHash::of(text))
-            }
-        }
-        d.deserialize_str(Text)
+        super::interned::read_text(d, SubscriberHash::of)
     }
 }
 

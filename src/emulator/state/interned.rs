@@ -106,21 +106,29 @@ impl Serialize for Sym {
 
 impl<'de> Deserialize<'de> for Sym {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Sym, D::Error> {
-        struct Text;
-        impl serde::de::Visitor<'_> for Text {
-            type Value = Sym;
-
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-
-            // Read where it lies (borrowed or not): no copy unless the text is new.
-            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Sym, E> {
-                Ok(Sym::of(text))
-            }
-        }
-        d.deserialize_str(Text)
+        read_text(d, Sym::of)
     }
+}
+
+/// A value that is its text on the wire, read through `of` where the text lies (borrowed
+/// or not), so that nothing is copied unless `of` keeps it.
+pub(super) fn read_text<'de, D: Deserializer<'de>, T, F: FnOnce(&str) -> T>(
+    d: D,
+    of: F,
+) -> Result<T, D::Error> {
+    struct Text<F>(F);
+    impl<T, F: FnOnce(&str) -> T> serde::de::Visitor<'_> for Text<F> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a string")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<T, E> {
+            Ok((self.0)(text))
+        }
+    }
+    d.deserialize_str(Text(of))
 }
 
 #[cfg(test)]
