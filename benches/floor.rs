@@ -17,6 +17,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use pushwire::client::{segments, Config, Transport};
+use pushwire::model::SegmentsQuery;
 
 /// Runs `make()`'s future `n` times in a row, each polled with the extension's spin (no
 /// parking while the answer is on its way), and returns microseconds per call.
@@ -84,7 +85,7 @@ fn main() {
     let core = || {
         let t = &transport;
         async move {
-            let list = segments::list(t, None, None, None, None)
+            let list = segments::list(t, &SegmentsQuery::default())
                 .await
                 .expect("the emulator answers");
             std::hint::black_box(list);

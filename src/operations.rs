@@ -1,8 +1,19 @@
 //! The service's operations (spec section 4), each declared once: the interface that serves
-//! it, its method, its path, whether sending it twice acts as once, and the Python argument
-//! that carries each field the client names otherwise than the spec. The client's
-//! requests, the emulator's routes, its fault matching and gate, and the OpenAPI document's
-//! paths all read them from here, so a path of the service is written in this file alone.
+//! it, its method, its path, whether sending it twice acts as once, and its types: the
+//! request a call carries (under the spec's names, with the Python argument that carries each
+//! field the client names otherwise) and the response its answer is read into. The client's
+//! requests, the emulator's routes, its fault matching and gate, the OpenAPI document's paths
+//! and the bindings' entries all read them from here, so a path of the service is written in
+//! this file alone, and an operation's client function, its binding and its document take
+//! and give the types declared here.
+
+use serde_json::{Map, Value};
+
+use crate::model::{
+    CampaignQuery, DistributionQuery, Drip, ListQuery, NewDrip, NewNotification, Page,
+    ProductUpdate, ProfileMembership, Segment, SegmentDeletion, SegmentHashes, SegmentsQuery,
+    SummaryQuery, SummaryRead, TriggeredCampaign,
+};
 
 /// The two interfaces of the service, each on its own root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,6 +62,7 @@ pub struct Operation {
     pub idempotent: bool,
     /// Each field of the spec's request (`from`) that the Python method takes under another
     /// name (`start`), as an error names it to the caller; a field not listed keeps its name.
+    /// The request type's ([`PythonFields`]).
     pub python_names: PythonNames,
 }
 
@@ -87,10 +99,32 @@ impl Operation {
     }
 }
 
-/// Declares each operation as a constant, one line each: its constant's name, then its name,
-/// section, interface, method and path, whether it is idempotent, and its Python names.
+/// An operation's types: what a call of it carries and what its answer is read into. Each
+/// operation has one, named after it (`DripsGet` for [`DRIPS_GET`]): the client's function
+/// takes its [`Request`] and gives its [`Response`] (`client::drips::get`), the binding
+/// makes the request of the Python arguments, and the OpenAPI document describes both.
+pub trait Declared {
+    const OPERATION: &'static Operation;
+    /// Its fields under the spec's names; [`PythonFields`] names them as the Python method does.
+    type Request: PythonFields + ?Sized;
+    type Response;
+}
+
+/// The request of the operation `O`.
+pub type Request<O> = <O as Declared>::Request;
+/// The response of the operation `O`.
+pub type Response<O> = <O as Declared>::Response;
+
+/// A request's fields that the Python method takes under other names (`from` is `start`).
+pub trait PythonFields {
+    const PYTHON_NAMES: PythonNames = &[];
+}
+
+/// Declares each operation as a constant and its types, one line each: its constant's name,
+/// its types' (request => response), then its name, section, interface, method and path,
+/// and whether it is idempotent.
 macro_rules! operations {
-    ($($constant:ident = $name:literal $section:literal $iface:ident $method:literal $path:literal $idempotent:literal $names:expr;)*) => {
+    ($($constant:ident: $typed:ident($request:ty => $response:ty) = $name:literal $section:literal $iface:ident $method:literal $path:literal $idempotent:literal;)*) => {
         $(
             #[doc = concat!("`", $method, " ", $path, "` (", $section, "), `", $name, "`.")]
             pub const $constant: Operation = Operation {
@@ -100,48 +134,75 @@ macro_rules! operations {
                 method: $method,
                 path: $path,
                 idempotent: $idempotent,
-                python_names: $names,
+                python_names: <$request as PythonFields>::PYTHON_NAMES,
             };
+
+            #[doc = concat!("The types of `", $name, "` ([`", stringify!($constant), "`]).")]
+            pub enum $typed {}
+
+            impl Declared for $typed {
+                const OPERATION: &'static Operation = &$constant;
+                type Request = $request;
+                type Response = $response;
+            }
         )*
     };
 }
 
-// The Python names of the fields the spec names otherwise.
-const SUBSCRIBER_HASHES: PythonNames = &[("subscriber_hash", "subscriber_hashes")];
-const PROFILE_IDS: PythonNames = &[("profile_id", "profile_ids")];
-const RANGE: PythonNames = &[("from", "start"), ("to", "end")];
-const TYPES: PythonNames = &[("type", "types")];
+// The Python names of the fields the spec names otherwise, by request.
+impl PythonFields for SegmentHashes {
+    const PYTHON_NAMES: PythonNames = &[("subscriber_hash", "subscriber_hashes")];
+}
+impl PythonFields for ProfileMembership {
+    const PYTHON_NAMES: PythonNames = &[("profile_id", "profile_ids")];
+}
+impl PythonFields for SummaryQuery {
+    const PYTHON_NAMES: PythonNames = &[("from", "start"), ("to", "end")];
+}
+impl PythonFields for DistributionQuery {
+    const PYTHON_NAMES: PythonNames = &[("type", "types")];
+}
 /// A broadcast's form fields as the arguments and `Action` attributes that carry them (its
 /// two buttons are slots 1 and 2 of the form, `actions[0]` and `actions[1]`).
-const BROADCAST: PythonNames = &[
-    ("notification_title", "title"),
-    ("notification_message", "message"),
-    ("notification_url", "url"),
-    ("notification_type", "type"),
-    ("notification_expiry", "expiry"),
-    ("multi_element_title1", "actions[0].label"),
-    ("multi_element_url1", "actions[0].url"),
-    ("multi_element_image1", "actions[0].image_url"),
-    ("multi_element_title2", "actions[1].label"),
-    ("multi_element_url2", "actions[1].url"),
-    ("multi_element_image2", "actions[1].image_url"),
-];
+impl PythonFields for NewNotification {
+    const PYTHON_NAMES: PythonNames = &[
+        ("notification_title", "title"),
+        ("notification_message", "message"),
+        ("notification_url", "url"),
+        ("notification_type", "type"),
+        ("notification_expiry", "expiry"),
+        ("multi_element_title1", "actions[0].label"),
+        ("multi_element_url1", "actions[0].url"),
+        ("multi_element_image1", "actions[0].image_url"),
+        ("multi_element_title2", "actions[1].label"),
+        ("multi_element_url2", "actions[1].url"),
+        ("multi_element_image2", "actions[1].image_url"),
+    ];
+}
+// The requests whose fields keep their names.
+impl PythonFields for CampaignQuery {}
+impl PythonFields for ListQuery {}
+impl PythonFields for NewDrip {}
+impl PythonFields for SegmentsQuery {}
+impl PythonFields for SegmentDeletion {}
+impl PythonFields for ProductUpdate {}
+impl PythonFields for Map<String, Value> {}
 
 operations! {
-    TRIGGERS_GET = "triggers.get" "4.1" Main "GET" "/apiv1/triggers/{trigger_id}" true &[];
-    TRIGGERS_LIST = "triggers.list" "4.2" Main "GET" "/apiv1/triggers" true &[];
-    DRIPS_CREATE = "drips.create" "4.3" Main "POST" "/apiv1/drips" false &[];
-    DRIPS_LIST = "drips.list" "4.4" Main "GET" "/apiv1/drips" true &[];
-    DRIPS_GET = "drips.get" "4.5" Main "GET" "/apiv1/drips/{drip_id}" true &[];
-    SEGMENTS_ADD_SUBSCRIBERS = "segments.add_subscribers" "4.6" Main "POST" "/apiv1/segments/addSegmentWithHash" true SUBSCRIBER_HASHES;
-    SEGMENTS_DELETE = "segments.delete" "4.7" Main "POST" "/apiv1/segments/delete" false &[];
-    SEGMENTS_PROFILES = "segments.add_profiles" "4.8" Main "POST" "/apiv1/profile" true PROFILE_IDS;
-    SEGMENTS_LIST = "segments.list" "4.9" Main "GET" "/apiv1/segments" true &[];
-    ANALYTICS_SUMMARY = "analytics.summary" "4.10" Main "GET" "/apiv1/analytics/summary" true RANGE;
-    ANALYTICS_SUBSCRIBERS = "analytics.subscribers" "4.11" Main "GET" "/apiv1/subscribers/analytics/summary" true TYPES;
-    PRODUCTS_UPDATE = "products.update" "4.12" Main "POST" "/apiv1/products" false &[];
-    NOTIFICATIONS_CREATE = "notifications.create" "4.13" Main "POST" "/apiv1/notifications" false BROADCAST;
-    EVENTS_TRACK = "events.track" "4.14" Events "POST" "/api/v1/events" false &[];
+    TRIGGERS_GET: TriggersGet(CampaignQuery => TriggeredCampaign) = "triggers.get" "4.1" Main "GET" "/apiv1/triggers/{trigger_id}" true;
+    TRIGGERS_LIST: TriggersList(ListQuery => Page<TriggeredCampaign>) = "triggers.list" "4.2" Main "GET" "/apiv1/triggers" true;
+    DRIPS_CREATE: DripsCreate(NewDrip => i64) = "drips.create" "4.3" Main "POST" "/apiv1/drips" false;
+    DRIPS_LIST: DripsList(ListQuery => Page<Drip>) = "drips.list" "4.4" Main "GET" "/apiv1/drips" true;
+    DRIPS_GET: DripsGet(CampaignQuery => Drip) = "drips.get" "4.5" Main "GET" "/apiv1/drips/{drip_id}" true;
+    SEGMENTS_ADD_SUBSCRIBERS: SegmentsAddSubscribers(SegmentHashes => String) = "segments.add_subscribers" "4.6" Main "POST" "/apiv1/segments/addSegmentWithHash" true;
+    SEGMENTS_DELETE: SegmentsDelete(SegmentDeletion => String) = "segments.delete" "4.7" Main "POST" "/apiv1/segments/delete" false;
+    SEGMENTS_PROFILES: SegmentsProfiles(ProfileMembership => ()) = "segments.add_profiles" "4.8" Main "POST" "/apiv1/profile" true;
+    SEGMENTS_LIST: SegmentsList(SegmentsQuery => Vec<Segment>) = "segments.list" "4.9" Main "GET" "/apiv1/segments" true;
+    ANALYTICS_SUMMARY: AnalyticsSummary(SummaryQuery => Vec<SummaryRead>) = "analytics.summary" "4.10" Main "GET" "/apiv1/analytics/summary" true;
+    ANALYTICS_SUBSCRIBERS: AnalyticsSubscribers(DistributionQuery => Map<String, Value>) = "analytics.subscribers" "4.11" Main "GET" "/apiv1/subscribers/analytics/summary" true;
+    PRODUCTS_UPDATE: ProductsUpdate(ProductUpdate => ()) = "products.update" "4.12" Main "POST" "/apiv1/products" false;
+    NOTIFICATIONS_CREATE: NotificationsCreate(NewNotification => i64) = "notifications.create" "4.13" Main "POST" "/apiv1/notifications" false;
+    EVENTS_TRACK: EventsTrack(Map<String, Value> => ()) = "events.track" "4.14" Events "POST" "/api/v1/events" false;
 }
 
 /// Every operation, in the spec's order.

@@ -6,7 +6,10 @@
 
 use pushwire::client::{self, Config, Error, Transport};
 use pushwire::emulator::{self, admin, Server};
-use pushwire::model::{NewDrip, NewDripNotification, NewNotification, ScheduleOptions, SendTo};
+use pushwire::model::{
+    NewDrip, NewDripNotification, NewNotification, ScheduleOptions, SegmentHashes, SegmentsQuery,
+    SendTo,
+};
 use serde_json::{json, Map, Value};
 
 const KEY: &str = "core-test-key-123";
@@ -92,10 +95,14 @@ async fn segments_and_events_round_trip_through_both_interfaces() {
     let vip = made["segment_id"].as_i64().expect("segment id");
     let t = transport(&server, KEY);
 
-    client::segments::add_subscribers(&t, &vip.to_string(), &["hash-alice".to_string()])
+    let add = SegmentHashes {
+        segment_id: vip.to_string(),
+        subscriber_hash: vec!["hash-alice".to_string()],
+    };
+    client::segments::add_subscribers(&t, &add)
         .await
         .expect("added");
-    let segments = client::segments::list(&t, None, None, None, None)
+    let segments = client::segments::list(&t, &SegmentsQuery::default())
         .await
         .expect("listed");
     assert_eq!(segments.len(), 1);
@@ -114,7 +121,7 @@ async fn a_wrong_key_is_refused_by_the_service_and_never_echoed() {
     let server = emulator();
     let wrong = "not-the-key-987654";
     let t = transport(&server, wrong);
-    let err = client::segments::list(&t, None, None, None, None)
+    let err = client::segments::list(&t, &SegmentsQuery::default())
         .await
         .expect_err("refused");
     match &err {
@@ -215,7 +222,7 @@ async fn an_unreachable_service_is_a_connection_error_not_a_hang() {
     let mut cfg = Config::new(KEY, &format!("http://127.0.0.1:{port}/apiv1"), "");
     cfg.max_retries = 0;
     let t = Transport::new(&cfg).expect("transport");
-    let err = client::segments::list(&t, None, None, None, None)
+    let err = client::segments::list(&t, &SegmentsQuery::default())
         .await
         .expect_err("nothing listens");
     assert!(matches!(err, Error::Connection { .. }), "{err:?}");
@@ -244,7 +251,7 @@ async fn an_error_carries_its_answers_headers_whatever_its_status() {
             fault["body"] = body;
         }
         admin::dispatch(server.emu(), "inject_fault", fault).expect("armed");
-        let err = client::segments::list(&t, None, None, None, None)
+        let err = client::segments::list(&t, &SegmentsQuery::default())
             .await
             .expect_err("refused");
         let Error::Api(failure) = err else {

@@ -5,19 +5,12 @@ use serde_json::{Map, Value};
 use super::error::Result;
 use super::transport::{Body, Call, Transport};
 use crate::envelope;
-use crate::model::SummaryRow;
-use crate::operations::{ANALYTICS_SUBSCRIBERS, ANALYTICS_SUMMARY};
+use crate::model::{SummaryQuery, SummaryRead, SummaryRow};
+use crate::operations::{AnalyticsSubscribers, AnalyticsSummary, Declared, Request, Response};
 use crate::validate;
 
 envelope!(Summary { data: Vec<Map<String, Value>>; });
 
-/// One row of 4.10 as read: the spec's columns, and any the service adds beyond them (kept,
-/// so that a notebook's DataFrame shows a new column rather than dropping it).
-#[derive(Debug, Clone)]
-pub struct Row {
-    pub row: SummaryRow,
-    pub extra: Map<String, Value>,
-}
 envelope!(Distribution { data: Dimensions; });
 
 /// 4.11's `data`, `{dimension: {value: count}}`. An empty one may come as `[]`, as PHP
@@ -49,9 +42,14 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-pub async fn summary(t: &Transport, from: &str, to: &str, group_by: &str) -> Result<Vec<Row>> {
+/// The summary's rows, each with the columns the service adds beyond the spec's.
+pub async fn summary(
+    t: &Transport,
+    query: &Request<AnalyticsSummary>,
+) -> Result<Response<AnalyticsSummary>> {
+    let SummaryQuery { from, to, group_by } = query;
     validate::summary_query(Some(from), Some(to), Some(group_by))?;
-    let call = Call::to(&ANALYTICS_SUMMARY, Body::Empty)
+    let call = Call::to(AnalyticsSummary::OPERATION, Body::Empty)
         .query("from", Some(from))
         .query("to", Some(to))
         .query("group_by", Some(group_by));
@@ -79,16 +77,19 @@ pub async fn summary(t: &Transport, from: &str, to: &str, group_by: &str) -> Res
                     .collect(),
                 _ => Map::new(),
             };
-            Ok(Row { row, extra })
+            Ok(SummaryRead { row, extra })
         })
         .collect()
 }
 
 /// Counts of active subscribers by dimension: `{dimension: {value: count}}`.
-pub async fn subscribers(t: &Transport, types: Option<&[String]>) -> Result<Map<String, Value>> {
-    let joined = types.map(|ts| ts.join(","));
+pub async fn subscribers(
+    t: &Transport,
+    query: &Request<AnalyticsSubscribers>,
+) -> Result<Response<AnalyticsSubscribers>> {
+    let joined = query.types.as_ref().map(|ts| ts.join(","));
     validate::subscriber_dimensions(joined.as_deref())?;
-    let call = Call::to(&ANALYTICS_SUBSCRIBERS, Body::Empty).query("type", joined);
+    let call = Call::to(AnalyticsSubscribers::OPERATION, Body::Empty).query("type", joined);
     let mut d: Distribution = t.send(&call).await?;
     // A dimension with no value may come as `[]` too.
     for counts in d.data.0.values_mut() {

@@ -9,6 +9,7 @@ use super::checkpoint::{Checkpoint, Prior};
 use super::error::{Error, Result};
 use super::transport::Transport;
 use super::{events, segments};
+use crate::model::{MembershipChange, ProfileMembership, SegmentHashes};
 use crate::validate::SEGMENT_HASHES_MAX;
 
 /// The most profile ids sent in one `profile` request by the bulk forms (the spec sets no
@@ -197,19 +198,26 @@ pub async fn membership(
                 // Not sent: a chunk sent without its record could not be told apart later.
                 return report(Err(e));
             }
+            let profiles = |segment_name: &str, operation| ProfileMembership {
+                segment_name: segment_name.to_string(),
+                profile_id: chunk.to_vec(),
+                operation,
+            };
             let outcome = match what {
                 Membership::AddHashes { segment_id } => {
-                    segments::add_subscribers(t, segment_id, chunk).await
+                    let add = SegmentHashes {
+                        segment_id: segment_id.to_string(),
+                        subscriber_hash: chunk.to_vec(),
+                    };
+                    segments::add_subscribers(t, &add).await
                 }
                 Membership::AddProfiles { segment_name } => {
-                    segments::profiles(t, segment_name, chunk, "add")
-                        .await
-                        .map(|_| String::new())
+                    let change = profiles(segment_name, MembershipChange::Add);
+                    segments::profiles(t, &change).await.map(|_| String::new())
                 }
                 Membership::RemoveProfiles { segment_name } => {
-                    segments::profiles(t, segment_name, chunk, "delete")
-                        .await
-                        .map(|_| String::new())
+                    let change = profiles(segment_name, MembershipChange::Delete);
+                    segments::profiles(t, &change).await.map(|_| String::new())
                 }
             };
             if let Some(c) = checkpoint {

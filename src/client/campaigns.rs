@@ -9,42 +9,15 @@ use serde::Deserialize;
 
 use super::error::{Error, Result};
 use super::transport::{Body, Call, Data, Envelope, Transport};
-use crate::model::Meta;
-use crate::operations::Operation;
+use crate::model::{AnalyticsRange, CampaignQuery, ListQuery, Meta, Page};
+use crate::operations::Declared;
 
-/// One page of a campaign list (4.2, 4.4).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page<T> {
-    pub data: Vec<T>,
-    pub meta: Meta,
-}
-
-/// `analytics_start_at` / `analytics_end_at` of the campaign reads, `YYYY-MM-DD`.
-#[derive(Debug, Clone, Default)]
-pub struct AnalyticsRange {
-    pub start: Option<String>,
-    pub end: Option<String>,
-}
-
-/// What a campaign list is asked for: a page (from 1), its size (1 to 500; the service's
-/// defaults when `None`) and the analytics range.
-#[derive(Debug, Clone, Default)]
-pub struct ListQuery {
-    pub page: Option<i64>,
-    pub limit: Option<i64>,
-    pub range: AnalyticsRange,
-}
-
-impl AnalyticsRange {
-    fn check(&self) -> Result<()> {
-        crate::validate::analytics_range(self.start.as_deref(), self.end.as_deref())?;
-        Ok(())
-    }
-
-    fn apply(&self, call: Call) -> Call {
-        call.query("analytics_start_at", self.start.as_ref())
-            .query("analytics_end_at", self.end.as_ref())
-    }
+/// The analytics range checked, and added to a call's query.
+fn with_range(range: &AnalyticsRange, call: Call) -> Result<Call> {
+    crate::validate::analytics_range(range.start.as_deref(), range.end.as_deref())?;
+    Ok(call
+        .query("analytics_start_at", range.start.as_ref())
+        .query("analytics_end_at", range.end.as_ref()))
 }
 
 /// A positive id for a path.
@@ -75,36 +48,34 @@ impl<T> Envelope for List<T> {
     }
 }
 
-/// The campaign `id` (named `field` in errors) that `op` reads.
-pub(super) async fn get<T: DeserializeOwned>(
-    t: &Transport,
-    op: &Operation,
-    field: &str,
-    id: i64,
-    range: &AnalyticsRange,
-) -> Result<T> {
-    let id = path_id(field, id)?;
-    range.check()?;
-    let call = range.apply(Call::to_path(op, op.on_root_with(id), Body::Empty));
-    let one: Data<T> = t.send(&call).await?;
+/// The campaign `O` reads, by its id (named `field` in errors).
+pub(super) async fn get<O>(t: &Transport, field: &str, query: &CampaignQuery) -> Result<O::Response>
+where
+    O: Declared<Request = CampaignQuery>,
+    O::Response: DeserializeOwned,
+{
+    let id = path_id(field, query.id)?;
+    let op = O::OPERATION;
+    let call = with_range(
+        &query.range,
+        Call::to_path(op, op.on_root_with(id), Body::Empty),
+    )?;
+    let one: Data<O::Response> = t.send(&call).await?;
     Ok(one.data)
 }
 
-/// A page of the campaign list `op` reads: `page`, `limit` and the analytics range checked.
-pub(super) async fn list<T: DeserializeOwned>(
-    t: &Transport,
-    op: &Operation,
-    query: &ListQuery,
-) -> Result<Page<T>> {
+/// A page of the campaign list `O` reads: `page`, `limit` and the analytics range checked.
+pub(super) async fn list<O, T>(t: &Transport, query: &ListQuery) -> Result<Page<T>>
+where
+    O: Declared<Request = ListQuery, Response = Page<T>>,
+    T: DeserializeOwned,
+{
     let page = crate::validate::page(query.page)?;
     let limit = crate::validate::limit(query.limit)?;
-    query.range.check()?;
-    let call = query.range.apply(
-        Call::to(op, Body::Empty)
-            .query("page", Some(page))
-            .query("limit", Some(limit)),
-    );
-    let list: List<T> = t.send(&call).await?;
+    let call = Call::to(O::OPERATION, Body::Empty)
+        .query("page", Some(page))
+        .query("limit", Some(limit));
+    let list: List<T> = t.send(&with_range(&query.range, call)?).await?;
     Ok(Page {
         data: list.data,
         meta: list.meta,

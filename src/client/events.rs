@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::error::{Error, Result};
 use super::transport::{Body, Call, Envelope, Transport};
 use crate::message;
-use crate::operations::EVENTS_TRACK;
+use crate::operations::{Declared, EventsTrack, Request, Response};
 use crate::validate::{self, field, FIELD};
 
 /// `{error_code: 0, data: {}}`; an `error` object means failure whatever the status.
@@ -51,11 +51,11 @@ pub fn check(body: &Map<String, Value>) -> Result<()> {
 /// The encoded call of one event; `check` it first.
 pub fn call(body: &Map<String, Value>) -> Call {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
-    Call::to(&EVENTS_TRACK, Body::Json(bytes.into()))
+    Call::to(EventsTrack::OPERATION, Body::Json(bytes.into()))
 }
 
 /// Records an event. Not retried once sent: it may start a triggered campaign.
-pub async fn track(t: &Transport, body: &Map<String, Value>) -> Result<()> {
+pub async fn track(t: &Transport, body: &Request<EventsTrack>) -> Result<Response<EventsTrack>> {
     check(body)?;
     track_checked(t, body).await
 }

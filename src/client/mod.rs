@@ -16,6 +16,6 @@ pub mod segments;
 pub mod transport;
 pub mod triggers;
 
-pub use campaigns::{AnalyticsRange, ListQuery, Page};
+pub use crate::model::{AnalyticsRange, ListQuery, Page};
 pub use error::{ApiFailure, Error, Result};
 pub use transport::{Config, Limits, Transport};

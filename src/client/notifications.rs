@@ -4,8 +4,7 @@ use serde_json::Value;
 
 use super::error::Result;
 use super::transport::{Body, Call, Envelope, Transport};
-use crate::model::NewNotification;
-use crate::operations::NOTIFICATIONS_CREATE;
+use crate::operations::{Declared, NotificationsCreate, Request, Response};
 use crate::validate;
 
 /// The table names the id `Notification_id`, the samples `notification_id`.
@@ -48,9 +47,15 @@ pub fn id_of(field: &str, v: Option<&Value>) -> i64 {
 
 /// Creates (and, for `now`, sends) a broadcast; its id. Never retried once it may have been
 /// received: a retried create could send the broadcast twice.
-pub async fn create(t: &Transport, n: &NewNotification) -> Result<i64> {
+pub async fn create(
+    t: &Transport,
+    n: &Request<NotificationsCreate>,
+) -> Result<Response<NotificationsCreate>> {
     validate::broadcast(n)?;
-    let call = Call::to(&NOTIFICATIONS_CREATE, Body::Form(n.to_form().into()));
+    let call = Call::to(
+        NotificationsCreate::OPERATION,
+        Body::Form(n.to_form().into()),
+    );
     let created: Created = t.send(&call).await?;
     Ok(id_of("notification_id", created.notification_id.as_ref()))
 }

@@ -10,30 +10,33 @@ use crate::envelope;
 use crate::form::FormWriter;
 use crate::model::Segment;
 use crate::operations::{
-    Operation, SEGMENTS_ADD_SUBSCRIBERS, SEGMENTS_DELETE, SEGMENTS_LIST, SEGMENTS_PROFILES,
+    Declared, Operation, Request, Response, SegmentsAddSubscribers, SegmentsDelete, SegmentsList,
+    SegmentsProfiles,
 };
 use crate::validate;
 
 envelope!(List { segments: Vec<Segment>; count: Option<Value> });
 
-pub async fn list(
-    t: &Transport,
-    segment_id: Option<&str>,
-    limit: Option<i64>,
-    offset: Option<i64>,
-    segment_type: Option<&str>,
-) -> Result<Vec<Segment>> {
-    if let Some(id) = segment_id {
+pub async fn list(t: &Transport, query: &Request<SegmentsList>) -> Result<Response<SegmentsList>> {
+    if let Some(id) = &query.segment_id {
         validate::segment_id(id)?;
     }
-    validate::segments_window(limit, offset)?;
-    let call = Call::to(&SEGMENTS_LIST, Body::Empty)
-        .query("segment_id", segment_id)
-        .query("limit", limit)
-        .query("offset", offset)
-        .query("segment_type", segment_type);
+    validate::segments_window(query.limit, query.offset)?;
+    let call = Call::to(SegmentsList::OPERATION, Body::Empty)
+        .query("segment_id", query.segment_id.as_deref())
+        .query("limit", query.limit)
+        .query("offset", query.offset)
+        .query("segment_type", query.segment_type.as_deref());
     let list: List = t.send(&call).await?;
     Ok(list.segments)
+}
+
+/// A form naming the segment `segment_id`, checked.
+fn segment_form(segment_id: &str) -> Result<FormWriter> {
+    let id = validate::segment_id(segment_id)?;
+    let mut form = FormWriter::new();
+    form.field("segment_id", &id.to_string());
+    Ok(form)
 }
 
 /// Posts a form to `op`; the service's message.
@@ -47,40 +50,41 @@ async fn post_form(t: &Transport, op: &Operation, form: String) -> Result<String
     })
 }
 
-pub async fn delete(t: &Transport, segment_id: &str) -> Result<String> {
-    let id = validate::segment_id(segment_id)?;
-    let form = FormWriter::new()
-        .field("segment_id", &id.to_string())
-        .finish();
+pub async fn delete(
+    t: &Transport,
+    segment: &Request<SegmentsDelete>,
+) -> Result<Response<SegmentsDelete>> {
+    let form = segment_form(&segment.segment_id)?.finish();
     // Not retried once sent (`SEGMENTS_DELETE.idempotent`): a delete that went through
     // answers a retry with "does not exist", which would report a success as a failure.
-    post_form(t, &SEGMENTS_DELETE, form).await
+    post_form(t, SegmentsDelete::OPERATION, form).await
 }
 
 /// Adds subscribers by hash (at most 500 per call); the service's message.
-pub async fn add_subscribers(t: &Transport, segment_id: &str, hashes: &[String]) -> Result<String> {
-    let id = validate::segment_id(segment_id)?;
-    validate::segment_hashes(hashes)?;
-    let form = FormWriter::new()
-        .field("segment_id", &id.to_string())
-        .list("subscriber_hash", hashes)
-        .finish();
-    post_form(t, &SEGMENTS_ADD_SUBSCRIBERS, form).await
+pub async fn add_subscribers(
+    t: &Transport,
+    add: &Request<SegmentsAddSubscribers>,
+) -> Result<Response<SegmentsAddSubscribers>> {
+    let form = {
+        let mut form = segment_form(&add.segment_id)?;
+        validate::segment_hashes(&add.subscriber_hash)?;
+        form.list("subscriber_hash", &add.subscriber_hash).finish()
+    };
+    post_form(t, SegmentsAddSubscribers::OPERATION, form).await
 }
 
-/// Adds (`add`) or removes (`delete`) the subscribers of `profile_ids` to/from a segment.
+/// Adds or removes the subscribers of `change.profile_id` to/from a segment.
 pub async fn profiles(
     t: &Transport,
-    segment_name: &str,
-    profile_ids: &[String],
-    operation: &str,
-) -> Result<()> {
-    validate::profile_membership(segment_name, profile_ids, operation)?;
+    change: &Request<SegmentsProfiles>,
+) -> Result<Response<SegmentsProfiles>> {
+    let operation = change.operation.as_str();
+    validate::profile_membership(&change.segment_name, &change.profile_id, operation)?;
     let form = FormWriter::new()
-        .field("segment_name", segment_name)
-        .list("profile_id", profile_ids)
+        .field("segment_name", &change.segment_name)
+        .list("profile_id", &change.profile_id)
         .field("operation", operation)
         .finish();
-    post_form(t, &SEGMENTS_PROFILES, form).await?;
+    post_form(t, SegmentsProfiles::OPERATION, form).await?;
     Ok(())
 }

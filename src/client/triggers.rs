@@ -1,19 +1,14 @@
 //! Triggered campaigns: `GET /triggers/{id}` (4.1) and `GET /triggers` (4.2).
 
-use super::campaigns::{self, AnalyticsRange, ListQuery, Page};
+use super::campaigns;
 use super::error::Result;
 use super::transport::Transport;
-use crate::model::TriggeredCampaign;
-use crate::operations::{TRIGGERS_GET, TRIGGERS_LIST};
+use crate::operations::{Request, Response, TriggersGet, TriggersList};
 
-pub async fn get(
-    t: &Transport,
-    trigger_id: i64,
-    range: &AnalyticsRange,
-) -> Result<TriggeredCampaign> {
-    campaigns::get(t, &TRIGGERS_GET, "trigger_id", trigger_id, range).await
+pub async fn get(t: &Transport, query: &Request<TriggersGet>) -> Result<Response<TriggersGet>> {
+    campaigns::get::<TriggersGet>(t, "trigger_id", query).await
 }
 
-pub async fn list(t: &Transport, query: &ListQuery) -> Result<Page<TriggeredCampaign>> {
-    campaigns::list(t, &TRIGGERS_LIST, query).await
+pub async fn list(t: &Transport, query: &Request<TriggersList>) -> Result<Response<TriggersList>> {
+    campaigns::list::<TriggersList, _>(t, query).await
 }

@@ -3,6 +3,7 @@
 
 #[cfg(feature = "python")]
 pub mod annotation;
+pub mod calls;
 pub mod campaign;
 pub mod common;
 pub mod drip;
@@ -13,6 +14,11 @@ pub mod notification;
 pub mod timestamp;
 pub mod trigger;
 
+pub use calls::{
+    AnalyticsRange, CampaignQuery, DistributionQuery, ListQuery, MembershipChange, Page,
+    ProductUpdate, ProfileMembership, SegmentDeletion, SegmentHashes, SegmentsQuery, SummaryQuery,
+    SummaryRead,
+};
 pub use common::{Action, Analytics, GoalResult, Meta, ScheduleOptions, UtmError, UtmParams};
 pub use drip::{
     Audience, AudienceFilter, AudienceRule, Drip, DripNotification, DripOptions, NewDrip,

@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use crate::bindings::convert::{self, date_text, is_missing};
 use crate::client::transport::extra_header;
-use crate::client::{AnalyticsRange, Error, ListQuery};
+use crate::client::Error;
+use crate::model::{AnalyticsRange, CampaignQuery, ListQuery};
 
 pub fn concurrency(obj: &Bound<'_, PyAny>) -> Result<usize, Error> {
     match opt_int(obj, "concurrency")? {
@@ -134,43 +135,38 @@ pub fn range(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> Result<Analyti
     })
 }
 
-/// The reads drips and triggers share, their arguments read: one campaign by id, or a page
-/// of them, each with the analytics range.
-pub enum CampaignRead {
-    Get(i64, AnalyticsRange),
-    List(ListQuery),
+/// The request of a campaign read by id (`get(id, analytics_start_at, analytics_end_at)`),
+/// the id named `id_field`.
+pub fn campaign_query(
+    id: &Bound<'_, PyAny>,
+    id_field: &str,
+    range: AnalyticsRange,
+) -> Result<CampaignQuery, Error> {
+    Ok(CampaignQuery {
+        id: id_int(id, id_field)?,
+        range,
+    })
 }
 
-impl CampaignRead {
-    /// `get(id, analytics_start_at, analytics_end_at)`, the id named `id_field`.
-    pub fn get(
-        id: &Bound<'_, PyAny>,
-        id_field: &str,
-        range: AnalyticsRange,
-    ) -> Result<CampaignRead, Error> {
-        Ok(CampaignRead::Get(id_int(id, id_field)?, range))
-    }
-
-    /// `list(page, limit, analytics_start_at, analytics_end_at)`.
-    pub fn list(
-        page: &Bound<'_, PyAny>,
-        limit: &Bound<'_, PyAny>,
-        range: AnalyticsRange,
-    ) -> Result<CampaignRead, Error> {
-        Ok(CampaignRead::List(ListQuery {
-            page: opt_int(page, "page")?,
-            limit: opt_int(limit, "limit")?,
-            range,
-        }))
-    }
+/// The request of a campaign list (`list(page, limit, analytics_start_at, analytics_end_at)`).
+pub fn list_query(
+    page: &Bound<'_, PyAny>,
+    limit: &Bound<'_, PyAny>,
+    range: AnalyticsRange,
+) -> Result<ListQuery, Error> {
+    Ok(ListQuery {
+        page: opt_int(page, "page")?,
+        limit: opt_int(limit, "limit")?,
+        range,
+    })
 }
 
 /// The `get` and `list` functions of a campaign resource (triggers, drips), read the same
-/// way: `$get` takes the id (named `$id`, as the method's parameter), `$list` a page; `$wrap`
-/// makes the resource's call of the read.
+/// way: `$get` makes the request of the operation `$get_op` (the id named `$id`, as the
+/// method's parameter), `$list` that of `$list_op`.
 macro_rules! campaign_reads {
-    ($get:ident $get_op:ident, $list:ident $list_op:ident, $id:ident, $wrap:expr) => {
-        #[doc = concat!("The call `operations::", stringify!($get_op), "` declares.")]
+    ($get:ident $get_op:ident, $list:ident $list_op:ident, $id:ident) => {
+        #[doc = concat!("The call of [`", stringify!($get_op), "`].")]
         #[pyfunction]
         #[pyo3(signature = ($id, *, analytics_start_at, analytics_end_at))]
         fn $get(
@@ -178,14 +174,13 @@ macro_rules! campaign_reads {
             analytics_start_at: &Bound<'_, PyAny>,
             analytics_end_at: &Bound<'_, PyAny>,
         ) -> PyResult<PreparedCall> {
-            prepare($id.py(), &$get_op, || {
+            prepare_request::<$get_op>($id.py(), || {
                 let range = range(analytics_start_at, analytics_end_at)?;
-                let read = CampaignRead::get($id, stringify!($id), range)?;
-                Ok(Ready::Op(Box::new($wrap(read))))
+                campaign_query($id, stringify!($id), range)
             })
         }
 
-        #[doc = concat!("The call `operations::", stringify!($list_op), "` declares.")]
+        #[doc = concat!("The call of [`", stringify!($list_op), "`].")]
         #[pyfunction]
         #[pyo3(signature = (*, page, limit, analytics_start_at, analytics_end_at))]
         fn $list(
@@ -194,11 +189,8 @@ macro_rules! campaign_reads {
             analytics_start_at: &Bound<'_, PyAny>,
             analytics_end_at: &Bound<'_, PyAny>,
         ) -> PyResult<PreparedCall> {
-            prepare(page.py(), &$list_op, || {
-                let range = range(analytics_start_at, analytics_end_at)?;
-                Ok(Ready::Op(Box::new($wrap(CampaignRead::list(
-                    page, limit, range,
-                )?))))
+            prepare_request::<$list_op>(page.py(), || {
+                list_query(page, limit, range(analytics_start_at, analytics_end_at)?)
             })
         }
     };

@@ -4,19 +4,19 @@
 use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
-use super::args::{campaign_reads, items_of, range, text, CampaignRead};
-use super::operation::{keyed, prepare, prepare_keyed, PreparedCall, Ready, Run, Running};
-use super::output::Output;
+use super::args::{campaign_query, campaign_reads, items_of, list_query, range, text};
+use super::operation::{keyed, prepare_keyed, prepare_request, request, sends, PreparedCall};
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
 use crate::bindings::utm;
-use crate::client::{drips, Error, Transport};
+use crate::client::{drips, Error};
 use crate::model::{Audience, DripNotification, NewDrip, NewDripNotification, SendTo, UtmParams};
-use crate::operations::{DRIPS_CREATE, DRIPS_GET, DRIPS_LIST};
+use crate::operations::{Declared, DripsCreate, DripsGet, DripsList};
 
-pub enum Args {
-    Create(Box<NewDrip>),
-    Read(CampaignRead),
+sends! {
+    DripsCreate: drips::create;
+    DripsGet: drips::get;
+    DripsList: drips::list;
 }
 
 /// `client.drips.create`'s call.
@@ -40,13 +40,13 @@ fn drips_create<'py>(
             ("utm_params", utm_params),
         ],
     )?;
-    prepare_keyed(py, &DRIPS_CREATE, key, || {
+    prepare_keyed(py, DripsCreate::OPERATION, key, || {
         let drip = new_drip(&campaign_name, &notifications, &send_to, &utm_params)?;
-        Ok(Ready::Op(Box::new(Args::Create(Box::new(drip)))))
+        Ok(request::<DripsCreate>(drip))
     })
 }
 
-campaign_reads!(drips_get DRIPS_GET, drips_list DRIPS_LIST, drip_id, Args::Read);
+campaign_reads!(drips_get DripsGet, drips_list DripsList, drip_id);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(drips_create, m)?)?;
@@ -90,18 +90,6 @@ fn new_drip(
         send_to,
         utm_params,
     })
-}
-
-impl Args {
-    async fn send(self, t: &Transport) -> Result<Output, Error> {
-        Ok(match self {
-            Args::Create(d) => Output::Id(drips::create(t, &d).await?),
-            Args::Read(CampaignRead::Get(id, r)) => {
-                Output::Drip(Box::new(drips::get(t, id, &r).await?))
-            }
-            Args::Read(CampaignRead::List(q)) => Output::Drips(drips::list(t, &q).await?),
-        })
-    }
 }
 
 /// A drip notification to create, as JSON: a notification read from a drip
@@ -148,10 +136,4 @@ fn send_to_of(obj: &Bound<'_, PyAny>) -> Result<Option<SendTo>, Error> {
         return Ok(Some(SendTo::from_audience(&audience, "send_to")?));
     }
     Ok(Some(model_of(given, "send_to")?))
-}
-
-impl Run for Args {
-    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
-        Box::pin(self.send(t))
-    }
 }

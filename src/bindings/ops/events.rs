@@ -11,18 +11,22 @@ use serde_json::{Map, Value};
 
 use super::args::concurrency;
 use super::operation::{
-    keyed, prepare, prepare_keyed, Known, Op, PreparedCall, Ready, Run, Running, SAME,
+    keyed, prepare, prepare_keyed, request, sends, Known, Op, PreparedCall, Ready, Run, Running,
+    SAME,
 };
 use super::output::Output;
 use crate::bindings::convert::{is_missing, to_json};
 use crate::bindings::stop;
 use crate::client::{bulk, events, Error, Transport};
-use crate::operations::EVENTS_TRACK;
+use crate::operations::{Declared, EventsTrack};
 
-pub enum Args {
-    Track(Map<String, Value>),
-    TrackMany(Vec<Result<Map<String, Value>, Error>>, usize),
+// An event's body is checked when it is read (`track_body`).
+sends! {
+    EventsTrack: events::track_checked;
 }
+
+/// `track_many`'s events, each read as its body or its error, and the concurrency.
+pub struct TrackMany(Vec<Result<Map<String, Value>, Error>>, usize);
 
 /// `client.events.track`'s call. A dataframe's missing cell (NaN, `pd.NA`) in `profile_id`,
 /// `device_token_hash` or `data` is an absent field, as in `track_many`.
@@ -46,9 +50,9 @@ fn events_track<'py>(
             ("data", data),
         ],
     )?;
-    prepare_keyed(py, &EVENTS_TRACK, key, || {
+    prepare_keyed(py, EventsTrack::OPERATION, key, || {
         let body = track_body(&event_name, &profile_id, &device_token_hash, &data)?;
-        Ok(Ready::Op(Box::new(Args::Track(body))))
+        Ok(request::<EventsTrack>(body))
     })
 }
 
@@ -85,7 +89,7 @@ pub fn read_events(events: &Bound<'_, PyList>, concurrency: usize) -> Result<Op,
             return Err(stop::placeholder());
         }
     }
-    Ok(Box::new(Args::TrackMany(out, concurrency)))
+    Ok(Box::new(TrackMany(out, concurrency)))
 }
 
 fn track_body(
@@ -116,20 +120,6 @@ fn track_body(
     ids_as_text(&mut body);
     events::check(&body)?;
     Ok(body)
-}
-
-impl Args {
-    async fn send(self, t: &Transport) -> Result<Output, Error> {
-        Ok(match self {
-            Args::Track(body) => {
-                events::track_checked(t, &body).await?;
-                Output::Nothing
-            }
-            Args::TrackMany(items, concurrency) => {
-                Output::Batch(bulk::track_many(t, items, concurrency).await)
-            }
-        })
-    }
 }
 
 /// An event dict without its NaN values: a dataframe's empty cell (pandas puts NaN where a
@@ -216,12 +206,13 @@ pub fn event(item: &Bound<'_, PyAny>) -> Result<Map<String, Value>, Error> {
     }
 }
 
-impl Run for Args {
+impl Run for TrackMany {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
-        Box::pin(self.send(t))
+        let TrackMany(items, concurrency) = *self;
+        Box::pin(async move { Ok(Output::Batch(bulk::track_many(t, items, concurrency).await)) })
     }
 
     fn is_single_request(&self) -> bool {
-        !matches!(self, Args::TrackMany(..))
+        false
     }
 }

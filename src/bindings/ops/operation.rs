@@ -17,7 +17,7 @@ use super::output::Output;
 use crate::bindings::errors::to_pyerr;
 use crate::bindings::stop;
 use crate::client::{Error, Transport};
-use crate::operations::Operation;
+use crate::operations::{Declared, Operation};
 
 /// Maps a core field name to the Python argument's.
 pub type Renamer = crate::operations::PythonNames;
@@ -190,7 +190,8 @@ pub use crate::bindings::errors::SAME;
 /// What a call runs to: its output, or the error.
 pub type Running<'a> = Pin<Box<dyn Future<Output = Result<Output, Error>> + Send + 'a>>;
 
-/// A call with its arguments read, ready to run without the GIL: each resource's `Args`.
+/// A call with its arguments read, ready to run without the GIL: a [`Request`] of a declared
+/// operation, or a call of several (`events.track_many`, the bulk membership calls).
 pub trait Run: Send {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_>;
 
@@ -206,3 +207,50 @@ pub trait Run: Send {
 
 /// A call ready to run.
 pub type Op = Box<dyn Run>;
+
+/// An operation as the bindings send it: the client's function of its declaration, and its
+/// response as the output the Python method returns.
+pub trait Sends: Declared<Request: Sized + Send> + 'static {
+    fn send(
+        t: &Transport,
+        request: &Self::Request,
+    ) -> impl Future<Output = Result<Output, Error>> + Send;
+}
+
+/// Each operation's [`Sends`], one line each: the operation, then the client's function
+/// that sends its request; its response becomes the method's result through `Output::from`.
+macro_rules! sends {
+    ($($op:ident: $function:path;)*) => {$(
+        impl $crate::bindings::ops::operation::Sends for $op {
+            async fn send(
+                t: &$crate::client::Transport,
+                request: &Self::Request,
+            ) -> Result<$crate::bindings::ops::Output, $crate::client::Error> {
+                Ok($crate::bindings::ops::Output::from($function(t, request).await?))
+            }
+        }
+    )*};
+}
+pub(crate) use sends;
+
+/// A request of the operation `O`, read from the Python arguments.
+struct Request<O: Declared>(O::Request);
+
+impl<O: Sends> Run for Request<O> {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        Box::pin(async move { O::send(t, &self.0).await })
+    }
+}
+
+/// What a prepared call of `O` runs: `request`.
+pub fn request<O: Sends>(request: O::Request) -> Ready {
+    Ready::Op(Box::new(Request::<O>(request)))
+}
+
+/// [`prepare`] for the operation `O`: the request `read` makes of its Python arguments.
+pub fn prepare_request<O: Sends>(
+    py: Python<'_>,
+    read: impl FnOnce() -> Result<O::Request, Error>,
+) -> PyResult<PreparedCall> {
+    prepare(py, O::OPERATION, || read().map(request::<O>))
+}

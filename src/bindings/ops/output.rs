@@ -10,19 +10,19 @@ use crate::bindings::errors::{to_pyerr, SAME};
 use crate::bindings::page::Page;
 use crate::client::checkpoint::Prior;
 use crate::client::transport::RawAnswer;
-use crate::client::{analytics, bulk, Error};
-use crate::model::{Drip, Segment, TriggeredCampaign};
+use crate::client::{bulk, Error};
+use crate::model::{Drip, Page as ListPage, Segment, SummaryRead, TriggeredCampaign};
 
 pub enum Output {
     Trigger(Box<TriggeredCampaign>),
-    Triggers(crate::client::Page<TriggeredCampaign>),
+    Triggers(ListPage<TriggeredCampaign>),
     Drip(Box<Drip>),
-    Drips(crate::client::Page<Drip>),
+    Drips(ListPage<Drip>),
     Id(i64),
     Segments(Vec<Segment>),
     Text(String),
     Nothing,
-    Rows(Vec<analytics::Row>),
+    Rows(Vec<SummaryRead>),
     Distribution(Map<String, Value>),
     /// An answer's body as JSON (`client.request`).
     Json(Value),
@@ -36,7 +36,32 @@ pub enum Output {
     Unread(Error),
 }
 
-fn page<T>(py: Python<'_>, p: crate::client::Page<T>) -> PyResult<Py<PyAny>>
+/// Each operation's response as the output its method returns (see `sends!`).
+macro_rules! outputs {
+    ($($response:ty => $make:expr;)*) => {$(
+        impl From<$response> for Output {
+            fn from(response: $response) -> Output {
+                let make: fn($response) -> Output = $make;
+                make(response)
+            }
+        }
+    )*};
+}
+
+outputs! {
+    TriggeredCampaign => |campaign| Output::Trigger(Box::new(campaign));
+    ListPage<TriggeredCampaign> => Output::Triggers;
+    Drip => |drip| Output::Drip(Box::new(drip));
+    ListPage<Drip> => Output::Drips;
+    i64 => Output::Id;
+    Vec<Segment> => Output::Segments;
+    String => Output::Text;
+    () => |()| Output::Nothing;
+    Vec<SummaryRead> => Output::Rows;
+    Map<String, Value> => Output::Distribution;
+}
+
+fn page<T>(py: Python<'_>, p: ListPage<T>) -> PyResult<Py<PyAny>>
 where
     T: pyo3::PyClass + Into<pyo3::PyClassInitializer<T>>,
 {
@@ -80,7 +105,7 @@ impl Output {
             }
             Output::Rows(rows) => {
                 let list = PyList::empty(py);
-                for analytics::Row { row, extra } in rows {
+                for SummaryRead { row, extra } in rows {
                     let dict = pythonize(py, &row)?;
                     // A day, also when the service writes it with a midnight time, given as
                     // a naive `datetime` at its midnight: pandas reads `datetime.date`

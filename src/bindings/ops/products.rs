@@ -5,15 +5,16 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use super::args::items_of;
-use super::operation::{keyed, prepare_keyed, PreparedCall, Ready, Run, Running};
-use super::output::Output;
+use super::operation::{keyed, prepare_keyed, request, sends, PreparedCall};
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
-use crate::client::{products, Error, Transport};
-use crate::model::Product;
-use crate::operations::PRODUCTS_UPDATE;
+use crate::client::{products, Error};
+use crate::model::ProductUpdate;
+use crate::operations::{Declared, ProductsUpdate};
 
-pub struct Args(Vec<Product>);
+sends! {
+    ProductsUpdate: products::update;
+}
 
 /// `client.products.update`'s call.
 #[pyfunction]
@@ -24,25 +25,18 @@ fn products_update(
 ) -> PyResult<PreparedCall> {
     let py = products.py();
     let (key, [products]) = keyed(py, idempotency_key, [("products", products)])?;
-    prepare_keyed(py, &PRODUCTS_UPDATE, key, || {
+    prepare_keyed(py, ProductsUpdate::OPERATION, key, || {
         let products = items_of(&products, "products", product_json)?
             .into_iter()
             .enumerate()
             .map(|(i, v)| model_of(v, &format!("products[{i}]")))
             .collect::<Result<_, Error>>()?;
-        Ok(Ready::Op(Box::new(Args(products))))
+        Ok(request::<ProductsUpdate>(ProductUpdate { products }))
     })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(products_update, m)?)
-}
-
-impl Args {
-    async fn send(self, t: &Transport) -> Result<Output, Error> {
-        products::update(t, &self.0).await?;
-        Ok(Output::Nothing)
-    }
 }
 
 /// A product update: a `Product` or its dict, or an entry of the emulator's `products()`
@@ -58,10 +52,4 @@ fn product_json(item: &Bound<'_, PyAny>, path: &str) -> Result<Value, Error> {
         Value::Object(mut m) if recorded => m.remove("product").unwrap_or_default(),
         v => v,
     })
-}
-
-impl Run for Args {
-    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
-        Box::pin(self.send(t))
-    }
 }

@@ -6,28 +6,20 @@ use crate::validate::FIELD;
 use pyo3::prelude::*;
 
 use super::args::{id_text, opt_int, opt_text, str_list, text};
-use super::operation::{prepare, Known, PreparedCall, Ready, Run, Running};
-use super::output::Output;
-use crate::client::{segments, Error, Transport};
+use super::operation::{prepare, prepare_request, request, sends, Known, PreparedCall};
+use crate::client::{segments, Error};
+use crate::model::{
+    MembershipChange, ProfileMembership, SegmentDeletion, SegmentHashes, SegmentsQuery,
+};
 use crate::operations::{
-    SEGMENTS_ADD_SUBSCRIBERS, SEGMENTS_DELETE, SEGMENTS_LIST, SEGMENTS_PROFILES,
+    Declared, SegmentsAddSubscribers, SegmentsDelete, SegmentsList, SegmentsProfiles,
 };
 
-pub enum Args {
-    List {
-        segment_id: Option<String>,
-        limit: Option<i64>,
-        offset: Option<i64>,
-        segment_type: Option<String>,
-    },
-    Delete(String),
-    AddSubscribers(String, Vec<String>),
-    /// A segment's name, the profile ids, and the operation: `add` or `delete`.
-    Profiles(String, Vec<String>, &'static str),
-}
-
-fn ready(call: Args) -> Result<Ready, Error> {
-    Ok(Ready::Op(Box::new(call)))
+sends! {
+    SegmentsList: segments::list;
+    SegmentsDelete: segments::delete;
+    SegmentsAddSubscribers: segments::add_subscribers;
+    SegmentsProfiles: segments::profiles;
 }
 
 /// `client.segments.list`'s call.
@@ -39,8 +31,8 @@ fn segments_list(
     offset: &Bound<'_, PyAny>,
     segment_type: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    prepare(limit.py(), &SEGMENTS_LIST, || {
-        ready(Args::List {
+    prepare_request::<SegmentsList>(limit.py(), || {
+        Ok(SegmentsQuery {
             segment_id: if segment_id.is_none() {
                 None
             } else {
@@ -66,8 +58,9 @@ fn segments_list(
 /// `client.segments.delete`'s call.
 #[pyfunction]
 fn segments_delete(segment_id: &Bound<'_, PyAny>) -> PyResult<PreparedCall> {
-    prepare(segment_id.py(), &SEGMENTS_DELETE, || {
-        ready(Args::Delete(id_text(segment_id, "segment_id")?))
+    prepare_request::<SegmentsDelete>(segment_id.py(), || {
+        let segment_id = id_text(segment_id, "segment_id")?;
+        Ok(SegmentDeletion { segment_id })
     })
 }
 
@@ -78,11 +71,11 @@ fn segments_add_subscribers(
     segment_id: &Bound<'_, PyAny>,
     subscriber_hashes: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    prepare(segment_id.py(), &SEGMENTS_ADD_SUBSCRIBERS, || {
-        ready(Args::AddSubscribers(
-            id_text(segment_id, "segment_id")?,
-            str_list(subscriber_hashes, "subscriber_hashes")?,
-        ))
+    prepare_request::<SegmentsAddSubscribers>(segment_id.py(), || {
+        Ok(SegmentHashes {
+            segment_id: id_text(segment_id, "segment_id")?,
+            subscriber_hash: str_list(subscriber_hashes, "subscriber_hashes")?,
+        })
     })
 }
 
@@ -92,38 +85,36 @@ fn segments_add_profiles(
     segment_name: &Bound<'_, PyAny>,
     profile_ids: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    profiles(&SEGMENTS_PROFILES, segment_name, profile_ids, "add")
+    let known = SegmentsProfiles::OPERATION;
+    profiles(known, segment_name, profile_ids, MembershipChange::Add)
 }
 
-/// `client.segments.remove_profiles`'s call.
+/// `client.segments.remove_profiles`'s call: the request of `add_profiles`, its `operation`
+/// the other.
 #[pyfunction]
 fn segments_remove_profiles(
     segment_name: &Bound<'_, PyAny>,
     profile_ids: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    profiles(
-        // the same request as `add_profiles`, its `operation` the other
-        Known::as_("segments.remove_profiles", SEGMENTS_PROFILES.python_names),
-        segment_name,
-        profile_ids,
-        "delete",
-    )
+    let names = SegmentsProfiles::OPERATION.python_names;
+    let known = Known::as_("segments.remove_profiles", names);
+    profiles(known, segment_name, profile_ids, MembershipChange::Delete)
 }
 
-/// A change of a segment's members by profile id (`operation`: `add` or `delete`); the
-/// shared checks name the spec's `profile_id`, the error the argument.
+/// A change of a segment's members by profile id; the shared checks name the spec's
+/// `profile_id`, the error the argument.
 fn profiles(
     known: impl Into<Known>,
     segment_name: &Bound<'_, PyAny>,
     profile_ids: &Bound<'_, PyAny>,
-    operation: &'static str,
+    operation: MembershipChange,
 ) -> PyResult<PreparedCall> {
     prepare(segment_name.py(), known, || {
-        ready(Args::Profiles(
-            text(segment_name, "segment_name")?,
-            str_list(profile_ids, "profile_ids")?,
+        Ok(request::<SegmentsProfiles>(ProfileMembership {
+            segment_name: text(segment_name, "segment_name")?,
+            profile_id: str_list(profile_ids, "profile_ids")?,
             operation,
-        ))
+        }))
     })
 }
 
@@ -133,40 +124,4 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(segments_add_subscribers, m)?)?;
     m.add_function(wrap_pyfunction!(segments_add_profiles, m)?)?;
     m.add_function(wrap_pyfunction!(segments_remove_profiles, m)?)
-}
-
-impl Args {
-    async fn send(self, t: &Transport) -> Result<Output, Error> {
-        Ok(match self {
-            Args::List {
-                segment_id,
-                limit,
-                offset,
-                segment_type,
-            } => Output::Segments(
-                segments::list(
-                    t,
-                    segment_id.as_deref(),
-                    limit,
-                    offset,
-                    segment_type.as_deref(),
-                )
-                .await?,
-            ),
-            Args::Delete(id) => Output::Text(segments::delete(t, &id).await?),
-            Args::AddSubscribers(id, hashes) => {
-                Output::Text(segments::add_subscribers(t, &id, &hashes).await?)
-            }
-            Args::Profiles(name, ids, operation) => {
-                segments::profiles(t, &name, &ids, operation).await?;
-                Output::Nothing
-            }
-        })
-    }
-}
-
-impl Run for Args {
-    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
-        Box::pin(self.send(t))
-    }
 }

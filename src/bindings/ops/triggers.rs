@@ -1,34 +1,21 @@
-//! `triggers.get` and `triggers.list`: their arguments read, then sent by
+//! `triggers.get` and `triggers.list`: their requests read, then sent by
 //! `crate::client::triggers`.
 
 use pyo3::prelude::*;
 
-use super::args::{campaign_reads, range, CampaignRead};
-use super::operation::{prepare, PreparedCall, Ready, Run, Running};
-use super::output::Output;
-use crate::client::{triggers, Error, Transport};
-use crate::operations::{TRIGGERS_GET, TRIGGERS_LIST};
+use super::args::{campaign_query, campaign_reads, list_query, range};
+use super::operation::{prepare_request, sends, PreparedCall};
+use crate::client::triggers;
+use crate::operations::{TriggersGet, TriggersList};
 
-pub struct Args(CampaignRead);
+sends! {
+    TriggersGet: triggers::get;
+    TriggersList: triggers::list;
+}
 
-campaign_reads!(triggers_get TRIGGERS_GET, triggers_list TRIGGERS_LIST, trigger_id, Args);
+campaign_reads!(triggers_get TriggersGet, triggers_list TriggersList, trigger_id);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(triggers_get, m)?)?;
     m.add_function(wrap_pyfunction!(triggers_list, m)?)
-}
-
-impl Args {
-    async fn send(self, t: &Transport) -> Result<Output, Error> {
-        Ok(match self.0 {
-            CampaignRead::Get(id, r) => Output::Trigger(Box::new(triggers::get(t, id, &r).await?)),
-            CampaignRead::List(q) => Output::Triggers(triggers::list(t, &q).await?),
-        })
-    }
-}
-
-impl Run for Args {
-    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
-        Box::pin(self.send(t))
-    }
 }

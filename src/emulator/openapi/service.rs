@@ -10,9 +10,10 @@ use serde_json::{json, Map, Value};
 
 use super::shapes::{answer, at, limited, Models};
 use crate::model::notification::LISTS;
-use crate::model::{Drip, Meta, NewDrip, Product, Segment, SummaryRow, TriggeredCampaign};
+use crate::model::{Meta, Product, SummaryRow};
 use crate::operations::{
-    Operation, ANALYTICS_SUBSCRIBERS, ANALYTICS_SUMMARY, DRIPS_GET, DRIPS_LIST, EVENTS_TRACK,
+    DripsCreate, DripsGet, Operation, Request, Response, SegmentsList, TriggersGet,
+    ANALYTICS_SUBSCRIBERS, ANALYTICS_SUMMARY, DRIPS_GET, DRIPS_LIST, EVENTS_TRACK,
     NOTIFICATIONS_CREATE, PRODUCTS_UPDATE, SEGMENTS_ADD_SUBSCRIBERS, SEGMENTS_DELETE,
     SEGMENTS_LIST, SEGMENTS_PROFILES, TRIGGERS_GET, TRIGGERS_LIST,
 };
@@ -25,6 +26,14 @@ use crate::validate::{
     SEGMENT_HASHES_MAX, TITLE_MAX, TITLE_MAX_SCHEDULED, VALID_FROM_FORMAT,
 };
 
+/// A list's item type.
+trait Listed {
+    type Item;
+}
+impl<T> Listed for Vec<T> {
+    type Item = T;
+}
+
 const DATE: &str = r"^\d{4}-\d{2}-\d{2}$";
 /// `valid_from_utc` as `VALID_FROM_FORMAT` writes it.
 const VALID_FROM_PATTERN: &str = r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$";
@@ -32,10 +41,11 @@ const VALID_FROM_PATTERN: &str = r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$";
 /// The service's OpenAPI document; `base_url` and `events_url` are its two servers.
 pub fn document(base_url: &str, events_url: &str) -> Value {
     let mut models = Models::new();
-    let trigger = models.reference::<TriggeredCampaign>();
-    let drip = models.reference::<Drip>();
-    let new_drip = models.reference::<NewDrip>();
-    let segment = models.reference::<Segment>();
+    // The resources as the operations declare them.
+    let trigger = models.reference::<Response<TriggersGet>>();
+    let drip = models.reference::<Response<DripsGet>>();
+    let new_drip = models.reference::<Request<DripsCreate>>();
+    let segment = models.reference::<<Response<SegmentsList> as Listed>::Item>();
     let product = models.reference::<Product>();
     let row = models.reference::<SummaryRow>();
     let meta = models.reference::<Meta>();
