@@ -106,7 +106,7 @@ impl Operation {
 pub trait Declared {
     const OPERATION: &'static Operation;
     /// Its fields under the spec's names; [`PythonFields`] names them as the Python method does.
-    type Request: PythonFields + ?Sized;
+    type Request: PythonFields;
     type Response;
 }
 

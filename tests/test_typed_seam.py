@@ -10,7 +10,9 @@ import inspect
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,6 +134,54 @@ def test_a_call_is_read_and_refused_in_rust_before_any_client_sees_it() -> None:
     call = _core.drips_get(7, analytics_start_at=None, analytics_end_at=None)
     assert call.name == "drips.get" and call.idempotency_key is None
     assert call.arguments is None
+
+
+RANGE: dict[str, Any] = {"analytics_start_at": None, "analytics_end_at": None}
+PAGE: dict[str, Any] = {"page": None, "limit": None, **RANGE}
+NOTIFICATION = {"title": "Hi", "message": "There", "url": "https://shop.example"}
+# A valid call of each operation's function, by the method it serves.
+CALLS: dict[str, Callable[[], _core.PreparedCall]] = {
+    "triggers.get": lambda: _core.triggers_get(1, **RANGE),
+    "triggers.list": lambda: _core.triggers_list(**PAGE),
+    "drips.create": lambda: _core.drips_create(
+        "Welcome", [NOTIFICATION], send_to=None, utm_params=None, idempotency_key=None
+    ),
+    "drips.get": lambda: _core.drips_get(1, **RANGE),
+    "drips.list": lambda: _core.drips_list(**PAGE),
+    "segments.list": lambda: _core.segments_list(
+        segment_id=None, limit=None, offset=None, segment_type=None
+    ),
+    "segments.delete": lambda: _core.segments_delete(1),
+    "segments.add_subscribers": lambda: _core.segments_add_subscribers(1, ["h"]),
+    "segments.add_profiles": lambda: _core.segments_add_profiles("vip", ["p"]),
+    "segments.remove_profiles": lambda: _core.segments_remove_profiles("vip", ["p"]),
+    "analytics.summary": lambda: _core.analytics_summary(
+        "2024-01-01", "2024-01-31", group_by="day"
+    ),
+    "analytics.subscribers": lambda: _core.analytics_subscribers(types=None),
+    "products.update": lambda: _core.products_update(
+        [{"product_id": "p", "price": 1}], idempotency_key=None
+    ),
+    "notifications.create": lambda: _core.notifications_create(
+        {
+            "notification_title": "Hi",
+            "notification_message": "There",
+            "notification_url": "https://shop.example",
+        },
+        idempotency_key=None,
+    ),
+    "events.track": lambda: _core.events_track(
+        "signup", profile_id="p", device_token_hash=None, data=None, idempotency_key=None
+    ),
+}
+
+
+@pytest.mark.parametrize("method", sorted(CALLS))
+def test_each_call_is_named_by_the_operation_it_sends(method: str) -> None:
+    """The name a call's span, log lines and idempotency record carry is its operation's
+    declaration's (`src/operations.rs`), which a binding reaches by type: a function bound
+    to another operation's declaration names, and sends, that one."""
+    assert CALLS[method]().name == method
 
 
 def test_a_prepared_call_runs_once(emu: Emulator) -> None:

@@ -210,7 +210,7 @@ pub type Op = Box<dyn Run>;
 
 /// An operation as the bindings send it: the client's function of its declaration, and its
 /// response as the output the Python method returns.
-pub trait Sends: Declared<Request: Sized + Send> + 'static {
+pub trait Sends: Declared<Request: Send> + 'static {
     fn send(
         t: &Transport,
         request: &Self::Request,
