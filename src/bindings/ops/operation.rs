@@ -225,8 +225,8 @@ macro_rules! sends {
             async fn send(
                 t: &$crate::client::Transport,
                 request: &Self::Request,
-            ) -> Result<$crate::bindings::ops::Output, $crate::client::Error> {
-                Ok($crate::bindings::ops::Output::from($function(t, request).await?))
+            ) -> Result<$crate::bindings::ops::output::Output, $crate::client::Error> {
+                Ok($crate::bindings::ops::output::Output::from($function(t, request).await?))
             }
         }
     )*};
