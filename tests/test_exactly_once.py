@@ -25,7 +25,7 @@ from client_support import BROADCAST, Driver, api_requests, drip_notification, m
 from redis_support import REDIS_SERVER, redis_server
 
 import pushwire
-from pushwire import IdempotencyError, IdempotencyStore, ValidationError
+from pushwire import IdempotencyError, IdempotencyStore, ValidationError, _keystores
 from pushwire.testing import Emulator
 
 NOTIFICATIONS = "/apiv1/notifications"
@@ -307,6 +307,31 @@ def test_processes_racing_on_one_key_in_one_sqlite_file_send_once(
     assert all(r.returncode == 0 for r in racers)
     assert ids == {n["notification_id"] for n in emu.notifications()}
     assert len(ids) == 1 and len(api_requests(emu, NOTIFICATIONS)) == 1
+
+
+def test_a_store_opened_while_another_process_writes_its_new_file_sets_up_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers starting at once on a new file: while one writes it (its table, still in
+    rollback mode), SQLite refuses another's switch to WAL at once, without waiting its busy
+    timeout. The store sets up again once the writer is done, and works."""
+    path = tmp_path / "keys.db"
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    waits: list[float] = []
+    real_sleep = time.sleep
+
+    def writer_done(seconds: float) -> None:
+        if not waits:
+            writer.execute("COMMIT")
+        waits.append(seconds)
+        real_sleep(0)
+
+    monkeypatch.setattr(_keystores.time, "sleep", writer_done)
+    store = _keystores.SQLiteStore(path)
+    writer.close()
+    assert len(waits) == 1, "refused once, then set up"
+    assert store.add("k", "v", 10) and store.get("k") == "v"
 
 
 # A caller that claims a key and is killed while its broadcast is in flight.

@@ -45,15 +45,7 @@ class SQLiteStore:
     def _connection(self) -> sqlite3.Connection:
         conn: Optional[sqlite3.Connection] = getattr(self._local, "conn", None)
         if conn is None or getattr(self._local, "pid", None) != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            # Committed to the WAL without waiting for the disk: a crash of the machine may
-            # lose the last records, a crash of the process none.
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS pushwire_idempotency "
-                "(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL NOT NULL)"
-            )
+            conn = _set_up(self.path)
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
@@ -103,6 +95,38 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
+
+
+# How long a connection waits for another's lock on the file.
+_BUSY_TIMEOUT = 30.0
+
+
+def _set_up(path: str) -> sqlite3.Connection:
+    """A connection to the store's file, the file in WAL mode and its table made.
+
+    Processes that open a new file at once each read it and then write its first pages
+    (the switch to WAL, the table). Two readers that both ask to write cannot both wait for
+    the other, so SQLite answers one of them "database is locked" at once rather than after
+    its busy timeout; that one sets up again, by then against the other's file, until the
+    same timeout."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT
+    while True:
+        conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            # Committed to the WAL without waiting for the disk: a crash of the machine may
+            # lose the last records, a crash of the process none.
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS pushwire_idempotency "
+                "(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL NOT NULL)"
+            )
+            return conn
+        except sqlite3.OperationalError as e:
+            conn.close()
+            if "locked" not in str(e) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 class RedisStore:
