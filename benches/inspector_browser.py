@@ -20,9 +20,14 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from emulator_scale import START, issue_40_population
+
+# Chromium started as the tests start it.
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
+from browser_support import CHROMIUM_FLAGS  # noqa: E402
 
 from pushwire.testing import Emulator
 
@@ -44,19 +49,7 @@ def chromium() -> Iterator[Any]:
         sys.exit("needs chromium and chromedriver on PATH (Debian: chromium, chromium-driver)")
     options = webdriver.ChromeOptions()
     options.binary_location = binary
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",  # root in containers
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1400,1000",
-        "--no-first-run",
-        "--disable-extensions",
-        "--disable-background-networking",
-        # A page left for about:blank would stay in the back-forward cache with its live
-        # EventSource open; six of them use up Chromium's connections to the emulator.
-        "--disable-features=BackForwardCache",
-    ):
+    for arg in CHROMIUM_FLAGS:
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(driver_path))

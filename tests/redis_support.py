@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+# SIGTERM to a process started here (a worker's warm shutdown), then SIGKILL if it has not
+# ended within the grace given; it is waited for (no zombie left).
+from pushwire._testing.process import _stop_process as stop
+
 REDIS_SERVER = shutil.which("redis-server")
 SKIP_REASON = (
     "redis-server is not on PATH: `make test` installs Debian's redis-server where it can "
@@ -56,15 +60,3 @@ def redis_server(workdir: Path, wait: float = 60.0) -> Iterator[str]:
         yield f"redis://127.0.0.1:{port}"
     finally:
         stop(server, wait / 2)
-
-
-def stop(process: subprocess.Popen[bytes], within: float) -> None:
-    """SIGTERM to a process started here (a worker's warm shutdown), then SIGKILL if it has
-    not ended ``within`` seconds; it is waited for (no zombie left)."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(within)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(within)

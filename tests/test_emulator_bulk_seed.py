@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from client_support import drip_notification
+from client_support import BROADCAST, drip_notification
 
 from pushwire.testing import Emulator
 
@@ -268,9 +268,7 @@ def test_a_broadcast_to_200000_reaches_exactly_the_targeted() -> None:
         }
         with emu.client(timeout=120) as client:
             nid = client.notifications.create(
-                title="Members' sale",
-                message="m",
-                url="https://shop.example/",
+                **BROADCAST,
                 include_segments=[vip],
                 include_countries=countries,
                 attributes=[[rule]],

@@ -4,6 +4,8 @@ segment membership find subscribers through an index)."""
 
 from __future__ import annotations
 
+from client_support import BROADCAST
+
 from pushwire.testing import Emulator
 
 N = 60_000
@@ -25,11 +27,7 @@ def test_a_broadcast_to_a_large_audience_reaches_exactly_the_targeted():
                 expected.add(h)
         with emu.client(timeout=120) as c:
             nid = c.notifications.create(
-                title="VIP in the US",
-                message="m",
-                url="https://shop.example/",
-                include_countries=["US"],
-                include_segments=[vip],
+                **BROADCAST, include_countries=["US"], include_segments=[vip]
             )
             reached = {d["subscriber_hash"] for d in emu.deliveries() if d["source_id"] == nid}
             assert reached == expected and len(expected) == N // 15

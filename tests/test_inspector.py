@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
+from browser_support import CHROMIUM_FLAGS
 from client_support import drip_notification
 from conftest import QuietHandler, serving
 
@@ -503,17 +504,7 @@ def browser() -> Iterator[Any]:
         _cannot(why)
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",  # root in CI containers
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1400,1000",
-        "--no-first-run",
-        "--disable-extensions",
-        "--disable-background-networking",
-        "--lang=en-US",  # counts written 1,234 whatever the machine's locale
-    ):
+    for arg in CHROMIUM_FLAGS:
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     try:

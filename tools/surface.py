@@ -44,15 +44,24 @@ def _params(fn: ast.FunctionDef) -> dict[str, str]:
 
 
 def operations() -> dict[str, dict[str, str]]:
-    """The stub's operations: its functions returning a ``PreparedCall``."""
+    """The stub's operations: its functions returning a ``PreparedCall``, and the names it
+    gives one of them again (``drips_list = triggers_list``: the same signature)."""
     tree = ast.parse(STUB.read_text(), str(STUB))
-    return {
-        node.name: _params(node)
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef)
-        and isinstance(node.returns, ast.Name)
-        and node.returns.id == "PreparedCall"
-    }
+    out: dict[str, dict[str, str]] = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.FunctionDef)
+            and isinstance(node.returns, ast.Name)
+            and node.returns.id == "PreparedCall"
+        ):
+            out[node.name] = _params(node)
+        elif (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in out
+        ):
+            out.update({t.id: out[node.value.id] for t in node.targets if isinstance(t, ast.Name)})
+    return out
 
 
 def _core_calls(fn: ast.FunctionDef) -> list[ast.Call]:

@@ -24,34 +24,9 @@ from typing import (
 
 from typing_extensions import Self
 
-# The models, re-exported (__all__ names them).
-from pushwire._core_models import (
-    Action,
-    Analytics,
-    AttributeRule,
-    Audience,
-    AudienceFilter,
-    AudienceRule,
-    CampaignOptions,
-    Drip,
-    DripNotification,
-    DripOptions,
-    GoalResult,
-    Meta,
-    NewDrip,
-    NewDripNotification,
-    PriceDropThreshold,
-    Product,
-    Rules,
-    ScheduleOptions,
-    Segment,
-    SendTo,
-    SummaryRow,
-    TriggeredCampaign,
-    TriggeredNotification,
-    TriggerOptions,
-    UtmParams,
-)
+# The models, re-exported: every public name of `_core_models.pyi` (__all__ names them, so
+# ruff cannot see where they come from).
+from pushwire._core_models import *  # noqa: F403
 
 __version__: str
 
@@ -68,7 +43,7 @@ def openapi_document(base_url: str, events_url: str, admin: bool = False) -> str
     ``events_url``; with ``admin``, the emulator's admin API's, served at ``base_url``."""
 
 # In the order they are defined here.
-__all__ = [
+__all__ = [  # noqa: F405
     "__version__",
     "reset_log_cache",
     "_model_fields",
@@ -271,9 +246,10 @@ def drips_create(
 def drips_get(
     drip_id: _Id, *, analytics_start_at: _Date, analytics_end_at: _Date
 ) -> PreparedCall: ...
-def drips_list(
-    *, page: SupportsIndex, limit: SupportsIndex, analytics_start_at: _Date, analytics_end_at: _Date
-) -> PreparedCall: ...
+
+# A page of drips is asked for as one of triggered campaigns is.
+drips_list = triggers_list
+
 def segments_list(
     *,
     segment_id: Optional[_Id],
@@ -301,14 +277,10 @@ def segments_add_profiles_bulk(
     checkpoint: _Path,
     progress: _Progress,
 ) -> PreparedCall: ...
-def segments_remove_profiles_bulk(
-    segment_name: str,
-    profile_ids: Sequence[_Id],
-    *,
-    concurrency: SupportsIndex,
-    checkpoint: _Path,
-    progress: _Progress,
-) -> PreparedCall: ...
+
+# Profiles are taken out of a segment as they are put in.
+segments_remove_profiles_bulk = segments_add_profiles_bulk
+
 def analytics_summary(
     start: Union[datetime.date, str], end: Union[datetime.date, str], *, group_by: str
 ) -> PreparedCall: ...

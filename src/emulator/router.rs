@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use axum::extract::Request;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
-use axum::routing::{any, get, post, MethodRouter};
+use axum::routing::{any, get, on, MethodFilter, MethodRouter};
 use axum::Router;
 
 use super::api_error::{ApiError, Interface};
@@ -101,24 +102,27 @@ pub fn main_router(emu: Arc<Emu>, documents: Documents) -> Router {
     admin.merge(api)
 }
 
+/// The handlers of the main interface, by module: each operation with its function, which
+/// answers the method the operation declares.
+macro_rules! handlers {
+    ($($module:ident: $($op:ident $function:ident),+;)*) => {
+        [$($((&$op, on(method_of(&$op), $module::$function)),)+)*]
+    };
+}
+
 /// Each operation of the main interface with its handler, those on one path merged.
 fn main_handlers() -> Vec<(&'static Operation, MethodRouter<Arc<Emu>>)> {
+    #[rustfmt::skip]
+    let handlers = handlers! {
+        campaigns: TRIGGERS_GET get_trigger, TRIGGERS_LIST list_triggers, DRIPS_CREATE create_drip,
+            DRIPS_LIST list_drips, DRIPS_GET get_drip;
+        segments: SEGMENTS_ADD_SUBSCRIBERS add_with_hash, SEGMENTS_DELETE delete,
+            SEGMENTS_PROFILES profile, SEGMENTS_LIST list;
+        analytics: ANALYTICS_SUMMARY summary, ANALYTICS_SUBSCRIBERS subscribers;
+        products: PRODUCTS_UPDATE update;
+        notifications: NOTIFICATIONS_CREATE create;
+    };
     let mut out: Vec<(&'static Operation, MethodRouter<Arc<Emu>>)> = Vec::new();
-    let handlers: [(&'static Operation, MethodRouter<Arc<Emu>>); 13] = [
-        (&TRIGGERS_GET, get(campaigns::get_trigger)),
-        (&TRIGGERS_LIST, get(campaigns::list_triggers)),
-        (&DRIPS_CREATE, post(campaigns::create_drip)),
-        (&DRIPS_LIST, get(campaigns::list_drips)),
-        (&DRIPS_GET, get(campaigns::get_drip)),
-        (&SEGMENTS_ADD_SUBSCRIBERS, post(segments::add_with_hash)),
-        (&SEGMENTS_DELETE, post(segments::delete)),
-        (&SEGMENTS_PROFILES, post(segments::profile)),
-        (&SEGMENTS_LIST, get(segments::list)),
-        (&ANALYTICS_SUMMARY, get(analytics::summary)),
-        (&ANALYTICS_SUBSCRIBERS, get(analytics::subscribers)),
-        (&PRODUCTS_UPDATE, post(products::update)),
-        (&NOTIFICATIONS_CREATE, post(notifications::create)),
-    ];
     for (op, handler) in handlers {
         match out.iter_mut().find(|(o, _)| o.path == op.path) {
             Some((_, merged)) => *merged = std::mem::take(merged).merge(handler),
@@ -128,9 +132,18 @@ fn main_handlers() -> Vec<(&'static Operation, MethodRouter<Arc<Emu>>)> {
     out
 }
 
+/// The method an operation declares, as a router filters by it.
+fn method_of(op: &Operation) -> MethodFilter {
+    let method = Method::from_bytes(op.method.as_bytes()).expect("a declared HTTP method");
+    MethodFilter::try_from(method).expect("a method axum routes")
+}
+
 /// The event-tracking interface (`/api/v1`).
 pub fn events_router(emu: Arc<Emu>) -> Router {
-    let api = Router::new().route(EVENTS_TRACK.path, post(events::track));
+    let api = Router::new().route(
+        EVENTS_TRACK.path,
+        on(method_of(&EVENTS_TRACK), events::track),
+    );
     behind_gate(api, emu, Interface::Events)
 }
 

@@ -44,7 +44,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_let_go_in_child)
 
 
-def _stop_process(process: subprocess.Popen[str], grace: float = 10) -> None:
+def _stop_process(process: subprocess.Popen[Any], grace: float = 10) -> None:
     if process.poll() is None:
         process.terminate()
         try:

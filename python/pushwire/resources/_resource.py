@@ -5,8 +5,9 @@ it hands its arguments to the core's function of the same name (``_core.notifica
 which reads and checks them into a ``PreparedCall``) and ends in one of the four primitives
 below, which the two kinds of namespace implement each in its own way:
 
-- ``_call(call, **options)``: the core's result (blocking), or an awaitable of it (async);
-  a call made with an ``idempotency_key`` is sent once per key (``pushwire._idempotency``);
+- ``_call(call, **options)``: the core's result (blocking), or an awaitable of it (async),
+  as the kind's ``_send`` gives it; a call made with an ``idempotency_key`` is sent once per
+  key instead, by the kind's ``_once`` (``pushwire._idempotency``);
 - ``_then(after, call, **options)``: the same, passed through ``after`` (a ``ResultList``,
   ...);
 - ``_bulk(make, label, progress, items, **options)``: a bulk call with its progress, ``make``
@@ -36,7 +37,7 @@ import asyncio
 import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, cast, overload
 
 from pushwire import _telemetry
@@ -103,53 +104,51 @@ class _Resource:
         if twin is not None:
             _twin_of(cls, twin, skip)
 
+    def _call(self, call: PreparedCall, **options: Any) -> Any:
+        """The call sent (``_send``): once for its key when it has one (``_once``)."""
+        self._client._check_open()
+        if call.idempotency_key is not None:
+            return self._once(call, options)
+        return self._send(call, options)
+
+    def _send(self, call: PreparedCall, options: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def _once(self, call: PreparedCall, options: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
 
 class _Sync(_Resource):
     """A blocking namespace: each primitive calls the core and returns its result."""
 
     __slots__ = ()
 
-    def _call(self, call: PreparedCall, **options: Any) -> Any:
-        self._client._check_open()
-        if call.idempotency_key is not None:
-            return self._once(call, options)
+    def _send(self, call: PreparedCall, options: dict[str, Any]) -> Any:
+        core = self._client._core
         traced = _telemetry.tracer
         if traced is not None:
-            return traced.call(self._client._core, call, per_call(options))
-        if options:
-            return self._client._core.call_with(call, per_call(options))
-        return self._client._core.call(call)
+            return traced.call(core, call, per_call(options))
+        return core.call_with(call, per_call(options)) if options else core.call(call)
 
     def _once(self, call: PreparedCall, options: dict[str, Any]) -> Any:
         """The call sent once for its key (``pushwire._idempotency``)."""
-        keys, timeout = _keyed(self._client, options)
-        core, opts = self._client._core, per_call(options)
-        key, args = call.idempotency_key or "", call.arguments
+        keys, claim, opts = _claim(self._client, call, options)
+        core = self._client._core
         traced = _telemetry.tracer
         if traced is None:
-            return keys.run(
-                key, call.name, args, timeout, lambda: core.call_with(call, opts), _quiet
-            )
+            return keys.run(*claim, lambda: core.call_with(call, opts), _quiet)
         with traced.operation(call.name, opts) as span:
-            span.result = keys.run(
-                key, call.name, args, timeout, lambda: core.call_with(call, span.options), span.note
-            )
+            span.result = keys.run(*claim, lambda: core.call_with(call, span.options), span.note)
         return span.result
 
     def _then(self, after: Callable[[Any], T], call: PreparedCall, **options: Any) -> T:
         return after(self._call(call, **options))
 
     def _batch_once(
-        self,
-        after: Callable[[Any], T],
-        item_op: str,
-        items: list[Any],
-        make: _MakeBatch,
-        **options: Any,
+        self, after: Callable[[Any], T], batch: Batch, make: _MakeBatch, **options: Any
     ) -> T:
-        """A batch whose items may carry their own idempotency key, each item's call being
-        ``item_op`` (``Batch``); ``make`` makes the batch's call of the items it sends."""
-        batch = _batch(self._client, item_op, items, options)
+        """A batch whose items may carry their own idempotency key (``_batch``); ``make``
+        makes the batch's call of the items it sends."""
         return after(batch.run(lambda sent: self._call(make(sent), **options)))
 
     def _bulk(
@@ -175,51 +174,33 @@ class _Async(_Resource):
 
     __slots__ = ()
 
-    def _call(self, call: PreparedCall, **options: Any) -> Coroutine[Any, Any, Any]:
+    def _send(self, call: PreparedCall, options: dict[str, Any]) -> Coroutine[Any, Any, Any]:
         # A plain function handing back submit's coroutine: one coroutine frame less per call.
-        self._client._check_open()
-        if call.idempotency_key is not None:
-            return self._once(call, options)
+        core = self._client._core
         traced = _telemetry.tracer
         if traced is not None:
-            return traced.submit(self._client._core, call, per_call(options))
-        if options:
-            return submit(self._client._core, call, options=per_call(options))
-        return submit(self._client._core, call)
+            return traced.submit(core, call, per_call(options))
+        return submit(core, call, options=per_call(options)) if options else submit(core, call)
 
     async def _then(self, after: Callable[[Any], T], call: PreparedCall, **options: Any) -> T:
         return after(await self._call(call, **options))
 
     async def _batch_once(
-        self,
-        after: Callable[[Any], T],
-        item_op: str,
-        items: list[Any],
-        make: _MakeBatch,
-        **options: Any,
+        self, after: Callable[[Any], T], batch: Batch, make: _MakeBatch, **options: Any
     ) -> T:
         """``_Sync._batch_once``, awaited."""
-        batch = _batch(self._client, item_op, items, options)
         return after(await batch.run_async(lambda sent: self._call(make(sent), **options)))
 
     async def _once(self, call: PreparedCall, options: dict[str, Any]) -> Any:
         """The call sent once for its key (``pushwire._idempotency``)."""
-        keys, timeout = _keyed(self._client, options)
-        core, opts = self._client._core, per_call(options)
-        key, args = call.idempotency_key or "", call.arguments
+        keys, claim, opts = _claim(self._client, call, options)
+        core = self._client._core
         traced = _telemetry.tracer
         if traced is None:
-            return await keys.run_async(
-                key, call.name, args, timeout, lambda: submit(core, call, options=opts), _quiet
-            )
+            return await keys.run_async(*claim, lambda: submit(core, call, options=opts), _quiet)
         with traced.operation(call.name, opts) as span:
             span.result = await keys.run_async(
-                key,
-                call.name,
-                args,
-                timeout,
-                lambda: submit(core, call, options=span.options),
-                span.note,
+                *claim, lambda: submit(core, call, options=span.options), span.note
             )
         return span.result
 
@@ -317,7 +298,7 @@ class _RawAsync(_RawView, _Async):
         return APIResponse(raw, result, after)
 
 
-def _keyed(client: _Owner, options: dict[str, Any]) -> tuple[Keys, float]:
+def _keyed(client: _Owner, options: Mapping[str, Any]) -> tuple[Keys, float]:
     """The client's keys, and the seconds the call may take (its lease's base)."""
     keys = client._keys
     if keys is None:
@@ -331,8 +312,19 @@ def _keyed(client: _Owner, options: dict[str, Any]) -> tuple[Keys, float]:
     return keys, float(per_call({"timeout": timeout})["timeout"])
 
 
-def _batch(client: _Owner, item_op: str, items: list[Any], options: dict[str, Any]) -> Batch:
-    """A batch's keyed items claimed (``Batch``), on an open client with a store."""
+def _claim(
+    client: _Owner, call: PreparedCall, options: dict[str, Any]
+) -> tuple[Keys, tuple[str, str, Optional[dict[str, Any]], float], dict[str, Any]]:
+    """A keyed call's store, what it claims there (its key, operation, arguments and the
+    seconds the call may take) and its per-call options."""
+    keys, timeout = _keyed(client, options)
+    claim = (call.idempotency_key or "", call.name, call.arguments, timeout)
+    return keys, claim, per_call(options)
+
+
+def _batch(client: _Owner, item_op: str, items: list[Any], options: Mapping[str, Any]) -> Batch:
+    """A batch's keyed items claimed (``Batch``), on an open client with a store, each
+    item's call being ``item_op``."""
     client._check_open()
     keys, timeout = _keyed(client, options)
     return Batch(keys, item_op, items, timeout)

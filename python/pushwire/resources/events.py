@@ -12,7 +12,7 @@ from pushwire._args import IdLike, _events
 from pushwire._response import RequestOptions
 from pushwire.errors import PushwireError
 
-from ._resource import _Async, _RawAsync, _RawSync, _Sync, awaitable, raw, raw_awaitable
+from ._resource import _Async, _batch, _RawAsync, _RawSync, _Sync, awaitable, raw, raw_awaitable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -68,8 +68,7 @@ class Events(_Sync):
         if any(isinstance(e, Mapping) and "idempotency_key" in e for e in listed):
             return self._batch_once(
                 _reported,
-                "events.track",
-                listed,
+                _batch(self._client, "events.track", listed, options),
                 lambda sent: _core.events_track_many(sent, concurrency=concurrency),
                 **options,
             )

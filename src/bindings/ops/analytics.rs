@@ -22,11 +22,12 @@ sends! {
 #[pyfunction]
 #[pyo3(signature = (start, end, *, group_by))]
 fn analytics_summary(
+    py: Python<'_>,
     start: &Bound<'_, PyAny>,
     end: &Bound<'_, PyAny>,
     group_by: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
-    prepare_request::<AnalyticsSummary>(start.py(), || {
+    prepare_request::<AnalyticsSummary>(py, || {
         Ok(SummaryQuery {
             from: date_text(start, "start")?,
             to: date_text(end, "end")?,

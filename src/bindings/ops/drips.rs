@@ -5,13 +5,13 @@ use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
 use super::args::{campaign_query, campaign_reads, items_of, list_query, range, text};
-use super::operation::{keyed, prepare_keyed, prepare_request, request, sends, PreparedCall};
+use super::operation::{keyed_call, prepare_request, sends, PreparedCall};
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
 use crate::bindings::utm;
 use crate::client::{drips, Error};
 use crate::model::{Audience, DripNotification, NewDrip, NewDripNotification, SendTo, UtmParams};
-use crate::operations::{Declared, DripsCreate, DripsGet, DripsList};
+use crate::operations::{DripsCreate, DripsGet, DripsList};
 
 sends! {
     DripsCreate: drips::create;
@@ -19,31 +19,11 @@ sends! {
     DripsList: drips::list;
 }
 
-/// `client.drips.create`'s call.
-#[pyfunction]
-#[pyo3(signature = (campaign_name, notifications, *, send_to, utm_params, idempotency_key))]
-fn drips_create<'py>(
-    campaign_name: Bound<'py, PyAny>,
-    notifications: Bound<'py, PyAny>,
-    send_to: Bound<'py, PyAny>,
-    utm_params: Bound<'py, PyAny>,
-    idempotency_key: Option<String>,
-) -> PyResult<PreparedCall> {
-    let py = campaign_name.py();
-    let (key, [campaign_name, notifications, send_to, utm_params]) = keyed(
-        py,
-        idempotency_key,
-        [
-            ("campaign_name", campaign_name),
-            ("notifications", notifications),
-            ("send_to", send_to),
-            ("utm_params", utm_params),
-        ],
-    )?;
-    prepare_keyed(py, DripsCreate::OPERATION, key, || {
-        let drip = new_drip(&campaign_name, &notifications, &send_to, &utm_params)?;
-        Ok(request::<DripsCreate>(drip))
-    })
+keyed_call! {
+    /// `client.drips.create`'s call.
+    fn drips_create(campaign_name, notifications; send_to, utm_params) -> DripsCreate {
+        new_drip(&campaign_name, &notifications, &send_to, &utm_params)?
+    }
 }
 
 campaign_reads!(drips_get DripsGet, drips_list DripsList, drip_id);

@@ -11,14 +11,13 @@ use serde_json::{Map, Value};
 
 use super::args::concurrency;
 use super::operation::{
-    keyed, prepare, prepare_keyed, request, sends, Known, Op, PreparedCall, Ready, Run, Running,
-    SAME,
+    keyed_call, prepare, sends, Known, Op, PreparedCall, Ready, Run, Running, SAME,
 };
 use super::output::Output;
 use crate::bindings::convert::{is_missing, to_json};
 use crate::bindings::stop;
 use crate::client::{bulk, events, Error, Transport};
-use crate::operations::{Declared, EventsTrack};
+use crate::operations::EventsTrack;
 
 // An event's body is checked when it is read (`track_body`).
 sends! {
@@ -28,32 +27,12 @@ sends! {
 /// `track_many`'s events, each read as its body or its error, and the concurrency.
 pub struct TrackMany(Vec<Result<Map<String, Value>, Error>>, usize);
 
-/// `client.events.track`'s call. A dataframe's missing cell (NaN, `pd.NA`) in `profile_id`,
-/// `device_token_hash` or `data` is an absent field, as in `track_many`.
-#[pyfunction]
-#[pyo3(signature = (event_name, *, profile_id, device_token_hash, data, idempotency_key))]
-fn events_track<'py>(
-    event_name: Bound<'py, PyAny>,
-    profile_id: Bound<'py, PyAny>,
-    device_token_hash: Bound<'py, PyAny>,
-    data: Bound<'py, PyAny>,
-    idempotency_key: Option<String>,
-) -> PyResult<PreparedCall> {
-    let py = event_name.py();
-    let (key, [event_name, profile_id, device_token_hash, data]) = keyed(
-        py,
-        idempotency_key,
-        [
-            ("event_name", event_name),
-            ("profile_id", profile_id),
-            ("device_token_hash", device_token_hash),
-            ("data", data),
-        ],
-    )?;
-    prepare_keyed(py, EventsTrack::OPERATION, key, || {
-        let body = track_body(&event_name, &profile_id, &device_token_hash, &data)?;
-        Ok(request::<EventsTrack>(body))
-    })
+keyed_call! {
+    /// `client.events.track`'s call. A dataframe's missing cell (NaN, `pd.NA`) in
+    /// `profile_id`, `device_token_hash` or `data` is an absent field, as in `track_many`.
+    fn events_track(event_name; profile_id, device_token_hash, data) -> EventsTrack {
+        track_body(&event_name, &profile_id, &device_token_hash, &data)?
+    }
 }
 
 /// `client.events.track_many`'s call: the list of events and the concurrency checked, the

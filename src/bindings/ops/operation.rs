@@ -233,6 +233,38 @@ macro_rules! sends {
 }
 pub(crate) use sends;
 
+/// The `_core` function of an operation that takes an idempotency key, declared as its
+/// Python signature and the request its body makes: the positional arguments, after `;` the
+/// keyword-only ones, then always `idempotency_key`. With a key, each argument is settled
+/// first and the fingerprint taken of them by name ([`keyed`]); the body reads the settled
+/// values under the arguments' own names.
+macro_rules! keyed_call {
+    (
+        $(#[doc = $doc:literal])*
+        fn $name:ident($($pos:ident),+ $(; $($kw:ident),+)?) -> $op:ident $body:block
+    ) => {
+        $(#[doc = $doc])*
+        #[pyfunction]
+        #[pyo3(signature = ($($pos,)+ * $($(, $kw)+)?, idempotency_key))]
+        fn $name<'py>(
+            py: Python<'py>,
+            $($pos: Bound<'py, PyAny>,)+
+            $($($kw: Bound<'py, PyAny>,)+)?
+            idempotency_key: Option<String>,
+        ) -> PyResult<$crate::bindings::ops::operation::PreparedCall> {
+            use $crate::bindings::ops::operation::{keyed, prepare_keyed, request};
+            let (key, [$($pos,)+ $($($kw,)+)?]) = keyed(
+                py,
+                idempotency_key,
+                [$((stringify!($pos), $pos),)+ $($((stringify!($kw), $kw),)+)?],
+            )?;
+            let op = <$op as $crate::operations::Declared>::OPERATION;
+            prepare_keyed(py, op, key, || Ok(request::<$op>($body)))
+        }
+    };
+}
+pub(crate) use keyed_call;
+
 /// A request of the operation `O`, read from the Python arguments.
 struct Request<O: Declared>(O::Request);
 

@@ -5,34 +5,27 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use super::args::items_of;
-use super::operation::{keyed, prepare_keyed, request, sends, PreparedCall};
+use super::operation::{keyed_call, sends};
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
 use crate::client::{products, Error};
 use crate::model::ProductUpdate;
-use crate::operations::{Declared, ProductsUpdate};
+use crate::operations::ProductsUpdate;
 
 sends! {
     ProductsUpdate: products::update;
 }
 
-/// `client.products.update`'s call.
-#[pyfunction]
-#[pyo3(signature = (products, *, idempotency_key))]
-fn products_update(
-    products: Bound<'_, PyAny>,
-    idempotency_key: Option<String>,
-) -> PyResult<PreparedCall> {
-    let py = products.py();
-    let (key, [products]) = keyed(py, idempotency_key, [("products", products)])?;
-    prepare_keyed(py, ProductsUpdate::OPERATION, key, || {
+keyed_call! {
+    /// `client.products.update`'s call.
+    fn products_update(products) -> ProductsUpdate {
         let products = items_of(&products, "products", product_json)?
             .into_iter()
             .enumerate()
             .map(|(i, v)| model_of(v, &format!("products[{i}]")))
             .collect::<Result<_, Error>>()?;
-        Ok(request::<ProductsUpdate>(ProductUpdate { products }))
-    })
+        ProductUpdate { products }
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -72,9 +72,11 @@ fn segments_add_subscribers(
     subscriber_hashes: &Bound<'_, PyAny>,
 ) -> PyResult<PreparedCall> {
     prepare_request::<SegmentsAddSubscribers>(segment_id.py(), || {
+        let segment_id = id_text(segment_id, "segment_id")?;
+        let subscriber_hash = str_list(subscriber_hashes, "subscriber_hashes")?;
         Ok(SegmentHashes {
-            segment_id: id_text(segment_id, "segment_id")?,
-            subscriber_hash: str_list(subscriber_hashes, "subscriber_hashes")?,
+            segment_id,
+            subscriber_hash,
         })
     })
 }
