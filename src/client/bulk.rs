@@ -2,6 +2,8 @@
 //! bounded concurrency so a thousand requests cost one Python call. Every item gets its own
 //! outcome, in input order; one failure never stops the rest.
 
+use std::ops::Range;
+
 use futures::stream::{self, StreamExt};
 use serde_json::{Map, Value};
 
@@ -114,9 +116,8 @@ pub async fn track_share(
 #[derive(Debug, Clone)]
 pub struct Chunk {
     pub index: usize,
-    /// Position of the chunk's first item in the input.
-    pub start: usize,
-    pub size: usize,
+    /// The positions of its items in the input.
+    pub items: Range<usize>,
     pub outcome: Result<String>,
     /// What an earlier run with the same checkpoint did with it: `Stored`, it was not sent
     /// again (its outcome is `Ok("")`); `InFlight` or `Failed`, it was sent again.
@@ -185,8 +186,7 @@ pub async fn membership(
                 on_done(total);
                 Chunk {
                     index,
-                    start: index * size,
-                    size: chunk.len(),
+                    items: index * size..index * size + chunk.len(),
                     outcome,
                     prior,
                 }

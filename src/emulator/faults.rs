@@ -21,10 +21,14 @@ pub enum DropMode {
 pub struct Fault {
     pub path: String,
     pub method: Option<Method>,
+    /// The status answered instead of the route's answer.
     pub status: Option<StatusCode>,
+    /// Seconds, sent as `Retry-After` with the status.
     pub retry_after: Option<u64>,
+    /// Waited before the answer (or before the drop).
     pub delay: Option<Duration>,
     pub drop: Option<DropMode>,
+    /// Requests it still fires on; it is disarmed at 0.
     pub times: u32,
     /// The JSON body of a `status` fault, instead of the interface's plain error.
     pub body: Option<serde_json::Value>,

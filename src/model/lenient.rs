@@ -20,13 +20,21 @@ enum Scalar {
     Null,
 }
 
-struct ScalarVisitor;
+/// Reads a [`Scalar`]; with `in_object`, also the one field of an object, as
+/// [`float_or_wrapped`] takes it (an object is otherwise refused, as serde refuses it).
+struct ScalarVisitor {
+    in_object: bool,
+}
 
 impl<'de> Visitor<'de> for ScalarVisitor {
     type Value = Scalar;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a number, a string, a boolean or null")
+        f.write_str(if self.in_object {
+            "a number, a numeric string, or an object of one such field"
+        } else {
+            "a number, a string, a boolean or null"
+        })
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
@@ -64,10 +72,32 @@ impl<'de> Visitor<'de> for ScalarVisitor {
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
         d.deserialize_any(self)
     }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+        if !self.in_object {
+            return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
+        }
+        let Some((_, Field(value))) = map.next_entry::<de::IgnoredAny, Field>()? else {
+            return Err(de::Error::invalid_length(0, &self));
+        };
+        if map.next_key::<de::IgnoredAny>()?.is_some() {
+            return Err(de::Error::invalid_length(2, &self));
+        }
+        Ok(value)
+    }
+}
+
+/// The scalar an object of one field holds.
+struct Field(Scalar);
+
+impl<'de> serde::Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        scalar(d).map(Field)
+    }
 }
 
 fn scalar<'de, D: Deserializer<'de>>(d: D) -> Result<Scalar, D::Error> {
-    d.deserialize_any(ScalarVisitor)
+    d.deserialize_any(ScalarVisitor { in_object: false })
 }
 
 /// The largest magnitude an `f64` holds every integer up to (2^53).
@@ -119,19 +149,20 @@ pub fn opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error>
 
 /// A float sent as a number or a numeric string; `null` or missing is 0.
 pub fn float<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    match scalar(d)? {
+    as_float(scalar(d)?)
+}
+
+fn as_float<E: de::Error>(v: Scalar) -> Result<f64, E> {
+    match v {
         Scalar::Int(i) => Ok(i as f64),
         Scalar::Big(u) => Ok(u as f64),
         Scalar::Float(f) => Ok(f),
         Scalar::Null => Ok(0.0),
-        Scalar::Bool(b) => Err(de::Error::invalid_type(
-            de::Unexpected::Bool(b),
-            &"a number",
-        )),
+        Scalar::Bool(b) => Err(E::invalid_type(de::Unexpected::Bool(b), &"a number")),
         Scalar::Text(s) => s
             .trim()
             .parse::<f64>()
-            .map_err(|_| de::Error::invalid_value(de::Unexpected::Str(&s), &"a number")),
+            .map_err(|_| E::invalid_value(de::Unexpected::Str(&s), &"a number")),
     }
 }
 
@@ -139,66 +170,7 @@ pub fn float<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
 /// `price_drop_threshold.value` as an Object: a database decimal such as
 /// `{"$numberDecimal": "12.5"}`); `null` or missing is 0. Anything else fails the read.
 pub fn float_or_wrapped<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    struct Wrapped;
-
-    impl<'de> Visitor<'de> for Wrapped {
-        type Value = f64;
-
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a number, a numeric string, or an object of one such field")
-        }
-
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {
-            Ok(v as f64)
-        }
-
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<f64, E> {
-            Ok(v as f64)
-        }
-
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<f64, E> {
-            Ok(v)
-        }
-
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<f64, E> {
-            v.trim()
-                .parse::<f64>()
-                .map_err(|_| E::invalid_value(de::Unexpected::Str(v), &self))
-        }
-
-        fn visit_unit<E: de::Error>(self) -> Result<f64, E> {
-            Ok(0.0)
-        }
-
-        fn visit_none<E: de::Error>(self) -> Result<f64, E> {
-            Ok(0.0)
-        }
-
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<f64, D::Error> {
-            d.deserialize_any(self)
-        }
-
-        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<f64, A::Error> {
-            let Some((_, value)) = map.next_entry::<de::IgnoredAny, Number>()? else {
-                return Err(de::Error::invalid_length(0, &self));
-            };
-            if map.next_key::<de::IgnoredAny>()?.is_some() {
-                return Err(de::Error::invalid_length(2, &self));
-            }
-            Ok(value.0)
-        }
-    }
-
-    /// The wrapped field: a number or a numeric string.
-    struct Number(f64);
-
-    impl<'de> serde::Deserialize<'de> for Number {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Number, D::Error> {
-            float(d).map(Number)
-        }
-    }
-
-    d.deserialize_any(Wrapped)
+    as_float(d.deserialize_any(ScalarVisitor { in_object: true })?)
 }
 
 fn as_text(v: Scalar) -> Option<String> {
@@ -345,6 +317,7 @@ mod tests {
         assert!(read(r#"{"v":{"a":1,"b":2}}"#).is_err());
         assert!(read(r#"{"v":{"a":"x"}}"#).is_err());
         assert!(read(r#"{"v":[1]}"#).is_err());
+        assert!(read(r#"{"v":{"a":{"b":1}}}"#).is_err());
     }
 
     #[test]
@@ -369,5 +342,10 @@ mod tests {
         assert_eq!((t.i, t.s.as_str()), (0, ""));
         assert!(serde_json::from_str::<T>(r#"{"i":"abc"}"#).is_err());
         assert!(serde_json::from_str::<T>(r#"{"i":[1]}"#).is_err());
+        // Only `float_or_wrapped` reads an object's field; elsewhere an object is refused.
+        let refused = serde_json::from_str::<T>(r#"{"f":{"a":1}}"#).unwrap_err();
+        assert!(refused
+            .to_string()
+            .starts_with("invalid type: map, expected a number, a string"));
     }
 }

@@ -149,7 +149,7 @@ impl Output {
                         Err(e) => (None, Some(to_pyerr(py, e, SAME).into_value(py))),
                     };
                     let prior = c.prior.map(Prior::name);
-                    list.append((c.index, c.start, c.size, message, error, prior))?;
+                    list.append((c.index, c.items.start, c.items.len(), message, error, prior))?;
                 }
                 list.into_any().unbind()
             }
