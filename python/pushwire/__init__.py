@@ -6,7 +6,8 @@ The emulator of the service ships in the same package: see :mod:`pushwire.testin
 from pushwire._args import NOT_GIVEN, NotGiven
 from pushwire._bulk import BulkResult, ChunkResult
 from pushwire._client import AsyncClient, Client
-from pushwire._core import (
+from pushwire._core import Page, __version__, reset_log_cache
+from pushwire._core_models import (
     Action,
     Analytics,
     AttributeRule,
@@ -21,7 +22,6 @@ from pushwire._core import (
     Meta,
     NewDrip,
     NewDripNotification,
-    Page,
     PriceDropThreshold,
     Product,
     Rules,
@@ -33,8 +33,6 @@ from pushwire._core import (
     TriggeredNotification,
     TriggerOptions,
     UtmParams,
-    __version__,
-    reset_log_cache,
 )
 from pushwire._dataclass import install as _install_protocols
 from pushwire._headers import Headers

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any, Optional, SupportsIndex, Union
 
 import pushwire._core as _core
 from pushwire._args import DateLike, IdLike
-from pushwire._core import (
+from pushwire._core import Page
+from pushwire._core_models import (
     Audience,
     Drip,
     DripNotification,
     NewDripNotification,
-    Page,
     SendTo,
     UtmParams,
 )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import pushwire._core as _core
 from pushwire._args import DateLike, DateTimeLike, IdLike, WholeLike, _is_list, _strs
-from pushwire._core import Action, AttributeRule
+from pushwire._core_models import Action, AttributeRule
 from pushwire._response import RequestOptions
 from pushwire.errors import ValidationError
 

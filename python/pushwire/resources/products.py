@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import pushwire._core as _core
-from pushwire._core import Product
+from pushwire._core_models import Product
 from pushwire._response import RequestOptions
 
 from ._resource import _Async, _RawAsync, _RawSync, _Sync, awaitable, raw, raw_awaitable

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional, SupportsIndex, Union
 import pushwire._core as _core
 from pushwire._args import IdLike, _items
 from pushwire._bulk import BulkResult, Progress
-from pushwire._core import Segment
+from pushwire._core_models import Segment
 from pushwire._html import ResultList
 from pushwire._response import RequestOptions
 

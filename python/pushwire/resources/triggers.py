@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Optional, SupportsIndex
 
 import pushwire._core as _core
 from pushwire._args import DateLike, IdLike
-from pushwire._core import Page, TriggeredCampaign
+from pushwire._core import Page
+from pushwire._core_models import TriggeredCampaign
 from pushwire._response import RequestOptions
 
 from ._resource import _Async, _RawAsync, _RawSync, _Sync, awaitable, paged, raw, raw_awaitable
