@@ -27,7 +27,7 @@ from emulator_scale import START, issue_40_population
 
 # Chromium started as the tests start it.
 sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
-from browser_support import CHROMIUM_FLAGS  # noqa: E402
+from browser_support import CHROMIUM_FLAGS
 
 from pushwire.testing import Emulator
 

@@ -36,6 +36,26 @@ def test_every_method_and_its_core_function_agree() -> None:
     assert "20 operations" in out
 
 
+def test_a_stub_that_names_one_function_for_another_names_one_of_the_same_signature() -> None:
+    # stubtest checks `drips_list = triggers_list` as a name of that type, not as a function
+    # of its own: the extension's two signatures are held to each other here.
+    stub = ast.parse((ROOT / "python" / "pushwire" / "_core.pyi").read_text())
+    aliases = {
+        target.id: node.value.id
+        for node in stub.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    assert {"drips_list", "segments_remove_profiles_bulk"} <= aliases.keys()
+    for alias, named in aliases.items():
+        theirs, its = (
+            inspect.signature(getattr(_core, alias)),
+            inspect.signature(getattr(_core, named)),
+        )
+        assert theirs == its, f"_core.{alias}{theirs} is stubbed as _core.{named}{its}"
+
+
 def copy_of_the_surface(tmp_path: Path) -> Path:
     package = tmp_path / "python" / "pushwire"
     package.mkdir(parents=True)

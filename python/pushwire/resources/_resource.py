@@ -28,7 +28,8 @@ Notifications.create)``: a coroutine function that runs the same body on the asy
 namespace and awaits what it returns. ``paged`` does the same for ``iter``, which returns an
 async iterator without being awaited. Both keep the blocking method's name, docstring and
 signature (``help()``, ``inspect.signature``), and type checkers see the same parameters
-with the awaited result. The blocking path has no frame more than a call of the core.
+with the awaited result. Between the method and the core's call, the blocking path has two
+frames of its own: ``_call``, then ``_send``.
 """
 
 from __future__ import annotations
