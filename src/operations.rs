@@ -83,6 +83,11 @@ pub fn python_name(names: PythonNames, field: &str) -> String {
 }
 
 impl Operation {
+    /// Its method as HTTP names it, for the client's request and the emulator's route.
+    pub fn http_method(&self) -> reqwest::Method {
+        reqwest::Method::from_bytes(self.method.as_bytes()).expect("a declared HTTP method")
+    }
+
     /// The path after the interface's root (`/drips/{drip_id}`), as the client appends it to
     /// its configured root.
     pub fn on_root(&self) -> &'static str {
@@ -237,6 +242,11 @@ mod tests {
                 .filter(|o| o.method == op.method && o.path == op.path)
                 .count();
             assert_eq!(same, 1, "{} {}", op.method, op.path);
+            assert!(
+                ["GET", "POST"].contains(&op.http_method().as_str()),
+                "{}",
+                op.name
+            );
         }
         assert_eq!(DRIPS_GET.on_root_with(7), "/drips/7");
         assert_eq!(DRIPS_LIST.on_root_with(7), "/drips");

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::{any, get, on, MethodFilter, MethodRouter};
@@ -139,8 +138,7 @@ fn main_handlers() -> Vec<(&'static Operation, MethodRouter<Arc<Emu>>)> {
 
 /// The method an operation declares, as a router filters by it.
 fn method_of(op: &Operation) -> MethodFilter {
-    let method = Method::from_bytes(op.method.as_bytes()).expect("a declared HTTP method");
-    MethodFilter::try_from(method).expect("a method axum routes")
+    MethodFilter::try_from(op.http_method()).expect("a method axum routes")
 }
 
 /// The event-tracking interface (`/api/v1`).

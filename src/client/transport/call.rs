@@ -77,7 +77,7 @@ impl Call {
     pub fn to_path(op: &Operation, path: String, body: Body) -> Call {
         Call {
             iface: op.interface,
-            method: Method::from_bytes(op.method.as_bytes()).unwrap_or(Method::GET),
+            method: op.http_method(),
             path,
             query: Vec::new(),
             body,
