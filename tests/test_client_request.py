@@ -5,9 +5,11 @@ configured roots, retries by method, and outcome-unknown as the typed calls have
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator
-from typing import Any
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Optional
 
 import pytest
 from client_support import BROADCAST, Driver, api_requests
@@ -216,4 +218,104 @@ def test_without_an_events_url_the_events_interface_is_refused_by_name(emu: Emul
         with pytest.raises(ValidationError) as info:
             client.request("POST", "/api/v1/events", body={}, interface="events")
     assert info.value.field == "events_url"
+    assert api_requests(emu) == []
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Answers every request 200 with an empty JSON object, recording its path and key."""
+
+    seen: list[tuple[str, Optional[str]]] = []
+
+    def _answer(self) -> None:
+        _Recorder.seen.append((self.path, self.headers.get("api-key")))
+        body = b"{}"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def two_services() -> Iterator[str]:
+    """One loopback host serving two services under their own paths, as a gateway does:
+    the client's root is ``{root}/svc-a``; ``{root}/svc-b`` is another service."""
+    with serving(_Recorder) as root:
+        yield root
+
+
+# Every spelling of a dot segment a URL parser or a server normalises: percent-encoded in
+# either case, backslashes, mixed, double encoding, Unicode full stops and slashes.
+ESCAPES = [
+    "/apiv1/%2e%2e/%2e%2e/svc-b/admin",
+    "/apiv1/%2E%2E/%2E%2E/svc-b/admin",
+    "/apiv1/.%2E/x",
+    "/apiv1/%2e./x",
+    "/apiv1/%2e/x",
+    "/apiv1\\..\\..\\svc-b\\admin",
+    "/apiv1/..\\..\\svc-b/admin",
+    "/apiv1/%5c..%5c..%5csvc-b",
+    "/apiv1/..%2f..%2fsvc-b/admin",
+    "/apiv1/%252e%252e/%252e%252e/svc-b/admin",
+    "/apiv1/%25252e%25252e/x",
+    "/apiv1/\uff0e\uff0e/\uff0e\uff0e/svc-b/admin",
+    "/apiv1/%EF%BC%8E%EF%BC%8E/x",
+    "/apiv1/..\uff0fsvc-b",
+    "/apiv1/segments/./../../svc-b",
+]
+
+
+@pytest.mark.parametrize("path", ESCAPES)
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_path_normalised_off_the_root_is_refused_with_nothing_sent(
+    two_services: str, kind: str, path: str
+) -> None:
+    _Recorder.seen.clear()
+    where = {"api_key": "sk-root-secret-1", "base_url": f"{two_services}/svc-a", "max_retries": 0}
+    if kind == "sync":
+        with pushwire.Client(**where) as client, pytest.raises(ValidationError) as info:
+            client.request("GET", path)
+    else:
+
+        async def call() -> None:
+            async with pushwire.AsyncClient(**where) as client:
+                await client.request("GET", path)
+
+        with pytest.raises(ValidationError) as info:
+            asyncio.run(call())
+    assert info.value.field == "path"
+    assert _Recorder.seen == []
+
+
+@pytest.mark.parametrize(
+    ("path", "reached"),
+    [
+        # Dots that are no segment, and a name of three dots, stay where they are.
+        ("/apiv1/a%2Eb/c..d", "/svc-a/apiv1/a%2Eb/c..d"),
+        ("/apiv1/.../x", "/svc-a/apiv1/.../x"),
+        ("/apiv1/segments", "/svc-a/apiv1/segments"),
+    ],
+)
+def test_a_path_under_the_root_reaches_it_with_the_key(
+    two_services: str, path: str, reached: str
+) -> None:
+    _Recorder.seen.clear()
+    where = {"api_key": "sk-root-secret-1", "base_url": f"{two_services}/svc-a"}
+    with pushwire.Client(**where) as client:
+        assert client.request("GET", path).status_code == 200
+    assert _Recorder.seen == [(reached, "sk-root-secret-1")]
+
+
+@pytest.mark.parametrize("path", ["/apiv1/segments\r\nX-Injected: 1", "/apiv1/seg\tments"])
+def test_a_control_character_in_a_path_is_refused_not_dropped(
+    drv: Driver, emu: Emulator, path: str
+) -> None:
+    with pytest.raises(ValidationError, match="control characters") as info:
+        drv(drv.client.request, "GET", path)
+    assert info.value.field == "path"
     assert api_requests(emu) == []

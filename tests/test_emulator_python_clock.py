@@ -8,6 +8,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import datetime as dt
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +139,179 @@ def _system_time() -> float:
 
     with tempfile.NamedTemporaryFile() as f:
         return os.fstat(f.fileno()).st_mtime
+
+
+def _run_child(script: str, tmp_path: Path) -> str:
+    """``script`` in a Python process of its own (a deadlock there cannot hang the suite):
+    its output; on a hang, faulthandler prints every thread's stack and the child exits."""
+    prelude = (
+        "import faulthandler, sys\n"
+        "faulthandler.dump_traceback_later(60, exit=True)\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        # Signals as the child sets them, whatever the suite was started under.
+        start_new_session=True,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def test_a_signal_handler_calling_the_emulator_while_it_reads_the_clock(tmp_path: Path) -> None:
+    # The clock is Python code (as freezegun's and time-machine's are): a signal arriving
+    # while the emulator reads it runs its handler there, and the handler (a SIGTERM
+    # handler saving the state, one reading the time) enters the same emulator again.
+    out = _run_child(
+        """
+        import signal, time
+        from pushwire.testing import Emulator
+
+        emu = Emulator(state="state.pw")
+        emu.follow_python_clock()
+        handled = []
+
+        def on_alarm(signum, frame):
+            handled.append((emu.save().stat().st_size > 0, emu.now.year))
+
+        signal.signal(signal.SIGALRM, on_alarm)
+        readings = 0
+        real = time.time
+
+        def clock():
+            global readings
+            readings += 1
+            if readings % 3 == 0 and len(handled) < 50:
+                signal.raise_signal(signal.SIGALRM)
+            return 1930000000.0  # 2031-02-27
+
+        time.time = clock
+        for i in range(100):
+            emu.create_segment(f"s{i}")
+            assert emu.now.year == 2031
+        time.time = real
+        emu.close()
+        assert handled == [(True, 2031)] * 50, handled
+        print("handled", len(handled))
+        """,
+        tmp_path,
+    )
+    assert out.split() == ["handled", "50"]
+
+
+def test_an_emulator_dropped_busy_without_close_saves_and_returns(tmp_path: Path) -> None:
+    # Dropped while a thread's requests keep the server reading the followed clock: its
+    # last save runs while those requests wait for the GIL.
+    out = _run_child(
+        """
+        import gc, threading
+        import time_machine, datetime as dt
+        import pushwire
+        from pushwire.testing import Emulator
+
+        rounds = 8
+        with time_machine.travel(dt.datetime(2031, 3, 3, 9, tzinfo=dt.timezone.utc)):
+            for round in range(rounds):
+                emu = Emulator(state=f"state{round}.pw")
+                emu.follow_python_clock()
+                emu.create_segment("vip")
+                client = emu.client(max_retries=0, timeout=5)
+                stop = threading.Event()
+                busy = threading.Event()
+
+                def hammer():
+                    while not stop.is_set():
+                        try:
+                            client.segments.list()
+                        except pushwire.PushwireError:
+                            pass
+                        busy.set()
+
+                workers = [threading.Thread(target=hammer) for _ in range(3)]
+                for w in workers:
+                    w.start()
+                busy.wait(10)
+                del emu
+                gc.collect()
+                stop.set()
+                for w in workers:
+                    w.join(30)
+                    assert not w.is_alive()
+                client.close()
+                # The dropped emulator's last save holds its segment.
+                with Emulator.load(f"state{round}.pw") as back:
+                    assert [s["segment_name"] for s in back.segments()] == ["vip"]
+        print("rounds", rounds)
+        """,
+        tmp_path,
+    )
+    assert out.split() == ["rounds", "8"]
+
+
+def test_a_keyboard_interrupt_inside_the_clock_reaches_the_caller(tmp_path: Path) -> None:
+    # Ctrl-C arriving while the emulator reads a Python clock is the caller's, every time,
+    # and no reading falls back to the system's clock (years from the one followed).
+    out = _run_child(
+        """
+        import signal, time
+        from pushwire.testing import Emulator
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        emu = Emulator()
+        emu.follow_python_clock()
+        readings = raised = reached = 0
+        years = set()
+
+        def clock():
+            global readings, raised
+            readings += 1
+            if readings % 5 == 0:
+                raised += 1
+                signal.raise_signal(signal.SIGINT)
+            return 1930000000.0  # 2031
+
+        time.time = clock
+        for _ in range(2000):
+            try:
+                years.add(emu.now.year)
+            except KeyboardInterrupt:
+                reached += 1
+        emu.follow_python_clock(False)
+        print(raised, reached, sorted(years))
+        """,
+        tmp_path,
+    )
+    raised, reached, years = out.split(maxsplit=2)
+    assert int(raised) > 0
+    assert reached == raised
+    assert years.strip() == "[2031]"
+
+
+def test_a_clock_failing_on_the_servers_threads_reads_its_last_time(
+    pushwire_emulator_python_clock: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A request served while the followed clock raises is stamped with its last reading,
+    # never the system's, and the clock's exception is reported, not lost.
+    emu = pushwire_emulator_python_clock
+    unraisable: list[BaseException] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(u.exc_value))
+    main = threading.main_thread()
+    with time_machine.travel(MORNING, tick=False), emu.client() as client:
+        assert emu.now == MORNING
+        real = time.time
+
+        def failing_elsewhere() -> float:
+            if threading.current_thread() is not main:
+                raise RuntimeError("this clock reads on the main thread only")
+            return real()
+
+        monkeypatch.setattr(time, "time", failing_elsewhere)
+        client.segments.list()
+        monkeypatch.setattr(time, "time", real)
+        [logged] = [r for r in emu.requests() if r["path"] == "/apiv1/segments"]
+    assert logged["received_at"] == MORNING
+    assert unraisable and isinstance(unraisable[0], RuntimeError)

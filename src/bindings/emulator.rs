@@ -1,9 +1,11 @@
 //! `pushwire._core.EmulatorServer`: the Rust emulator on its own runtime, for
 //! `pushwire.testing.Emulator` and `python -m pushwire.emulator`.
 
+use std::cell::Cell;
 use std::io::ErrorKind;
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,6 +28,10 @@ pub struct EmulatorServer {
     events_url: String,
     /// What to say at start when it listens beyond this machine (`server::exposure_notice`).
     notice: Option<String>,
+    /// Whether the emulator follows this process's clock (`follow_python_clock`).
+    following: AtomicBool,
+    /// That clock's last reading, for a reading that fails.
+    clock: Arc<PythonClock>,
 }
 
 #[pymethods]
@@ -103,6 +109,8 @@ impl EmulatorServer {
             base_url: server.base_url(),
             events_url: server.events_url(),
             server: Mutex::new(Some(server)),
+            following: AtomicBool::new(false),
+            clock: Arc::new(PythonClock::default()),
         })
     }
 
@@ -142,8 +150,8 @@ impl EmulatorServer {
                  Emulator(state=...)",
             )
         })?;
-        let saved = py
-            .detach(|| persist::save(&emu, &path))
+        let saved = self
+            .entered(py, || persist::save(&emu, &path))?
             .map_err(state_file_error)?;
         Ok((saved.path, saved.bytes, saved.took.as_secs_f64()))
     }
@@ -164,7 +172,7 @@ impl EmulatorServer {
         let args: serde_json::Value = serde_json::from_str(args_json)
             .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
         let emu = self.running_emu()?;
-        let out = py.detach(|| admin::dispatch(&emu, op, args));
+        let out = self.entered(py, || admin::dispatch(&emu, op, args))?;
         match out {
             Ok(v) => Ok(v.to_string()),
             Err(e) => Err(PyValueError::new_err(e)),
@@ -175,9 +183,16 @@ impl EmulatorServer {
     /// time-machine and freezegun move), or the system's again.
     fn follow_python_clock(&self, py: Python<'_>, follow: bool) -> PyResult<()> {
         let emu = self.running_emu()?;
-        let wall = follow.then(|| WallClock(Arc::new(python_clock)));
-        // Without the GIL while the state is locked: the clock takes it under that lock.
-        py.detach(|| emu.lock().follow(wall));
+        let wall = if follow {
+            // Read once here, so that a clock that cannot be read fails this call.
+            self.clock.read(py)?;
+            let clock = self.clock.clone();
+            Some(WallClock(Arc::new(move || clock.read_elsewhere())))
+        } else {
+            None
+        };
+        self.entered(py, || emu.follow(wall))?;
+        self.following.store(follow, Ordering::SeqCst);
         emu.changes.bump();
         Ok(())
     }
@@ -187,7 +202,7 @@ impl EmulatorServer {
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
         let taken = self.server.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(mut s) = taken {
-            if let Some(Err(e)) = py.detach(|| s.stop()) {
+            if let Some(Err(e)) = self.entered(py, || s.stop())? {
                 *self.unsaved.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.emu().clone());
                 return Err(state_file_error(e));
             }
@@ -201,7 +216,50 @@ impl EmulatorServer {
     }
 }
 
+impl Drop for EmulatorServer {
+    /// The final save of an emulator dropped without `stop()` runs without the GIL, as
+    /// `stop()`'s does: it waits for the server's threads, which may need the GIL to read a
+    /// followed clock.
+    fn drop(&mut self) {
+        let taken = self
+            .server
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(server) = taken {
+            let last = self.clock.last_reading();
+            // Where Python cannot be entered (it is exiting), the closure and the server in
+            // it are dropped as they are: no thread holds the GIL for the server's to wait on.
+            let _ = Python::try_attach(move |py| {
+                py.detach(move || {
+                    let before = PRE_READ.with(|r| r.replace(last));
+                    drop(server);
+                    PRE_READ.with(|r| r.set(before));
+                })
+            });
+        }
+    }
+}
+
 impl EmulatorServer {
+    /// Runs `f`, an entry into the emulator, without the GIL, the followed clock read
+    /// first, with the GIL, before any of the emulator's locks is taken: a signal handler
+    /// that the reading runs may call the emulator freely, and an exception the clock
+    /// raises (`KeyboardInterrupt` among them) is the caller's, with nothing done.
+    fn entered<R: Send>(&self, py: Python<'_>, f: impl FnOnce() -> R + Send) -> PyResult<R> {
+        let reading = if self.following.load(Ordering::SeqCst) {
+            Some(self.clock.read(py)?)
+        } else {
+            None
+        };
+        Ok(py.detach(|| {
+            let before = PRE_READ.with(|r| r.replace(reading.map(|t| t.timestamp_micros())));
+            let out = f();
+            PRE_READ.with(|r| r.set(before));
+            out
+        }))
+    }
+
     fn running_emu(&self) -> PyResult<Arc<Emu>> {
         let guard = self.server.lock().unwrap_or_else(|e| e.into_inner());
         let server = guard
@@ -236,26 +294,71 @@ pub fn openapi_document(base_url: &str, events_url: &str, admin: bool) -> String
     doc.to_string()
 }
 
+thread_local! {
+    /// The Python clock's reading (microseconds) an entry from Python took on this thread
+    /// before letting go of the GIL ([`EmulatorServer::entered`]): the emulator's locks
+    /// taken on this thread read it rather than enter Python again.
+    static PRE_READ: Cell<Option<i64>> = const { Cell::new(None) };
+}
+
 /// This process's Python clock, `time.time()` looked up at each reading (freezegun replaces
-/// the function, time-machine patches it); `None` while Python cannot be entered (it is
-/// shutting down) or the call fails, and the system's clock is read instead.
-///
-/// Called with the emulator's state locked: the order is always the state, then the GIL.
-/// No thread holding the GIL waits for the state (every entry into the emulator lets go of
-/// the GIL first), so the two never wait on each other.
-fn python_clock() -> Option<DateTime<Utc>> {
-    Python::try_attach(|py| {
-        let secs: f64 = py
-            .import("time")
-            .and_then(|time| time.getattr("time"))
-            .and_then(|read| read.call0())
-            .and_then(|secs| secs.extract())
-            .ok()?;
+/// the function, time-machine patches it), and its last reading.
+struct PythonClock {
+    /// Microseconds since 1970; `i64::MIN` before the first reading.
+    last: AtomicI64,
+}
+
+impl Default for PythonClock {
+    fn default() -> Self {
+        PythonClock {
+            last: AtomicI64::new(i64::MIN),
+        }
+    }
+}
+
+impl PythonClock {
+    /// A reading with the GIL held: the caller's exception if `time.time()` raises (a signal
+    /// handler's `KeyboardInterrupt` among them) or answers what is no instant.
+    fn read(&self, py: Python<'_>) -> PyResult<DateTime<Utc>> {
+        let secs: f64 = py.import("time")?.getattr("time")?.call0()?.extract()?;
         let micros = (secs * 1e6).round();
-        micros
+        let at = micros
             .is_finite()
             .then(|| DateTime::from_timestamp_micros(micros as i64))
             .flatten()
-    })
-    .flatten()
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("time.time() answered {secs}, which is no instant"))
+            })?;
+        self.last.store(at.timestamp_micros(), Ordering::SeqCst);
+        Ok(at)
+    }
+
+    /// A reading where the emulator needs one: what an entry from Python on this thread read
+    /// before it let go of the GIL, or else (a request on the server's threads) a reading of
+    /// its own, or, where Python cannot be entered (it is exiting) or the clock raises, the
+    /// last reading: never the system's clock, which may be years from the one followed. An
+    /// exception the clock raises on these threads is reported as unraisable (none is a
+    /// `KeyboardInterrupt`: Python runs signal handlers on its main thread alone).
+    fn read_elsewhere(&self) -> DateTime<Utc> {
+        if let Some(at) = PRE_READ
+            .with(Cell::get)
+            .and_then(DateTime::from_timestamp_micros)
+        {
+            return at;
+        }
+        let read =
+            Python::try_attach(|py| self.read(py).map_err(|e| e.write_unraisable(py, None)).ok())
+                .flatten();
+        read.or_else(|| {
+            self.last_reading()
+                .and_then(DateTime::from_timestamp_micros)
+        })
+        // Never read yet: `follow_python_clock` reads it once before following.
+        .unwrap_or_else(Utc::now)
+    }
+
+    /// The last reading, microseconds since 1970.
+    fn last_reading(&self) -> Option<i64> {
+        Some(self.last.load(Ordering::SeqCst)).filter(|&m| m != i64::MIN)
+    }
 }

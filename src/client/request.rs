@@ -95,15 +95,26 @@ impl Request {
                 ],
             ));
         };
-        if rest
-            .split('/')
-            .any(|segment| segment == "." || segment == "..")
-        {
+        if let Some(c) = self.path.chars().find(|c| c.is_control()) {
+            // The URL parser would drop a tab, CR or LF without a word.
             return Err(Error::validation(
                 "path",
                 message![
                     FIELD,
-                    format!(" must not hold '.' or '..' segments: {:?}", self.path)
+                    format!(" must not hold control characters ({c:?}): {:?}", self.path)
+                ],
+            ));
+        }
+        if leaves_its_root(rest) {
+            return Err(Error::validation(
+                "path",
+                message![
+                    FIELD,
+                    format!(
+                        " must not hold '.' or '..' segments, in any spelling a server reads \
+                         as one (percent-encoded, backslashes, Unicode full stops): {:?}",
+                        self.path
+                    )
                 ],
             ));
         }
@@ -122,7 +133,7 @@ impl Request {
             self.method,
             Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE
         ));
-        Ok(Call {
+        let call = Call {
             iface: self.iface,
             method: self.method.clone(),
             path: rest.to_string(),
@@ -138,8 +149,52 @@ impl Request {
                 Idempotency::Unsafe
             },
             headers: self.headers.clone(),
-        })
+        };
+        // The URL as it is sent, after the URL parser's own normalising: under the root, or
+        // not sent (the key goes to the configured root alone).
+        if !t.stays_on_root(&call) {
+            return Err(Error::validation(
+                "path",
+                message![
+                    FIELD,
+                    format!(
+                        " {:?} leaves the client's {root} once read as a URL: the key goes to \
+                         the configured root only",
+                        self.path
+                    )
+                ],
+            ));
+        }
+        Ok(call)
     }
+}
+
+/// Whether a path on a root could reach, as a server or a proxy reads it, a place outside
+/// that root: a `.` or `..` segment once percent-decoded (as often as decoding changes it: a
+/// server behind a proxy may decode twice), with backslashes and encoded slashes read as
+/// slashes and the full stops and slashes Unicode writes otherwise (U+FF0E, U+FF0F, ...)
+/// read as theirs, as a server that normalises text reads them.
+fn leaves_its_root(path: &str) -> bool {
+    const SLASHES: [char; 6] = ['/', '\\', '\u{ff0f}', '\u{ff3c}', '\u{2215}', '\u{29f5}'];
+    const DOTS: [char; 6] = [
+        '.', '\u{ff0e}', '\u{2024}', '\u{fe52}', '\u{3002}', '\u{ff61}',
+    ];
+    let mut text = std::borrow::Cow::Borrowed(path);
+    // Four decodings deep at most: text encoded deeper is refused as it is.
+    for depth in 0.. {
+        let decoded = percent_encoding::percent_decode_str(&text).decode_utf8_lossy();
+        if decoded == text {
+            break;
+        }
+        if depth == 4 {
+            return true;
+        }
+        text = std::borrow::Cow::Owned(decoded.into_owned());
+    }
+    text.split(SLASHES).any(|segment| {
+        let dots = segment.chars().take_while(|c| DOTS.contains(c)).count();
+        (1..=2).contains(&dots) && dots == segment.chars().count()
+    })
 }
 
 /// Sends `request` (with retries as its idempotency allows); the first successful answer.

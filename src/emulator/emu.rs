@@ -2,14 +2,14 @@
 //! lock, the epoch that resets count, and the two ways work reaches a site (a request's
 //! [`Admitted`], an admin operation's [`Pinned`]), each running the engine's [`tick`] first.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, RwLock};
 
 use chrono::{DateTime, Utc};
 
 use super::api_error::{ApiError, Interface};
 use super::changes::Changes;
 use super::engine::tick;
-use super::state::{prune, Counters, Site, SiteId, State, DEFAULT_RETENTION};
+use super::state::{prune, Counters, Site, SiteId, State, WallClock, DEFAULT_RETENTION};
 
 /// A site as an admin operation looked it up ([`Emu::pin_site`]).
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +32,9 @@ pub struct Admitted {
 #[derive(Debug)]
 pub struct Emu {
     state: Mutex<State>,
+    /// The wall clock the state follows, when not the system's (`follow_python_clock`):
+    /// kept apart from the state and read before its lock is taken, never under it.
+    wall: RwLock<Option<WallClock>>,
     /// Counts resets: a request that began before one (a test's, still in its delay) is
     /// never processed into the fresh state of the next.
     epoch: std::sync::atomic::AtomicU64,
@@ -71,6 +74,7 @@ impl Emu {
         state.add_site(default_key);
         Emu {
             state: Mutex::new(state),
+            wall: RwLock::new(None),
             epoch: std::sync::atomic::AtomicU64::new(0),
             default_key: default_key.to_string(),
             record_requests: std::sync::atomic::AtomicBool::new(true),
@@ -103,13 +107,36 @@ impl Emu {
         }
     }
 
+    /// The state, locked; a followed wall clock read first and its reading handed in, so
+    /// that nothing the clock runs (Python code, a signal handler calling the emulator
+    /// again) runs with the state locked.
     pub fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock leaves plain data behind; keep serving.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        loop {
+            let wall = self.wall.read().unwrap_or_else(|e| e.into_inner()).clone();
+            let reading = wall.map(|read| (read.0)());
+            // A panic while holding the lock leaves plain data behind; keep serving.
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            // `follow` switches the clock and the state's flag under this lock: a reading
+            // taken across a switch is taken again.
+            if st.following == reading.is_some() {
+                st.wall_reading = reading;
+                return st;
+            }
+        }
+    }
+
+    /// Makes the clock read `wall` (running, nothing added: it reads as `wall` does), or,
+    /// with `None`, the system's again, running on from where it stands.
+    pub fn follow(&self, wall: Option<WallClock>) {
+        let reading = wall.as_ref().map(|read| (read.0)());
+        let mut st = self.lock();
+        *self.wall.write().unwrap_or_else(|e| e.into_inner()) = wall;
+        st.follow(reading);
     }
 
     pub fn reset(&self) {
         let mut st = self.lock();
+        *self.wall.write().unwrap_or_else(|e| e.into_inner()) = None;
         *st = State::new(&self.default_key);
         self.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }

@@ -54,6 +54,22 @@ impl Transport {
         url
     }
 
+    /// Whether the URL `call` is sent to lies under its interface's root: the root's origin,
+    /// and its path or one below it, once the URL parser has normalised the call's path
+    /// (`%2e%2e` and `\\` become `..` and `/` there).
+    pub(crate) fn stays_on_root(&self, call: &Call) -> bool {
+        let root = match call.iface {
+            Iface::Main => &self.main_root,
+            Iface::Events => self.events_root.as_ref().unwrap_or(&self.main_root),
+        };
+        let url = self.request_url(call, None);
+        let under = url
+            .path()
+            .strip_prefix(root.path())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        under && url.origin() == root.origin()
+    }
+
     /// One request of `call`, its answer read; `version` is set to the answer's HTTP
     /// version.
     pub(super) async fn attempt(

@@ -110,15 +110,22 @@ pub struct State {
     pub clock_offset: Duration,
     /// A frozen clock's time: it moves only with `advance` and `travel_to`.
     pub frozen_at: Option<DateTime<Utc>>,
-    /// Where the clock reads the wall time, when not the system's: the embedding process's
-    /// own clock (`follow_python_clock`). A fresh state reads the system's.
-    pub wall: Option<WallClock>,
+    /// Whether the clock runs on a wall clock the embedding process gives
+    /// ([`Emu::follow`](crate::emulator::Emu::follow)) rather than the system's. A fresh
+    /// state reads the system's.
+    pub(crate) following: bool,
+    /// That clock's reading, taken by [`Emu::lock`](crate::emulator::Emu::lock) just before
+    /// this hold of the lock: the followed clock is never read with the state locked (its
+    /// reading may run the embedding process's code, Python's `time.time()` and any signal
+    /// handler, which may call the emulator again).
+    pub(crate) wall_reading: Option<DateTime<Utc>>,
 }
 
-/// A wall clock the embedding process gives the emulator: its reading, or `None` when it
-/// cannot be read (then the system's is).
+/// A wall clock the embedding process gives the emulator. It always answers: where it
+/// cannot read its source it gives its last reading, never the system's time (which may be
+/// years from the one followed).
 #[derive(Clone)]
-pub struct WallClock(pub std::sync::Arc<dyn Fn() -> Option<DateTime<Utc>> + Send + Sync>);
+pub struct WallClock(pub std::sync::Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>);
 
 impl std::fmt::Debug for WallClock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -146,7 +153,8 @@ impl State {
             chaos: None,
             clock_offset: Duration::zero(),
             frozen_at: None,
-            wall: None,
+            following: false,
+            wall_reading: None,
         }
     }
 
@@ -186,26 +194,29 @@ impl State {
             .unwrap_or_else(|| self.wall_now() + self.clock_offset)
     }
 
-    /// The wall time the clock runs on: the system's, or the one it follows.
+    /// The wall time the clock runs on: the system's, or the reading of the one it follows.
     fn wall_now(&self) -> DateTime<Utc> {
-        self.wall
-            .as_ref()
-            .and_then(|read| (read.0)())
-            .unwrap_or_else(Utc::now)
+        match (self.following, self.wall_reading) {
+            (true, Some(read)) => read,
+            _ => Utc::now(),
+        }
     }
 
-    /// Makes the clock read `wall` (running, nothing added: it reads as `wall` does), or,
-    /// with `None`, the system's again, running on from where it stands.
-    pub fn follow(&mut self, wall: Option<WallClock>) {
-        match wall {
-            Some(wall) => {
-                self.wall = Some(wall);
+    /// Makes the clock read the followed wall clock, whose reading is `reading` (running,
+    /// nothing added: it reads as that clock does), or, with `None`, the system's again,
+    /// running on from where it stands.
+    pub(crate) fn follow(&mut self, reading: Option<DateTime<Utc>>) {
+        match reading {
+            Some(read) => {
+                self.following = true;
+                self.wall_reading = Some(read);
                 self.frozen_at = None;
                 self.clock_offset = Duration::zero();
             }
             None => {
                 let at = self.now();
-                self.wall = None;
+                self.following = false;
+                self.wall_reading = None;
                 self.set_clock(at);
             }
         }
