@@ -5,11 +5,13 @@ each chunk once but the one in flight."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -191,3 +193,101 @@ def test_an_import_killed_midway_resumes_sending_each_chunk_once_but_the_one_in_
         sent = [chunk_of(r["body"], hashes) for r in api_requests(emu, BY_HASH)]
         # Each chunk once, but the one in flight: once by the killed worker, once again.
         assert sorted(sent) == [0, 1, 2, 2, 3, 4]
+
+
+def test_a_checkpoint_made_against_another_site_is_refused_before_anything_is_sent(
+    drv: Driver, emu: Emulator, tmp_path: Path
+) -> None:
+    # The same import checkpointed against staging, then run against production with the
+    # same path: the same segment id and hashes, so only the site tells them apart.
+    checkpoint = tmp_path / "vip-import.checkpoint"
+    with Emulator() as staging:
+        segment = staging.create_segment("vip")
+        hashes = staging.add_subscribers([{} for _ in range(600)])
+        with staging.client() as client:
+            assert client.segments.add_subscribers_bulk(segment, hashes, checkpoint=checkpoint).ok
+    assert emu.create_segment("vip") == segment
+    emu.add_subscribers([{"subscriber_hash": h} for h in hashes])
+    with pytest.raises(ValidationError, match="against another site") as info:
+        drv(drv.client.segments.add_subscribers_bulk, segment, hashes, checkpoint=checkpoint)
+    assert info.value.field == "checkpoint"
+    # Another site's key on the same emulator is another site too.
+    emu.add_site("other-site-key-1")
+    with (
+        emu.client(api_key="other-site-key-1") as client,
+        pytest.raises(ValidationError, match="another site"),
+    ):
+        client.segments.add_subscribers_bulk(segment, hashes, checkpoint=checkpoint)
+    assert api_requests(emu) == []
+    assert members(emu, segment) == set()
+    # Nor does the refusal name the key, nor the file hold it.
+    assert "other-site-key-1" not in str(info.value) + checkpoint.read_text()
+    assert emu.api_key not in checkpoint.read_text()
+
+
+def test_a_torn_last_record_does_not_swallow_the_next_runs_first(
+    drv: Driver, emu: Emulator, tmp_path: Path
+) -> None:
+    segment = emu.create_segment("everyone")
+    hashes = emu.add_subscribers([{} for _ in range(1200)])
+    checkpoint = tmp_path / "import.checkpoint"
+    emu.inject_fault(BY_HASH, status=400, times=1)  # chunk 0 refused, 1 and 2 stored
+    first = drv(
+        drv.client.segments.add_subscribers_bulk,
+        segment,
+        hashes,
+        concurrency=1,
+        checkpoint=checkpoint,
+    )
+    assert [c.ok for c in first.chunks] == [False, True, True]
+    # Killed mid-write in a later run: a record without its line's end.
+    with checkpoint.open("a") as f:
+        f.write('{"sent":0')
+    again = drv(
+        drv.client.segments.add_subscribers_bulk,
+        segment,
+        hashes,
+        concurrency=1,
+        checkpoint=checkpoint,
+    )
+    assert again.ok and [c.prior for c in again.chunks] == ["failed", "stored", "stored"]
+    records = [json.loads(line) for line in checkpoint.read_text().splitlines()[1:]]
+    # This run's records whole, each on its own line, after the first run's.
+    assert records[-2:] == [{"sent": 0}, {"stored": 0}]
+
+
+def test_a_second_run_on_a_checkpoint_in_use_is_refused_by_name(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    segment = emu.create_segment("everyone")
+    hashes = emu.add_subscribers([{} for _ in range(1000)])
+    checkpoint = tmp_path / "import.checkpoint"
+    first_chunk_done, go_on = threading.Event(), threading.Event()
+
+    def held(done: int, total: int) -> None:
+        first_chunk_done.set()
+        go_on.wait(30)
+
+    with emu.client() as client:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            running = pool.submit(
+                client.segments.add_subscribers_bulk,
+                segment,
+                hashes,
+                concurrency=1,
+                checkpoint=checkpoint,
+                progress=held,
+            )
+            assert first_chunk_done.wait(30)
+            try:
+                with pytest.raises(ValidationError, match="in use by another run") as info:
+                    client.segments.add_subscribers_bulk(segment, hashes, checkpoint=checkpoint)
+                assert info.value.field == "checkpoint"
+            finally:
+                go_on.set()
+            assert running.result(30).ok
+        # Once that run ended, the checkpoint is free: everything stored, nothing sent.
+        sent = len(api_requests(emu, BY_HASH))
+        again = client.segments.add_subscribers_bulk(segment, hashes, checkpoint=checkpoint)
+        assert {c.prior for c in again.chunks} == {"stored"}
+        assert len(api_requests(emu, BY_HASH)) == sent == 2

@@ -2,14 +2,19 @@
 //! service stored, so that a run killed midway can be run again with the same input and
 //! send only what was not stored.
 //!
-//! The file is JSON lines: a header naming the operation, its segment and a SHA-256 of its
-//! items (a checkpoint made for another input is refused), then `{"sent": i}` before chunk
-//! `i` is sent, then `{"stored": i}` once the service stored it or `{"failed": i}` once it
-//! failed. Each record is one
-//! `write` to a file opened for appending, so it reaches the kernel before the call goes on
-//! and outlives a killed process; a torn last line (the process killed mid-write) is read
-//! as absent. A chunk sent and not stored was in flight when its run stopped: it is sent
+//! The file is JSON lines: a header naming the operation, its segment, the site (a SHA-256
+//! of the client's root and API key, never the key) and a SHA-256 of its items (a checkpoint
+//! made for another input or another site is refused), then `{"sent": i}` before chunk `i` is
+//! sent, then `{"stored": i}` once the service stored it or `{"failed": i}` once it failed.
+//! Each record is one `write` to a file opened for appending, so it reaches the kernel before
+//! the call goes on and outlives a killed process; a torn last line (the process killed
+//! mid-write) is cut off when the file is opened, so that the next record starts a line of
+//! its own. A chunk sent and not stored was in flight when its run stopped: it is sent
 //! again, and said so (adding or removing members twice acts once).
+//!
+//! A run holds an exclusive lock on the file (`flock` on Unix, the file opened unshared on
+//! Windows) until it ends: a second run on the same checkpoint at once is refused by name,
+//! since two would each send what the other is sending.
 
 use crate::message;
 use crate::validate::FIELD;
@@ -25,7 +30,7 @@ use sha2::{Digest, Sha256};
 use super::error::{Error, Result};
 
 /// The format's version, in every header.
-const VERSION: u64 = 1;
+const VERSION: u64 = 2;
 
 /// What an earlier run with the same checkpoint did with a chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +59,8 @@ pub struct Input<'a> {
     pub operation: &'a str,
     /// Its segment's id or name.
     pub segment: &'a str,
+    /// The site it acts on ([`Transport::site`](super::Transport::site)).
+    pub site: &'a str,
     pub items: &'a [String],
     pub chunk_size: usize,
 }
@@ -75,6 +82,7 @@ impl Input<'_> {
             "pushwire_checkpoint": VERSION,
             "operation": self.operation,
             "segment": self.segment,
+            "site": self.site,
             "items": self.items.len(),
             "chunk_size": self.chunk_size,
             "sha256": sha,
@@ -100,18 +108,33 @@ impl Checkpoint {
             )
         };
         let header = input.header();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(unusable)?;
+        let mut file = open_for_this_run(path).map_err(unusable)?.ok_or_else(|| {
+            Error::validation(
+                "checkpoint",
+                message![
+                    FIELD,
+                    format!(
+                        " {} is in use by another run: two runs on one checkpoint would \
+                             each send what the other sends; wait for that one, or give this \
+                             one another path",
+                        path.display()
+                    )
+                ],
+            )
+        })?;
         let mut text = Vec::new();
         file.read_to_end(&mut text).map_err(unusable)?;
+        // A torn last line (the process killed mid-write) cut off: the next record appended
+        // starts a line of its own rather than being glued to it.
+        let whole = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        if whole < text.len() {
+            text.truncate(whole);
+            file.set_len(whole as u64).map_err(unusable)?;
+        }
         let mut lines = text.split(|b| *b == b'\n');
         let first = lines.next().unwrap_or_default();
         let mut prior = HashMap::new();
-        if first.is_empty() || !text.contains(&b'\n') {
+        if first.is_empty() {
             // New, or killed before its header was whole: begun afresh.
             file.set_len(0).map_err(unusable)?;
             let mut line = header.to_string();
@@ -133,8 +156,7 @@ impl Checkpoint {
                     message![
                         FIELD,
                         format!(
-                            " {} was made for another input ({}): pass another path, or \
-                         delete it to start over",
+                            " {} was made {}: pass another path, or delete it to start over",
                             path.display(),
                             differences(&found, &header)
                         )
@@ -204,6 +226,13 @@ impl Checkpoint {
 
 /// Which of the header's fields differ, for the refusal's message.
 fn differences(found: &Value, wanted: &Value) -> String {
+    if found.get("pushwire_checkpoint") != wanted.get("pushwire_checkpoint") {
+        return "by another version of pushwire".to_string();
+    }
+    if found.get("site") != wanted.get("site") {
+        // The site first: the rest may match, and a run there would skip every chunk.
+        return "against another site (another base_url or api_key)".to_string();
+    }
     let names = ["operation", "segment", "items", "chunk_size", "sha256"];
     let differ: Vec<&str> = names
         .into_iter()
@@ -211,9 +240,38 @@ fn differences(found: &Value, wanted: &Value) -> String {
         .map(|name| if name == "sha256" { "the items" } else { name })
         .collect();
     if differ.is_empty() {
-        "another format".to_string()
+        "in another format".to_string()
     } else {
-        format!("its {} differ", differ.join(", "))
+        format!("for another input: its {} differ", differ.join(", "))
+    }
+}
+
+/// The checkpoint opened for reading and appending, held for this run alone: `None` when
+/// another run holds it.
+fn open_for_this_run(path: &Path) -> std::io::Result<Option<File>> {
+    let mut options = OpenOptions::new();
+    options.read(true).append(true).create(true);
+    #[cfg(windows)]
+    {
+        // Unshared: a second open fails with a sharing violation while this one is open.
+        use std::os::windows::fs::OpenOptionsExt;
+        const ERROR_SHARING_VIOLATION: i32 = 32;
+        return match options.share_mode(0).open(path) {
+            Ok(file) => Ok(Some(file)),
+            Err(e) if e.raw_os_error() == Some(ERROR_SHARING_VIOLATION) => Ok(None),
+            Err(e) => Err(e),
+        };
+    }
+    #[cfg(unix)]
+    {
+        let file = options.open(path)?;
+        // `flock`: held by this open file until it is closed, whichever process or thread
+        // opens the path next; let go of by the system when the process dies.
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(file)),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 }
 
@@ -235,6 +293,7 @@ mod tests {
         Input {
             operation: "add_subscribers",
             segment: "7",
+            site: "site-a",
             items,
             chunk_size: 2,
         }
@@ -269,6 +328,63 @@ mod tests {
         let third = Checkpoint::open(&path, &input(&items)).unwrap();
         assert_eq!(third.prior(2), Some(Prior::Stored));
         assert_eq!(third.prior(0), Some(Prior::Stored));
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_off_and_the_next_record_starts_its_own() {
+        let path = fresh("torn");
+        let items: Vec<String> = (0..6).map(|i| format!("h{i}")).collect();
+        let first = Checkpoint::open(&path, &input(&items)).unwrap();
+        first.sent(0).unwrap();
+        first.stored(0).unwrap();
+        drop(first);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"sent\":1").unwrap();
+        drop(f);
+        let again = Checkpoint::open(&path, &input(&items)).unwrap();
+        again.sent(1).unwrap();
+        drop(again);
+        let third = Checkpoint::open(&path, &input(&items)).unwrap();
+        assert_eq!(third.prior(0), Some(Prior::Stored));
+        assert_eq!(third.prior(1), Some(Prior::InFlight));
+        drop(third);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.lines()
+                .all(|l| serde_json::from_str::<Value>(l).is_ok()),
+            "{text}"
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_checkpoint_in_use_by_another_run_is_refused_until_that_run_ends() {
+        let path = fresh("in-use");
+        let items: Vec<String> = vec!["a".into()];
+        let running = Checkpoint::open(&path, &input(&items)).unwrap();
+        let Err(Error::Validation(v)) = Checkpoint::open(&path, &input(&items)) else {
+            panic!("a second run must be refused");
+        };
+        assert!(v.to_string().contains("in use by another run"), "{v}");
+        drop(running);
+        assert!(Checkpoint::open(&path, &input(&items)).is_ok());
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_checkpoint_made_against_another_site_is_refused_by_name() {
+        let path = fresh("another-site");
+        let items: Vec<String> = vec!["a".into()];
+        drop(Checkpoint::open(&path, &input(&items)).unwrap());
+        let elsewhere = Input {
+            site: "site-b",
+            ..input(&items)
+        };
+        let Err(Error::Validation(v)) = Checkpoint::open(&path, &elsewhere) else {
+            panic!("another site must be refused");
+        };
+        assert!(v.to_string().contains("against another site"), "{v}");
         let _ = std::fs::remove_file(&path);
     }
 

@@ -31,7 +31,9 @@ pub struct Args {
     items: Vec<String>,
     concurrency: usize,
     progress: Option<Py<PyAny>>,
-    checkpoint: Option<Checkpoint>,
+    /// The checkpoint's path: opened when the call runs, for the site of the client that
+    /// runs it.
+    checkpoint: Option<std::path::PathBuf>,
     /// Report progress from a thread of its own rather than the one running the call
     /// (set for async calls, see `Run::on_io_thread`).
     offload_progress: bool,
@@ -128,14 +130,7 @@ fn read(
                     message![FIELD, " must be a file's path (a str or an os.PathLike)"],
                 )
             })?;
-            let (operation, segment) = membership(kind, &target).named();
-            let input = Input {
-                operation,
-                segment: &segment,
-                items: &items,
-                chunk_size: membership(kind, &target).chunk_size(),
-            };
-            Some(Checkpoint::open(&path, &input)?)
+            Some(path)
         }
     };
     let progress = (!progress.is_none()).then(|| progress.clone().unbind());
@@ -168,7 +163,21 @@ impl Args {
         let (items, concurrency) = (&self.items, self.concurrency);
         let total = items.len();
         let membership = membership(self.kind, &self.target);
-        let checkpoint = self.checkpoint.as_ref();
+        let checkpoint = match &self.checkpoint {
+            Some(path) => {
+                let (operation, segment) = membership.named();
+                let input = Input {
+                    operation,
+                    segment: &segment,
+                    site: t.site(),
+                    items,
+                    chunk_size: membership.chunk_size(),
+                };
+                Some(Checkpoint::open(path, &input)?)
+            }
+            None => None,
+        };
+        let checkpoint = checkpoint.as_ref();
         let call = move |cb: &Py<PyAny>, done: usize| {
             Python::attach(|py| {
                 if let Err(e) = cb.call1(py, (done, total)) {

@@ -55,6 +55,9 @@ pub struct Shared {
     /// The API key, to blank where an error answer echoes it; `None` for a key shorter than
     /// 8 characters, which is no secret (a test's `k1`) and would blank ordinary words.
     pub(super) secret: Option<String>,
+    /// Which site the client acts on, as a record kept on disk may name it: a SHA-256 of the
+    /// main root and the API key (never the key), in hex.
+    pub(super) site: String,
 }
 
 // The pool's fields read as the transport's own (`self.http`).
@@ -176,6 +179,7 @@ impl Transport {
             slots: cfg.slots.as_ref().map(|s| s.get()),
             max_connections: cfg.max_connections.unwrap_or(0),
             secret: Some(cfg.api_key.trim().to_string()).filter(|k| k.chars().count() >= 8),
+            site: site_of(&main, cfg.api_key.trim()),
         };
         Ok(Transport {
             shared: Arc::new(shared),
@@ -195,6 +199,12 @@ impl Transport {
         }
     }
 
+    /// The site the client acts on (its main root and API key), as a SHA-256 in hex: what a
+    /// bulk call's checkpoint names, so that one made against one site is refused on another.
+    pub fn site(&self) -> &str {
+        &self.site
+    }
+
     /// How many requests of a batch asked to run `concurrency` at once may be in flight:
     /// never more than the client's connection slots, so that no item of the batch waits
     /// for a slot on its own deadline (and times out, perhaps after being sent).
@@ -204,6 +214,21 @@ impl Transport {
             n => concurrency.clamp(1, n),
         }
     }
+}
+
+/// The SHA-256, in hex, of a main root and an API key, each length-prefixed.
+fn site_of(root: &str, api_key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut digest = Sha256::new();
+    for part in [root, api_key] {
+        digest.update((part.len() as u64).to_le_bytes());
+        digest.update(part.as_bytes());
+    }
+    digest
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Lets the connections of the running (current-thread) runtime read what arrived while
