@@ -246,32 +246,41 @@ fn differences(found: &Value, wanted: &Value) -> String {
     }
 }
 
-/// The checkpoint opened for reading and appending, held for this run alone: `None` when
-/// another run holds it.
+/// The checkpoint opened for reading and appending, held for this run alone (an exclusive
+/// `flock`, held by this open file until it is closed, whichever process or thread opens the
+/// path next, and let go of by the system when the process dies): `None` when another run
+/// holds it.
+#[cfg(unix)]
 fn open_for_this_run(path: &Path) -> std::io::Result<Option<File>> {
-    let mut options = OpenOptions::new();
-    options.read(true).append(true).create(true);
-    #[cfg(windows)]
-    {
-        // Unshared: a second open fails with a sharing violation while this one is open.
-        use std::os::windows::fs::OpenOptionsExt;
-        const ERROR_SHARING_VIOLATION: i32 = 32;
-        return match options.share_mode(0).open(path) {
-            Ok(file) => Ok(Some(file)),
-            Err(e) if e.raw_os_error() == Some(ERROR_SHARING_VIOLATION) => Ok(None),
-            Err(e) => Err(e),
-        };
+    use rustix::fs::{flock, FlockOperation};
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)?;
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(file)),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(None),
+        Err(e) => Err(e.into()),
     }
-    #[cfg(unix)]
-    {
-        let file = options.open(path)?;
-        // `flock`: held by this open file until it is closed, whichever process or thread
-        // opens the path next; let go of by the system when the process dies.
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(Some(file)),
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+}
+
+/// The checkpoint opened for reading and appending, unshared: a second open fails with a
+/// sharing violation while this one is open (`None` then).
+#[cfg(windows)]
+fn open_for_this_run(path: &Path) -> std::io::Result<Option<File>> {
+    use std::os::windows::fs::OpenOptionsExt;
+    const ERROR_SHARING_VIOLATION: i32 = 32;
+    let opened = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .share_mode(0)
+        .open(path);
+    match opened {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.raw_os_error() == Some(ERROR_SHARING_VIOLATION) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
