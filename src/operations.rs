@@ -55,15 +55,32 @@ pub struct Operation {
     pub method: &'static str,
     /// The path the service serves, its parameter as `{name}` (one segment).
     pub path: &'static str,
-    /// Whether the same request sent twice acts as once, so that it may be sent again
-    /// whenever its outcome is unknown: reads, and the membership writes (a member added
-    /// twice is one membership). A broadcast, a drip, an event or a product update sent
-    /// twice acts twice.
+    /// What sending its request twice does, and so whether it is resent and takes an
+    /// idempotency key.
+    pub repeat: Repeat,
+    /// Whether the same request sent twice acts as once ([`Repeat::Safe`]), so that it may
+    /// be sent again whenever its outcome is unknown.
     pub idempotent: bool,
     /// Each field of the spec's request (`from`) that the Python method takes under another
     /// name (`start`), as an error names it to the caller; a field not listed keeps its name.
     /// The request type's ([`PythonFields`]).
     pub python_names: PythonNames,
+}
+
+/// What sending an operation's request twice does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    /// Acts as once: the reads, and the membership writes (a member added twice is one
+    /// membership). Sent again whenever its outcome is unknown.
+    Safe,
+    /// Acts twice: a broadcast, a drip, an event or a product update sent twice is two. Never
+    /// resent once it may have been received, and it takes an idempotency key, so that the
+    /// caller's own re-runs send it once per key.
+    Keyed,
+    /// Cannot act twice, but answers a second sending with a failure (a deleted segment's
+    /// delete answers "does not exist"): not resent, which would report a success as a
+    /// failure, and no key, since a re-run learns from that answer what happened.
+    Once,
 }
 
 /// Pairs of a spec field's name and the Python argument's.
@@ -83,6 +100,11 @@ pub fn python_name(names: PythonNames, field: &str) -> String {
 }
 
 impl Operation {
+    /// Whether a call of it takes an idempotency key ([`Repeat::Keyed`]).
+    pub const fn takes_key(&self) -> bool {
+        matches!(self.repeat, Repeat::Keyed)
+    }
+
     /// Its method as HTTP names it, for the client's request and the emulator's route.
     pub fn http_method(&self) -> reqwest::Method {
         reqwest::Method::from_bytes(self.method.as_bytes()).expect("a declared HTTP method")
@@ -127,9 +149,9 @@ pub trait PythonFields {
 
 /// Declares each operation as a constant and its types, one line each: its constant's name,
 /// its types' (request => response), then its name, section, interface, method and path,
-/// and whether it is idempotent.
+/// and what sending it twice does ([`Repeat`]).
 macro_rules! operations {
-    ($($constant:ident: $typed:ident($request:ty => $response:ty) = $name:literal $section:literal $iface:ident $method:literal $path:literal $idempotent:literal;)*) => {
+    ($($constant:ident: $typed:ident($request:ty => $response:ty) = $name:literal $section:literal $iface:ident $method:literal $path:literal $repeat:ident;)*) => {
         $(
             #[doc = concat!("`", $method, " ", $path, "` (", $section, "), `", $name, "`.")]
             pub const $constant: Operation = Operation {
@@ -138,7 +160,8 @@ macro_rules! operations {
                 interface: Interface::$iface,
                 method: $method,
                 path: $path,
-                idempotent: $idempotent,
+                repeat: Repeat::$repeat,
+                idempotent: matches!(Repeat::$repeat, Repeat::Safe),
                 python_names: <$request as PythonFields>::PYTHON_NAMES,
             };
 
@@ -151,6 +174,9 @@ macro_rules! operations {
                 type Response = $response;
             }
         )*
+
+        /// Every operation, in the order declared (the spec's).
+        pub const ALL: &[&Operation] = &[$(&$constant),*];
     };
 }
 
@@ -194,39 +220,21 @@ impl PythonFields for ProductUpdate {}
 impl PythonFields for Map<String, Value> {}
 
 operations! {
-    TRIGGERS_GET: TriggersGet(CampaignQuery => TriggeredCampaign) = "triggers.get" "4.1" Main "GET" "/apiv1/triggers/{trigger_id}" true;
-    TRIGGERS_LIST: TriggersList(ListQuery => Page<TriggeredCampaign>) = "triggers.list" "4.2" Main "GET" "/apiv1/triggers" true;
-    DRIPS_CREATE: DripsCreate(NewDrip => i64) = "drips.create" "4.3" Main "POST" "/apiv1/drips" false;
-    DRIPS_LIST: DripsList(ListQuery => Page<Drip>) = "drips.list" "4.4" Main "GET" "/apiv1/drips" true;
-    DRIPS_GET: DripsGet(CampaignQuery => Drip) = "drips.get" "4.5" Main "GET" "/apiv1/drips/{drip_id}" true;
-    SEGMENTS_ADD_SUBSCRIBERS: SegmentsAddSubscribers(SegmentHashes => String) = "segments.add_subscribers" "4.6" Main "POST" "/apiv1/segments/addSegmentWithHash" true;
-    SEGMENTS_DELETE: SegmentsDelete(SegmentDeletion => String) = "segments.delete" "4.7" Main "POST" "/apiv1/segments/delete" false;
-    SEGMENTS_PROFILES: SegmentsProfiles(ProfileMembership => ()) = "segments.add_profiles" "4.8" Main "POST" "/apiv1/profile" true;
-    SEGMENTS_LIST: SegmentsList(SegmentsQuery => Vec<Segment>) = "segments.list" "4.9" Main "GET" "/apiv1/segments" true;
-    ANALYTICS_SUMMARY: AnalyticsSummary(SummaryQuery => Vec<SummaryRead>) = "analytics.summary" "4.10" Main "GET" "/apiv1/analytics/summary" true;
-    ANALYTICS_SUBSCRIBERS: AnalyticsSubscribers(DistributionQuery => Map<String, Value>) = "analytics.subscribers" "4.11" Main "GET" "/apiv1/subscribers/analytics/summary" true;
-    PRODUCTS_UPDATE: ProductsUpdate(ProductUpdate => ()) = "products.update" "4.12" Main "POST" "/apiv1/products" false;
-    NOTIFICATIONS_CREATE: NotificationsCreate(NewNotification => i64) = "notifications.create" "4.13" Main "POST" "/apiv1/notifications" false;
-    EVENTS_TRACK: EventsTrack(Map<String, Value> => ()) = "events.track" "4.14" Events "POST" "/api/v1/events" false;
+    TRIGGERS_GET: TriggersGet(CampaignQuery => TriggeredCampaign) = "triggers.get" "4.1" Main "GET" "/apiv1/triggers/{trigger_id}" Safe;
+    TRIGGERS_LIST: TriggersList(ListQuery => Page<TriggeredCampaign>) = "triggers.list" "4.2" Main "GET" "/apiv1/triggers" Safe;
+    DRIPS_CREATE: DripsCreate(NewDrip => i64) = "drips.create" "4.3" Main "POST" "/apiv1/drips" Keyed;
+    DRIPS_LIST: DripsList(ListQuery => Page<Drip>) = "drips.list" "4.4" Main "GET" "/apiv1/drips" Safe;
+    DRIPS_GET: DripsGet(CampaignQuery => Drip) = "drips.get" "4.5" Main "GET" "/apiv1/drips/{drip_id}" Safe;
+    SEGMENTS_ADD_SUBSCRIBERS: SegmentsAddSubscribers(SegmentHashes => String) = "segments.add_subscribers" "4.6" Main "POST" "/apiv1/segments/addSegmentWithHash" Safe;
+    SEGMENTS_DELETE: SegmentsDelete(SegmentDeletion => String) = "segments.delete" "4.7" Main "POST" "/apiv1/segments/delete" Once;
+    SEGMENTS_PROFILES: SegmentsProfiles(ProfileMembership => ()) = "segments.add_profiles" "4.8" Main "POST" "/apiv1/profile" Safe;
+    SEGMENTS_LIST: SegmentsList(SegmentsQuery => Vec<Segment>) = "segments.list" "4.9" Main "GET" "/apiv1/segments" Safe;
+    ANALYTICS_SUMMARY: AnalyticsSummary(SummaryQuery => Vec<SummaryRead>) = "analytics.summary" "4.10" Main "GET" "/apiv1/analytics/summary" Safe;
+    ANALYTICS_SUBSCRIBERS: AnalyticsSubscribers(DistributionQuery => Map<String, Value>) = "analytics.subscribers" "4.11" Main "GET" "/apiv1/subscribers/analytics/summary" Safe;
+    PRODUCTS_UPDATE: ProductsUpdate(ProductUpdate => ()) = "products.update" "4.12" Main "POST" "/apiv1/products" Keyed;
+    NOTIFICATIONS_CREATE: NotificationsCreate(NewNotification => i64) = "notifications.create" "4.13" Main "POST" "/apiv1/notifications" Keyed;
+    EVENTS_TRACK: EventsTrack(Map<String, Value> => ()) = "events.track" "4.14" Events "POST" "/api/v1/events" Keyed;
 }
-
-/// Every operation, in the spec's order.
-pub const ALL: [&Operation; 14] = [
-    &TRIGGERS_GET,
-    &TRIGGERS_LIST,
-    &DRIPS_CREATE,
-    &DRIPS_LIST,
-    &DRIPS_GET,
-    &SEGMENTS_ADD_SUBSCRIBERS,
-    &SEGMENTS_DELETE,
-    &SEGMENTS_PROFILES,
-    &SEGMENTS_LIST,
-    &ANALYTICS_SUMMARY,
-    &ANALYTICS_SUBSCRIBERS,
-    &PRODUCTS_UPDATE,
-    &NOTIFICATIONS_CREATE,
-    &EVENTS_TRACK,
-];
 
 #[cfg(test)]
 mod tests {

@@ -239,3 +239,35 @@ def test_each_path_of_the_service_is_written_in_one_source_file() -> None:
             if literal.search(code):
                 holders.add(path.relative_to(ROOT).as_posix())
     assert holders == {"src/operations.rs"}
+
+
+def test_the_methods_taking_a_key_are_the_operations_declared_keyed() -> None:
+    # Which calls take an idempotency key is declared with each operation in the core
+    # (operations.rs): each method taking one is of such an operation, and each such
+    # operation has its method taking one.
+    client = pushwire.Client(api_key="seam-test-key", base_url="http://127.0.0.1:9")
+    taking_a_key = set()
+    for namespace in (
+        "analytics",
+        "drips",
+        "events",
+        "notifications",
+        "products",
+        "segments",
+        "triggers",
+    ):
+        resource = getattr(client, namespace)
+        for name in dir(resource):
+            method = getattr(resource, name)
+            if name.startswith("_") or not callable(method):
+                continue
+            if "idempotency_key" in inspect.signature(method).parameters:
+                taking_a_key.add(f"{namespace}.{name}")
+    client.close()
+    assert _core._KEYED_OPERATIONS == taking_a_key
+    assert _core._KEYED_OPERATIONS == {
+        "drips.create",
+        "events.track",
+        "notifications.create",
+        "products.update",
+    }

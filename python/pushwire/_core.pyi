@@ -29,6 +29,9 @@ from typing_extensions import Self
 from pushwire._core_models import *  # noqa: F403
 
 __version__: str
+# The operations (by name, ``drips.create``) that take an idempotency key, as the core
+# declares them.
+_KEYED_OPERATIONS: frozenset[str]
 
 def reset_log_cache() -> None:
     """Makes the Rust core read the ``pushwire`` logger's level now. Every client call and
@@ -45,6 +48,7 @@ def openapi_document(base_url: str, events_url: str, admin: bool = False) -> str
 # In the order they are defined here.
 __all__ = [  # noqa: F405
     "__version__",
+    "_KEYED_OPERATIONS",
     "reset_log_cache",
     "_model_fields",
     "openapi_document",

@@ -53,6 +53,16 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulator::openapi_document, m)?)?;
     fork::install();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The operations that take an idempotency key, as operations.rs declares them.
+    let keyed: Vec<&str> = crate::operations::ALL
+        .iter()
+        .filter(|op| op.takes_key())
+        .map(|op| op.name)
+        .collect();
+    m.add(
+        "_KEYED_OPERATIONS",
+        pyo3::types::PyFrozenSet::new(m.py(), keyed)?,
+    )?;
     m.add_class::<emulator::EmulatorServer>()?;
     m.add_class::<client::CoreClient>()?;
     m.add_class::<completions::Completions>()?;

@@ -72,14 +72,7 @@ fn to_inspector() -> axum::routing::MethodRouter<Arc<Emu>> {
 
 /// The main interface (`/apiv1`) with the admin routes beside it.
 pub fn main_router(emu: Arc<Emu>, documents: Documents) -> Router {
-    // One path may serve two operations (a drip's list and its create): their handlers
-    // are merged by path as axum wants them. `tests` below checks that every operation of
-    // `operations::ALL` has its route here.
-    let mut api = Router::new();
-    for (op, handler) in main_handlers() {
-        api = api.route(op.path, handler);
-    }
-    let api = behind_gate(api, emu.clone(), Interface::Main);
+    let api = behind_gate(api_routes(Interface::Main), emu.clone(), Interface::Main);
     let admin = Router::new()
         .route("/", to_inspector())
         .route("/_emulator", to_inspector())
@@ -109,7 +102,7 @@ macro_rules! handlers {
     };
 }
 
-/// Each operation of the main interface with its handler.
+/// Each operation with its handler.
 fn handlers() -> Vec<(&'static Operation, MethodRouter<Arc<Emu>>)> {
     #[rustfmt::skip]
     let handlers = handlers! {
@@ -120,20 +113,30 @@ fn handlers() -> Vec<(&'static Operation, MethodRouter<Arc<Emu>>)> {
         analytics: ANALYTICS_SUMMARY summary, ANALYTICS_SUBSCRIBERS subscribers;
         products: PRODUCTS_UPDATE update;
         notifications: NOTIFICATIONS_CREATE create;
+        events: EVENTS_TRACK track;
     };
     handlers.into()
 }
 
-/// [`handlers`], those on one path merged.
-fn main_handlers() -> Vec<(&'static Operation, MethodRouter<Arc<Emu>>)> {
-    let mut out: Vec<(&'static Operation, MethodRouter<Arc<Emu>>)> = Vec::new();
-    for (op, handler) in handlers() {
-        match out.iter_mut().find(|(o, _)| o.path == op.path) {
+/// The routes of `iface`'s operations: [`handlers`] of that interface, those on one path (a
+/// drip's list and its create) merged as axum wants them. `tests` below checks that every
+/// operation of `operations::ALL` has its handler.
+fn api_routes(iface: Interface) -> Router<Arc<Emu>> {
+    let mut by_path: Vec<(&'static str, MethodRouter<Arc<Emu>>)> = Vec::new();
+    for (op, handler) in handlers()
+        .into_iter()
+        .filter(|(op, _)| op.interface == iface)
+    {
+        match by_path.iter_mut().find(|(path, _)| *path == op.path) {
             Some((_, merged)) => *merged = std::mem::take(merged).merge(handler),
-            None => out.push((op, handler)),
+            None => by_path.push((op.path, handler)),
         }
     }
-    out
+    by_path
+        .into_iter()
+        .fold(Router::new(), |api, (path, handler)| {
+            api.route(path, handler)
+        })
 }
 
 /// The method an operation declares, as a router filters by it.
@@ -143,11 +146,7 @@ fn method_of(op: &Operation) -> MethodFilter {
 
 /// The event-tracking interface (`/api/v1`).
 pub fn events_router(emu: Arc<Emu>) -> Router {
-    let api = Router::new().route(
-        EVENTS_TRACK.path,
-        on(method_of(&EVENTS_TRACK), events::track),
-    );
-    behind_gate(api, emu, Interface::Events)
+    behind_gate(api_routes(Interface::Events), emu, Interface::Events)
 }
 
 #[cfg(test)]
@@ -156,11 +155,47 @@ mod tests {
     use crate::operations::ALL;
 
     #[test]
-    fn every_operation_of_the_main_interface_has_its_handler() {
+    fn every_operation_has_one_handler_of_its_own_on_its_interface() {
         // Before the merge: an operation sharing its path with another has its own handler.
-        let handled: Vec<&str> = handlers().iter().map(|(op, _)| op.name).collect();
-        for op in ALL.iter().filter(|op| op.interface == Interface::Main) {
-            assert!(handled.contains(&op.name), "{} has no handler", op.name);
+        let mut handled: Vec<&str> = handlers().iter().map(|(op, _)| op.name).collect();
+        handled.sort_unstable();
+        let mut declared: Vec<&str> = ALL.iter().map(|op| op.name).collect();
+        declared.sort_unstable();
+        assert_eq!(handled, declared);
+    }
+
+    /// Each declared operation reaches a handler over HTTP on its own interface, with the
+    /// method it declares: not the interface's 404 for an unknown path, nor its 405.
+    #[tokio::test]
+    async fn every_operation_is_routed_on_its_interface_with_its_method() {
+        use tower::ServiceExt;
+        let emu = Arc::new(Emu::new("router-test-key"));
+        for op in ALL {
+            let router = match op.interface {
+                Interface::Main => main_router(
+                    emu.clone(),
+                    Documents::new("http://127.0.0.1", "http://127.0.0.1"),
+                ),
+                Interface::Events => events_router(emu.clone()),
+            };
+            let path = op.path.replace(['{', '}'], "");
+            let request = Request::builder()
+                .method(op.http_method().as_str())
+                .uri(&path)
+                .header("host", "127.0.0.1")
+                .header("api-key", "router-test-key")
+                .body(axum::body::Body::empty())
+                .unwrap();
+            let answer = router.oneshot(request).await.unwrap();
+            // Admitted by the gate (a request refused there says nothing of the route).
+            assert_ne!(answer.status(), StatusCode::UNAUTHORIZED, "{}", op.name);
+            assert!(
+                ![StatusCode::NOT_FOUND, StatusCode::METHOD_NOT_ALLOWED].contains(&answer.status()),
+                "{} {} answered {}",
+                op.method,
+                path,
+                answer.status()
+            );
         }
     }
 }

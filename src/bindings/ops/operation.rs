@@ -259,6 +259,10 @@ macro_rules! keyed_call {
                 [$((stringify!($pos), $pos),)+ $($((stringify!($kw), $kw),)+)?],
             )?;
             let op = <$op as $crate::operations::Declared>::OPERATION;
+            const _: () = assert!(
+                <$op as $crate::operations::Declared>::OPERATION.takes_key(),
+                "a keyed call's operation is declared Keyed in operations.rs"
+            );
             prepare_keyed(py, op, key, || Ok(request::<$op>($body)))
         }
     };
@@ -284,5 +288,11 @@ pub fn prepare_request<O: Sends>(
     py: Python<'_>,
     read: impl FnOnce() -> Result<O::Request, Error>,
 ) -> PyResult<PreparedCall> {
+    const {
+        assert!(
+            !O::OPERATION.takes_key(),
+            "an operation declared Keyed in operations.rs takes its key: keyed_call!"
+        )
+    };
     prepare(py, O::OPERATION, || read().map(request::<O>))
 }
