@@ -12,6 +12,7 @@ from client_support import BROADCAST, Driver, drip_notification
 
 import pushwire
 from pushwire import Action, PushwireError, ValidationError
+from pushwire.testing import Emulator
 
 LATER = {"type": "later", "valid_from_utc": "2031-01-01 10:00:00"}
 
@@ -310,3 +311,54 @@ def test_a_missing_drip_expiry_is_called_required(drv: Driver, emu):
     with pytest.raises(ValidationError, match="expiry is required"):
         drv(drv.client.drips.create, "W", [pushwire.NewDripNotification.from_dict(n)])
     assert emu.requests() == []
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+@pytest.mark.parametrize(
+    ("when", "says"),
+    [
+        # A year typed wrong in a form: long past in every zone.
+        (dt.datetime(2001, 1, 1, 9), "has passed in every time zone"),
+        (lambda: _utc_now() - dt.timedelta(hours=12, minutes=5), "has passed in every"),
+        ("2999-01-01 09:00:00", "more than ten years ahead"),
+        (dt.datetime(9999, 12, 31, 23, 59, 59), "more than ten years ahead"),
+    ],
+)
+def test_a_schedule_nobody_meant_is_refused_with_nothing_sent(
+    drv: Driver, emu: Emulator, when: Any, says: str
+) -> None:
+    emu.add_subscriber("a")
+    when = when() if callable(when) else when
+    with pytest.raises(ValidationError, match=says) as info:
+        drv(drv.client.notifications.create, **BROADCAST, type="later", valid_from_utc=when)
+    assert info.value.field == "valid_from_utc"
+    shown = when if isinstance(when, str) else when.strftime("%Y-%m-%d %H:%M:%S")
+    assert shown in str(info.value)
+    assert emu.requests() == [] and emu.notifications() == []
+
+
+def test_a_time_that_may_still_be_ahead_in_some_zone_is_scheduled(
+    drv: Driver, emu: Emulator
+) -> None:
+    # Eleven hours before UTC's now is still ahead on a site at UTC-12: the service decides.
+    when = _utc_now() - dt.timedelta(hours=11)
+    drv(drv.client.notifications.create, **BROADCAST, valid_from_utc=when)
+    [n] = emu.notifications()
+    assert n["request"]["notification_type"] == "later"
+
+
+def test_a_late_broadcast_goes_out_when_asked_to_on_purpose(drv: Driver, emu: Emulator) -> None:
+    emu.add_subscriber("a")
+    drv(
+        drv.client.notifications.create,
+        **BROADCAST,
+        valid_from_utc=dt.datetime(2001, 1, 1, 9),
+        send_late=True,
+    )
+    assert [d["subscriber_hash"] for d in emu.deliveries()] == ["a"]
+    with pytest.raises(ValidationError, match="must be True or False") as info:
+        drv(drv.client.notifications.create, **BROADCAST, send_late="no")
+    assert info.value.field == "send_late"

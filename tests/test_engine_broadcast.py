@@ -253,7 +253,12 @@ def test_later_in_the_past_goes_out_when_created(emu: Emulator) -> None:
     with emu.client() as client:
         before = emu.now
         client.notifications.create(
-            title="Late", message="m", url=URL, type="later", valid_from_utc="2020-01-01 00:00:00"
+            title="Late",
+            message="m",
+            url=URL,
+            type="later",
+            valid_from_utc="2020-01-01 00:00:00",
+            send_late=True,
         )
         after = emu.now
     (d,) = emu.deliveries()

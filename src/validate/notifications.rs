@@ -39,6 +39,61 @@ pub fn empty_filter() -> Message {
     ]
 }
 
+/// How far behind UTC a site's clock can be: the westernmost zone in use is UTC−12, so a
+/// site-local time more than this before UTC's now has passed in every zone.
+pub const SCHEDULE_PAST_HOURS: i64 = 12;
+/// How far ahead a broadcast may be scheduled: ten years. A year typed wrong lands decades
+/// ahead (2062 for 2026, 2999), where a plan, or a test's emulator clock travelled to a later
+/// year, lands within a few.
+pub const SCHEDULE_AHEAD_DAYS: i64 = 3653;
+
+/// Whether a `later` broadcast's time is one somebody meant, at `now`: the service reads
+/// `valid_from_utc` in the site's zone and sends a time already passed at once, to the whole
+/// audience (a year typed wrong in a form), so a time that has passed in every zone is
+/// refused, as is one more than [`SCHEDULE_AHEAD_DAYS`] ahead. The client's check before
+/// sending, which a caller may skip to send a late one on purpose; the service has none.
+pub fn broadcast_schedule(n: &NewNotification, now: chrono::DateTime<chrono::Utc>) -> Check {
+    let Some(v) = present(&n.valid_from_utc) else {
+        return Ok(());
+    };
+    if n.notification_type != NotificationType::Later {
+        return Ok(());
+    }
+    let Ok(at) = chrono::NaiveDateTime::parse_from_str(v, "%Y-%m-%d %H:%M:%S") else {
+        return Ok(()); // its format is `broadcast`'s to refuse
+    };
+    let now = now.naive_utc();
+    let shown = now.format("%Y-%m-%d %H:%M:%S");
+    if at < now - chrono::Duration::hours(SCHEDULE_PAST_HOURS) {
+        return Err(Violation::new(
+            "valid_from_utc",
+            message![
+                FIELD,
+                format!(
+                    " {v} has passed in every time zone (it is more than {SCHEDULE_PAST_HOURS} \
+                     hours before {shown} UTC, and no site's clock is further behind UTC): the \
+                     service would send the broadcast at once, to its whole audience; to send \
+                     it now on purpose, pass send_late=True"
+                )
+            ],
+        ));
+    }
+    if at > now + chrono::Duration::days(SCHEDULE_AHEAD_DAYS) {
+        return Err(Violation::new(
+            "valid_from_utc",
+            message![
+                FIELD,
+                format!(
+                    " {v} is more than ten years ahead ({SCHEDULE_AHEAD_DAYS} days after \
+                     {shown} UTC): check the year; a broadcast can be scheduled at most that \
+                     far ahead"
+                )
+            ],
+        ));
+    }
+    Ok(())
+}
+
 fn present(s: &Option<String>) -> Option<&str> {
     s.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }

@@ -47,6 +47,7 @@ class Notifications(_Sync):
         subscriber_hash: Optional[Iterable[str]] = None,
         attributes: Optional[Sequence[Sequence[Union[AttributeRule, Mapping[str, Any]]]]] = None,
         actions: Optional[Sequence[Union[Action, Mapping[str, Any]]]] = None,
+        send_late: bool = False,
         idempotency_key: Optional[str] = None,
         **options: Unpack[RequestOptions],
     ) -> int:
@@ -54,7 +55,13 @@ class Notifications(_Sync):
 
         ``type`` is ``now``, ``later`` or ``draft``; left out, it is ``later`` when
         ``valid_from_utc`` is given and ``now`` otherwise. ``expiry`` is in minutes. Never
-        retried once it may have been received, so a broadcast is never sent twice. The id is
+        retried once it may have been received, so a broadcast is never sent twice.
+
+        ``valid_from_utc`` is the site's local time. One that has passed in every time zone
+        (more than 12 hours before UTC's now: the service would send the broadcast at once,
+        to its whole audience) or is more than ten years ahead (a year typed wrong) is refused with a
+        ``ValidationError`` naming it; ``send_late=True`` sends a passed one now on purpose.
+        The id is
         0 (with a warning) if the service accepted the broadcast but sent no usable id:
         raising would invite a retry that sends it twice.
 
@@ -90,7 +97,9 @@ class Notifications(_Sync):
                 "actions": actions,
             },
         )
-        call = _core.notifications_create(fields, idempotency_key=idempotency_key)
+        call = _core.notifications_create(
+            fields, send_late=send_late, idempotency_key=idempotency_key
+        )
         out: int = self._call(call, **options)
         return out
 

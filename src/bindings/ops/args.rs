@@ -103,6 +103,13 @@ pub fn opt_text(obj: &Bound<'_, PyAny>, field: &str) -> Result<Option<String>, E
     }
 }
 
+/// A flag: `True` or `False` alone (a string such as `"false"` would read as true).
+pub fn flag(obj: &Bound<'_, PyAny>, field: &str) -> Result<bool, Error> {
+    obj.cast::<pyo3::types::PyBool>()
+        .map(|b| b.is_true())
+        .map_err(|_| Error::validation(field, message![FIELD, " must be True or False"]))
+}
+
 pub fn text(obj: &Bound<'_, PyAny>, field: &str) -> Result<String, Error> {
     opt_text(obj, field)?.ok_or_else(|| Error::validation(field, message![FIELD, " is required"]))
 }
