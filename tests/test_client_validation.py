@@ -362,3 +362,48 @@ def test_a_late_broadcast_goes_out_when_asked_to_on_purpose(drv: Driver, emu: Em
     with pytest.raises(ValidationError, match="must be True or False") as info:
         drv(drv.client.notifications.create, **BROADCAST, send_late="no")
     assert info.value.field == "send_late"
+
+
+@pytest.mark.parametrize(
+    "given", ["2030-12-24T09:00", "2030-12-24T09:00:00", "2030-12-24 09:00", "2030-12-24 09:00:00"]
+)
+def test_a_form_time_in_iso_8601_is_scheduled_as_the_spec_writes_it(
+    drv: Driver, emu: Emulator, given: str
+) -> None:
+    drv(drv.client.notifications.create, **BROADCAST, valid_from_utc=given)
+    [n] = emu.notifications()
+    assert n["request"]["valid_from_utc"] == "2030-12-24 09:00:00"
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("2030-12-24T09:00Z", "site's time zone"),
+        ("2030-12-24T09:00+02:00", "site's time zone"),
+        ("2030-02-30T09:00", "no date and time"),
+    ],
+)
+def test_a_form_time_with_an_offset_or_no_such_day_is_refused(
+    drv: Driver, emu: Emulator, given: str, says: str
+) -> None:
+    with pytest.raises(ValidationError, match=says) as info:
+        drv(drv.client.notifications.create, **BROADCAST, valid_from_utc=given)
+    assert info.value.field == "valid_from_utc"
+    assert emu.requests() == []
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("0", "a segment id is a positive whole number"),
+        ("-1", "a segment id is a positive whole number"),
+        ("vip", "a segment's name is not its id"),
+    ],
+)
+def test_a_segment_that_is_no_id_is_refused_saying_what_it_is(
+    drv: Driver, emu: Emulator, given: str, says: str
+) -> None:
+    with pytest.raises(ValidationError, match=says) as info:
+        drv(drv.client.notifications.create, **BROADCAST, include_segments=[given])
+    assert info.value.field == "include_segments[0]"
+    assert emu.requests() == []

@@ -26,17 +26,23 @@ pub fn segment_ids(field: &str, ids: &[String]) -> Check {
         .enumerate()
         .find(|(_, raw)| segment_id(raw).is_err())
     {
-        Some((i, raw)) => Err(Violation::new(
-            format!("{field}[{i}]"),
-            message![
-                "The ",
-                FIELD,
-                format!(
-                    " must be a segment_id (a positive whole number), not {raw:?}: a \
-                     segment's name is not its id (GET /apiv1/segments lists both)"
-                )
-            ],
-        )),
+        Some((i, raw)) => {
+            // A whole number that is not positive is no id; anything else is most likely a
+            // segment's name.
+            let why = if raw.trim().parse::<i128>().is_ok() {
+                "a segment id is a positive whole number (1 or more)"
+            } else {
+                "a segment's name is not its id (GET /apiv1/segments lists both)"
+            };
+            Err(Violation::new(
+                format!("{field}[{i}]"),
+                message![
+                    "The ",
+                    FIELD,
+                    format!(" must be a segment_id (a positive whole number), not {raw:?}: {why}")
+                ],
+            ))
+        }
         None => Ok(()),
     }
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -59,9 +60,9 @@ class Notifications(_Sync):
 
         ``valid_from_utc`` is the site's local time. One that has passed in every time zone
         (more than 12 hours before UTC's now: the service would send the broadcast at once,
-        to its whole audience) or is more than ten years ahead (a year typed wrong) is refused with a
-        ``ValidationError`` naming it; ``send_late=True`` sends a passed one now on purpose.
-        The id is
+        to its whole audience) or is more than ten years ahead (a year typed wrong) is
+        refused with a ``ValidationError`` naming it; ``send_late=True`` sends a passed one
+        now on purpose. The id is
         0 (with a warning) if the service accepted the broadcast but sent no usable id:
         raising would invite a retry that sends it twice.
 
@@ -116,6 +117,13 @@ class AsyncNotificationsWithRawResponse(_RawAsync, twin=Notifications):
     create = raw_awaitable(Notifications.create)
 
 
+# A site-local date and time in ISO 8601 other than the spec's own form: `T` between them, or
+# no seconds (an HTML `datetime-local` field's value), or an offset (refused as aware).
+_LOCAL_ISO = re.compile(
+    r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?| \d{2}:\d{2})(Z|[+-]\d{2}:\d{2})?\Z"
+)
+
+
 def _broadcast(
     title: str,
     message: str,
@@ -160,6 +168,20 @@ def _broadcast(
             "'YYYY-MM-DD hh:mm:ss' string",
             field="valid_from_utc",
         )
+    if isinstance(valid_from_utc, str) and _LOCAL_ISO.match(valid_from_utc.strip()):
+        # ISO 8601 as a form's `datetime-local` gives it ("2026-12-24T09:00"): with `T` or a
+        # space, with or without seconds, read as the datetime it names.
+        text = valid_from_utc.strip()
+        try:
+            valid_from_utc = _dt.datetime.fromisoformat(
+                text[:-1] + "+00:00" if text.endswith("Z") else text
+            )
+        except ValueError:
+            raise ValidationError(
+                f"valid_from_utc {text!r} is no date and time (YYYY-MM-DD hh:mm:ss, or ISO 8601 "
+                "as YYYY-MM-DDThh:mm)",
+                field="valid_from_utc",
+            ) from None
     if isinstance(valid_from_utc, _dt.datetime):
         if valid_from_utc.utcoffset() is not None:
             # The service reads valid_from_utc in the site's time zone (spec 4.13), which the
