@@ -407,3 +407,17 @@ def test_a_segment_that_is_no_id_is_refused_saying_what_it_is(
         drv(drv.client.notifications.create, **BROADCAST, include_segments=[given])
     assert info.value.field == "include_segments[0]"
     assert emu.requests() == []
+
+
+def test_an_error_names_its_field_once(drv: Driver, emu: Emulator) -> None:
+    # A form shows `e.message` beside the input `e.field` names: the message is the words.
+    with pytest.raises(ValidationError) as info:
+        drv(drv.client.notifications.create, title="", message="m", url="https://shop.example")
+    assert info.value.field == "title"
+    assert info.value.message == "The Title field is required."
+    assert str(info.value) == "title: The Title field is required."
+    # A message that names its field is its own text.
+    with pytest.raises(ValidationError) as named:
+        drv(drv.client.notifications.create, **BROADCAST, subscriber_hash=[])
+    assert named.value.message.startswith("subscriber_hash is empty")
+    assert str(named.value) == named.value.message

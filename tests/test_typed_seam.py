@@ -188,6 +188,7 @@ CALLS: dict[str, Callable[[], _core.PreparedCall]] = {
             "notification_message": "There",
             "notification_url": "https://shop.example",
         },
+        send_late=False,
         idempotency_key=None,
     ),
     "events.track": lambda: _core.events_track(

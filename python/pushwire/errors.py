@@ -44,12 +44,19 @@ class PushwireError(Exception):
 
 
 class ValidationError(PushwireError, ValueError):
-    """Bad input, caught before anything was sent. ``field`` names the offending parameter."""
+    """Bad input, caught before anything was sent. ``field`` names the offending parameter;
+    ``message`` says what is wrong with it, to show beside the field (a form's error under
+    its input); ``str(e)`` puts the field before a message that does not name it."""
 
     def __init__(self, message: str, field: Optional[str] = None) -> None:
         super().__init__(message, field)
         self.message = message
         self.field = field
+
+    def __str__(self) -> str:
+        if self.field and self.field not in self.message:
+            return f"{self.field}: {self.message}"
+        return self.message
 
 
 class IdempotencyError(ValidationError):

@@ -47,7 +47,9 @@ fn build_exception(py: Python<'_>, err: Error, names: PythonNames) -> PyResult<P
     let (kind, message) = match err {
         Error::Validation(v) => {
             fields.set_item("field", python_name(names, &v.field))?;
-            ("validation", v.message_named(&|f| python_name(names, f)))
+            // The words alone: the exception names its field apart (`field`), and its
+            // text puts the field before words that do not name it.
+            ("validation", v.words_named(&|f| python_name(names, f)))
         }
         Error::Config(m) => ("config", m),
         Error::Cancelled(m) => ("cancelled", m),

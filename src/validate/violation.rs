@@ -109,6 +109,12 @@ impl Violation {
         self.write(name, true)
     }
 
+    /// The message with each field as `name` names it, without the field's name before it:
+    /// the words of the message alone, for an error that names its field apart.
+    pub fn words_named(&self, name: &dyn Fn(&str) -> String) -> String {
+        self.write(name, false)
+    }
+
     fn write(&self, name: &dyn Fn(&str) -> String, with_field: bool) -> String {
         let parts = &self.message.0;
         // A message that names no field may still hold the field's path in its words
