@@ -95,11 +95,15 @@ def _items(name: str, values: Iterable[Any]) -> list[Any]:
 
 
 def _given(value: Any) -> Any:
-    """None for a dataframe's missing cell (NaN, ``pd.NA``, ``pd.NaT``), as ``track_many``
-    reads one."""
+    """None for a dataframe's missing cell (NaN, ``pd.NA``, ``pd.NaT``, numpy's NaN of any
+    width and its ``NaT``), as ``track_many`` reads one."""
     if isinstance(value, float) and math.isnan(value):
         return None
-    return None if type(value).__name__ in ("NAType", "NaTType") else value
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        return None if bool(value != value) else value  # a numpy scalar: NaN and NaT only
+    return value
 
 
 def _events(events: Iterable[Any]) -> list[Any]:

@@ -6,7 +6,9 @@ The service keeps no key, so the client keeps them, in a store its processes sha
 the four methods, a Django cache among them). Each key holds one record, JSON text:
 
 - ``pending``: a call claimed the key (an atomic ``add``) and is sending; it holds a lease,
-  the longest its call can take. A second call waits for it, within its own timeout.
+  the longest its call can take (a batch's leases are renewed while it runs:
+  ``pushwire._keybatch``), and an ``owner``, a random id of the claim. A second call waits
+  for it, within its own timeout.
 - ``done``: the call succeeded; its result is kept and returned to every later call with the
   same key and the same arguments, which sends nothing.
 - ``unknown``: the call failed once the service may have acted (``outcome_unknown``), or its
@@ -14,10 +16,14 @@ the four methods, a Django cache among them). Each key holds one record, JSON te
   ``client.idempotency.resolve(key, ...)`` settles it.
 
 A failure known to have done nothing (a refusal, a refused connect, bad input) deletes the
-record: the key is free again. A record names its operation and a SHA-256 fingerprint of the
-call's arguments (never the arguments, never the API key); the same key with other arguments
-is refused. Keys live ``ttl`` seconds (7 days by default), and are stored hashed under a hash
-of the API key, so that two sites' keys never meet.
+record: the key is free again. Every change after the claim is a compare-and-set on the
+record as its writer read it (``compare_and_set`` of ``pushwire._keystores``): a holder
+changes only its own claim's record (its owner's), a caller that found a lease over marks
+unknown only the record it found, and ``resolve`` settles only the record it checked. A
+record names its operation and a SHA-256 fingerprint of the call's arguments (never the
+arguments, never the API key); the same key with other arguments is refused. Keys live
+``ttl`` seconds (7 days by default), and are stored hashed under a hash of the API key, so
+that two sites' keys never meet.
 """
 
 from __future__ import annotations
@@ -30,15 +36,16 @@ import enum
 import hashlib
 import json
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Iterator, Mapping
 from typing import Any, Callable, Optional, TypeVar
 
 from pushwire._args import _given
-from pushwire._keystores import IdempotencyStore
+from pushwire._keystores import IdempotencyStore, compare_and_delete, compare_and_set
 from pushwire.errors import IdempotencyError, ValidationError
 
-__all__ = ["Idempotency", "Keys"]
+__all__ = ["Idempotency", "Keys", "lease"]
 
 T = TypeVar("T")
 
@@ -48,6 +55,11 @@ DEFAULT_TTL = 7 * 24 * 3600.0
 # Beyond a call's own timeout, how long its claim is held before a waiting call takes its
 # holder for dead: the time to record the outcome.
 _LEASE_MARGIN = 5.0
+# A claim whose add took longer than this (a SQLite lock held by another process) renews its
+# lease from the commit, so that the wait is not taken from its margin.
+_LATE_CLAIM = 0.1
+# How many times a change is tried against a record that others keep changing.
+_TRIES = 3
 # How often a call waiting for a key held elsewhere looks again: soon, then less often.
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.005, 0.1
 
@@ -61,11 +73,25 @@ class Outcome(enum.Enum):
 
 
 @dataclasses.dataclass
+class _Held:
+    """A claim a call holds: its key, as given and as stored, and its record as the call
+    last wrote it (``text``), which each of its later changes compares against; ``owner``
+    tells the claim's record from another call's."""
+
+    key: str
+    stored: str
+    op: str
+    fp: str
+    owner: str
+    text: str
+
+
+@dataclasses.dataclass
 class _Claim:
-    """A key's state as a call found it: claimed by this call (``new``), or done (with the
+    """A key's state as a call found it: claimed by this call (``held``), or done (with the
     result to return), or held by a live call elsewhere (``waiting``)."""
 
-    new: bool = False
+    held: Optional[_Held] = None
     done: bool = False
     result: Any = None
     waiting: bool = False
@@ -119,8 +145,16 @@ def settled(value: Any) -> Any:
 
 def event_fingerprint_args(event: Mapping[str, Any]) -> dict[str, Any]:
     """An event as ``events.track`` and ``track_many`` both fingerprint it: its fields but
-    the key, those left out (``None``) dropped, so that one key serves either call."""
-    return {k: v for k, v in event.items() if k != "idempotency_key" and v is not None}
+    the key, and those of its ``data``, without the missing ones (``None``, a dataframe's
+    NaN, ``pd.NA``), as both send it, so that one key serves either call."""
+    out = {}
+    for k, v in event.items():
+        if k == "idempotency_key" or _given(v) is None:
+            continue
+        if k == "data" and isinstance(v, Mapping):
+            v = {dk: dv for dk, dv in v.items() if _given(dv) is not None}
+        out[k] = v
+    return out
 
 
 class Keys:
@@ -138,27 +172,44 @@ class Keys:
 
     # -- a call's claim ---------------------------------------------------------------------
     def claim(self, key: str, op: str, fp: str, lease: float) -> _Claim:
-        """Claims ``key`` for a call (``new``), or says what holds it; refuses a key held for
-        other arguments, or one whose outcome is unknown."""
+        """Claims ``key`` for a call (``held``), or says what holds it; refuses a key held
+        for other arguments, or one whose outcome is unknown."""
         _check_key(key)
-        record = {"v": 1, "state": "pending", "op": op, "fp": fp, "lease": time.time() + lease}
         stored = self._stored(key)
-        # Held at least as long as the call may run, whatever the TTL: a claim that expired
-        # mid-call would let a second call send.
-        held = max(self.ttl, lease)
-        for _ in range(3):
-            if self.store.add(stored, json.dumps(record), held):
-                return _Claim(new=True)
-            found = self.store.get(stored)
-            if found is not None:
-                return self._found(key, stored, op, fp, json.loads(found))
-            # Gone between the add and the get (expired, or released): claim again.
+        for _ in range(_TRIES):
+            owner = secrets.token_hex(8)
+            started = time.time()
+            text = _text({"v": 1, "state": "pending", "op": op, "fp": fp,
+                          "lease": started + lease, "owner": owner})  # fmt: skip
+            # Held at least as long as the call may run, whatever the TTL: a claim that
+            # expired mid-call would let a second call send.
+            added = self.store.add(stored, text, max(self.ttl, lease))
+            found = text if added else self.store.get(stored)
+            if found is None:
+                continue  # gone between the add and the get (expired, or released)
+            record = None if added else json.loads(found)
+            if record is not None and record.get("owner") != owner:
+                claim = self._found(key, stored, op, fp, found, record)
+                if claim is None:
+                    continue  # changed while it was read: look again
+                return claim
+            # This claim's record, written by its add, or by an add whose answer was lost
+            # and that a client retrying after a connection error sent again (which then
+            # found it, and said the key was held).
+            held = _Held(key, stored, op, fp, owner, found)
+            if time.time() - started <= _LATE_CLAIM or self.renew(held, lease):
+                return _Claim(held=held)
+            self.release(held)  # taken for dead while it waited for the store: unsent
         raise IdempotencyError(
-            f"idempotency key {key!r} could not be claimed: the store keeps dropping it",
+            f"idempotency key {key!r} could not be claimed: the store keeps changing it",
             key=key,
         )
 
-    def _found(self, key: str, stored: str, op: str, fp: str, record: dict[str, Any]) -> _Claim:
+    def _found(
+        self, key: str, stored: str, op: str, fp: str, found: str, record: dict[str, Any]
+    ) -> Optional[_Claim]:
+        """The claim of a key another call wrote ``found`` under; None when it changed
+        before this call could mark it."""
         if record.get("op") != op or record.get("fp") != fp:
             raise IdempotencyError(
                 f"idempotency key {key!r} was used for another call ({record.get('op')} with "
@@ -171,9 +222,21 @@ class Keys:
         if state == "pending" and float(record.get("lease", 0)) > time.time():
             return _Claim(waiting=True)
         if state == "pending":
-            # Its holder died before recording an outcome: the call may have acted.
-            self.store.set(stored, json.dumps({**record, "state": "unknown"}), self.ttl)
+            # Its holder stopped before recording an outcome: the call may have acted. The
+            # record keeps its owner: a holder that was only slow records over it.
+            unknown = _text({**record, "state": "unknown"})
+            if not compare_and_set(self.store, stored, found, unknown, self.ttl):
+                return None
         raise _unknown(key, op, held=state == "pending")
+
+    def renew(self, held: _Held, lease: float) -> bool:
+        """Extends ``held``'s lease to ``lease`` seconds from now, if its record is still as
+        this call wrote it; False if not (another call found the lease over)."""
+        text = _text({**json.loads(held.text), "lease": time.time() + lease})
+        if compare_and_set(self.store, held.stored, held.text, text, max(self.ttl, lease)):
+            held.text = text
+            return True
+        return False
 
     def wait(self, key: str, op: str, fp: str, lease: float, deadline: float) -> _Claim:
         """The claim once the call holding ``key`` elsewhere has an outcome: its result, or
@@ -208,24 +271,49 @@ class Keys:
         return None
 
     # -- the outcome ------------------------------------------------------------------------
-    def done(self, key: str, op: str, fp: str, result: Any) -> None:
-        record = {"v": 1, "state": "done", "op": op, "fp": fp, "result": result}
-        self.store.set(self._stored(key), json.dumps(record), self.ttl)
+    def done(self, held: _Held, result: Any) -> None:
+        record = {"v": 1, "state": "done", "op": held.op, "fp": held.fp, "result": result}
+        self._outcome(held, _text(record), "done")
 
-    def unknown(self, key: str, op: str, fp: str) -> None:
-        record = {"v": 1, "state": "unknown", "op": op, "fp": fp}
-        self.store.set(self._stored(key), json.dumps(record), self.ttl)
-
-    def release(self, key: str) -> None:
-        self.store.delete(self._stored(key))
-
-    def settle(self, key: str, op: str, fp: str, error: Optional[BaseException]) -> None:
-        """Records how the call holding ``key`` ended, but for a success (see :meth:`done`):
+    def settle(self, held: _Held, error: Optional[BaseException]) -> None:
+        """Records how the call holding ``held`` ended, but for a success (see :meth:`done`):
         an outcome that may have acted makes the key unknown; one that did nothing frees it."""
         if error is None or _may_have_acted(error):
-            self.unknown(key, op, fp)
+            record = {"v": 1, "state": "unknown", "op": held.op, "fp": held.fp,
+                      "owner": held.owner}  # fmt: skip
+            self._outcome(held, _text(record), "unknown")
         else:
-            self.release(key)
+            self.release(held)
+
+    def release(self, held: _Held) -> None:
+        self._outcome(held, None, "freed")
+
+    def _outcome(self, held: _Held, text: Optional[str], what: str) -> None:
+        """Replaces ``held``'s record by ``text`` (None deletes it), compared with the record
+        as this claim last wrote it, or as a call that found its lease over marked it
+        (unknown, its owner kept: the holder knows better). A record gone since (its TTL, a
+        resolve) takes the outcome anew; one that is another claim's now is left alone."""
+        expected: Optional[str] = held.text
+        for _ in range(_TRIES):
+            if expected is None:
+                changed = text is None or self.store.add(held.stored, text, self.ttl)
+            elif text is None:
+                changed = compare_and_delete(self.store, held.stored, expected)
+            else:
+                changed = compare_and_set(self.store, held.stored, expected, text, self.ttl)
+            if changed:
+                return
+            expected = self.store.get(held.stored)
+            if expected is not None and expected == text:
+                return  # written already, by a write whose answer was lost and was retried
+            if expected is not None and json.loads(expected).get("owner") != held.owner:
+                break
+        _log.warning(
+            "idempotency key %r: this call's outcome (%s) is not recorded: its lease ran out "
+            "first, and the key has been claimed again or resolved since",
+            held.key,
+            what,
+        )
 
     # -- one keyed call ---------------------------------------------------------------------
     def run(
@@ -238,18 +326,19 @@ class Keys:
         note: Callable[[Outcome], None],
     ) -> T:
         """``send()`` once for ``key``: its result, or the result recorded for it."""
-        fp, lease = fingerprint(op, fingerprinted(op, args)), timeout + _LEASE_MARGIN
-        claim = self._noted(note, lambda: self.claim(key, op, fp, lease))
+        fp, held_for = fingerprint(op, fingerprinted(op, args)), lease(timeout)
+        claim = self._noted(note, lambda: self.claim(key, op, fp, held_for))
         if claim.waiting:
             deadline = _deadline(timeout)
-            claim = self._noted(note, lambda: self.wait(key, op, fp, lease, deadline))
-        if claim.done:
+            claim = self._noted(note, lambda: self.wait(key, op, fp, held_for, deadline))
+        held = claim.held
+        if held is None:
             note(Outcome.REPLAYED)
             return claim.result  # type: ignore[no-any-return]
         note(Outcome.NEW)
-        with self._settled_on_failure(key, op, fp):
+        with self._settled_on_failure(held):
             result = send()
-        _recorded(key, lambda: self.done(key, op, fp, result))
+        _recorded(key, lambda: self.done(held, result))
         return result
 
     async def run_async(
@@ -262,32 +351,33 @@ class Keys:
         note: Callable[[Outcome], None],
     ) -> T:
         """:meth:`run` on the event loop."""
-        fp, lease = fingerprint(op, fingerprinted(op, args)), timeout + _LEASE_MARGIN
-        claim = self._noted(note, lambda: self.claim(key, op, fp, lease))
+        fp, held_for = fingerprint(op, fingerprinted(op, args)), lease(timeout)
+        claim = self._noted(note, lambda: self.claim(key, op, fp, held_for))
         if claim.waiting:
             try:
-                claim = await self.wait_async(key, op, fp, lease, _deadline(timeout))
+                claim = await self.wait_async(key, op, fp, held_for, _deadline(timeout))
             except IdempotencyError as e:
                 if e.outcome_unknown:
                     note(Outcome.UNKNOWN)
                 raise
-        if claim.done:
+        held = claim.held
+        if held is None:
             note(Outcome.REPLAYED)
             return claim.result  # type: ignore[no-any-return]
         note(Outcome.NEW)
-        with self._settled_on_failure(key, op, fp):
+        with self._settled_on_failure(held):
             result = await send()
-        _recorded(key, lambda: self.done(key, op, fp, result))
+        _recorded(key, lambda: self.done(held, result))
         return result
 
     @contextlib.contextmanager
-    def _settled_on_failure(self, key: str, op: str, fp: str) -> Iterator[None]:
+    def _settled_on_failure(self, held: _Held) -> Iterator[None]:
         """The block's failure recorded as the key's outcome (:meth:`settle`), then raised."""
         try:
             yield
         except BaseException as e:
             error = e
-            _recorded(key, lambda: self.settle(key, op, fp, error))
+            _recorded(held.key, lambda: self.settle(held, error))
             raise
 
     @staticmethod
@@ -300,156 +390,15 @@ class Keys:
             raise
 
 
-class Batch:
-    """A batch whose items may carry their own key (``events.track_many``): each keyed item
-    claimed before the batch is sent (one held elsewhere waited for first), sent only if
-    new, and settled by its own result after. Replayed items get ``None``, as a recorded
-    event does; a refused key gets its :class:`IdempotencyError` in the item's place."""
-
-    def __init__(self, keys: Keys, op: str, items: list[Any], timeout: float) -> None:
-        self.keys, self.op = keys, op
-        self.lease = timeout + _LEASE_MARGIN
-        self.deadline = _deadline(timeout)
-        self.results: list[Any] = [None] * len(items)
-        # What is sent, where each came from, and the key of each keyed one sent.
-        self.to_send: list[Any] = []
-        self._origin: list[int] = []
-        self._keyed: dict[int, tuple[str, str]] = {}
-        self._waiting: list[tuple[int, str, str, Any]] = []
-        # Items whose key an earlier item of the batch has (for the same event): they get
-        # that item's result.
-        self._copies: list[tuple[int, int]] = []
-        try:
-            self._claim_all(items)
-        except BaseException:
-            self._release_unsent()
-            raise
-
-    def _claim_all(self, items: list[Any]) -> None:
-        first: dict[str, tuple[int, str]] = {}
-        for i, item in enumerate(items):
-            if not (isinstance(item, Mapping) and "idempotency_key" in item):
-                self._send(i, item)
-                continue
-            key = item["idempotency_key"]
-            body = settled({k: v for k, v in item.items() if k != "idempotency_key"})
-            fp = fingerprint(self.op, event_fingerprint_args(body))
-            if isinstance(key, str) and key in first:
-                j, fp_j = first[key]
-                if fp_j == fp:
-                    self._copies.append((i, j))
-                else:
-                    self.results[i] = IdempotencyError(
-                        f"idempotency key {key!r} is given to two other events of this batch "
-                        f"(events[{j}] and events[{i}]): a key names one event",
-                        key=key,
-                    )
-                continue
-            try:
-                claim = self.keys.claim(key, self.op, fp, self.lease)
-            except ValidationError as e:
-                self.results[i] = e
-                continue
-            first[key] = (i, fp)
-            if claim.waiting:
-                self._waiting.append((i, key, fp, body))
-            else:
-                self._claimed(i, key, fp, body, claim)
-
-    def _release_unsent(self) -> None:
-        """Frees the keys claimed for items not sent yet: the batch stopped before sending."""
-        for key, _ in self._keyed.values():
-            self._release(key)
-
-    def _release(self, key: str) -> None:
-        _recorded(key, lambda: self.keys.release(key))
-
-    def _send(self, i: int, item: Any, key: Optional[tuple[str, str]] = None) -> None:
-        if key is not None:
-            self._keyed[len(self.to_send)] = key
-        self.to_send.append(item)
-        self._origin.append(i)
-
-    def _claimed(self, i: int, key: str, fp: str, body: Any, claim: _Claim) -> None:
-        if claim.new:
-            self._send(i, body, (key, fp))
-        # Done: recorded, and a recorded event's result is None.
-
-    def run(self, send: Callable[[list[Any]], list[Any]]) -> list[Any]:
-        """Every item's result: the items held elsewhere waited for, those to send sent by
-        ``send`` (one batch), and each keyed one's outcome recorded."""
-        try:
-            self.wait()
-        except BaseException:
-            self._release_unsent()
-            raise
-        try:
-            sent = send(self.to_send) if self.to_send else []
-        except BaseException as e:
-            self.failed(e)
-            raise
-        return self.settle(sent)
-
-    async def run_async(self, send: Callable[[list[Any]], Awaitable[list[Any]]]) -> list[Any]:
-        """:meth:`run`, awaited."""
-        try:
-            await self.wait_async()
-        except BaseException:
-            self._release_unsent()
-            raise
-        try:
-            sent = await send(self.to_send) if self.to_send else []
-        except BaseException as e:
-            self.failed(e)
-            raise
-        return self.settle(sent)
-
-    def wait(self) -> None:
-        """Waits for the items whose keys are held elsewhere."""
-        for i, key, fp, body in self._waiting:
-            try:
-                self._claimed(
-                    i, key, fp, body, self.keys.wait(key, self.op, fp, self.lease, self.deadline)
-                )
-            except ValidationError as e:
-                self.results[i] = e
-
-    async def wait_async(self) -> None:
-        """:meth:`wait` on the event loop."""
-        for i, key, fp, body in self._waiting:
-            try:
-                claim = await self.keys.wait_async(key, self.op, fp, self.lease, self.deadline)
-                self._claimed(i, key, fp, body, claim)
-            except ValidationError as e:
-                self.results[i] = e
-
-    def settle(self, sent: list[Any]) -> list[Any]:
-        """Every item's result in input order, each keyed one's outcome recorded."""
-        for j, result in enumerate(sent):
-            self.results[self._origin[j]] = result
-            if j in self._keyed:
-                self._record(*self._keyed[j], result)
-        for i, j in self._copies:
-            self.results[i] = self.results[j]
-        return self.results
-
-    def _record(self, key: str, fp: str, error: Optional[BaseException]) -> None:
-        if error is None:
-            _recorded(key, lambda: self.keys.done(key, self.op, fp, None))
-        else:
-            _recorded(key, lambda: self.keys.settle(key, self.op, fp, error))
-
-    def failed(self, error: BaseException) -> None:
-        """The whole batch raised: each keyed item sent settled by that."""
-        for key, fp in self._keyed.values():
-            self._record(key, fp, error)
+def _text(record: dict[str, Any]) -> str:
+    return json.dumps(record)
 
 
 def fingerprinted(op: str, args: Mapping[str, Any]) -> Any:
     """What a call's fingerprint is taken of: its arguments by name, an event's as the dict
     ``track_many``'s events are (a dataframe's missing cell left out, as it is sent)."""
     if op == "events.track":
-        return event_fingerprint_args({k: _given(v) for k, v in args.items()})
+        return event_fingerprint_args(args)
     return args
 
 
@@ -467,6 +416,12 @@ def _recorded(key: str, record: Callable[[], None]) -> None:
             type(e).__name__,
             e,
         )
+
+
+def lease(timeout: float) -> float:
+    """How long a call of ``timeout`` seconds holds its claim: its timeout, and the time to
+    record its outcome."""
+    return timeout + _LEASE_MARGIN
 
 
 def _deadline(timeout: float) -> float:
@@ -546,34 +501,40 @@ class Idempotency:
         ``result`` is what the call returned (a broadcast's id you found in the dashboard;
         ``True`` for a call that returns nothing), and later calls with the key return it
         without sending; ``None`` says it did not act, and frees the key for a call that
-        sends. A key that holds nothing, or whose call is still in flight, is refused."""
+        sends. A key that holds nothing, or whose call is still in flight, is refused, and
+        so is one whose record changed while it was checked (a late holder recorded its
+        outcome): it is read again and judged as it is then."""
         keys = self._store()
         _check_key(key)
         stored = keys._stored(key)
-        found = keys.store.get(stored)
-        if found is None:
-            raise IdempotencyError(f"idempotency key {key!r} holds nothing to resolve", key=key)
-        record = json.loads(found)
-        if record.get("state") == "pending" and float(record.get("lease", 0)) > time.time():
-            raise IdempotencyError(
-                f"idempotency key {key!r} is held by a call still in flight: wait for it",
-                key=key,
-            )
-        if record.get("state") == "done":
-            raise IdempotencyError(
-                f"idempotency key {key!r} is done (its call succeeded and its result is "
-                "kept): there is nothing to resolve",
-                key=key,
-            )
-        if result is None:
-            keys.release(key)
-        else:
-            keys.done(
-                key,
-                str(record.get("op")),
-                str(record.get("fp")),
-                None if result is True else result,
-            )
+        for _ in range(_TRIES):
+            found = keys.store.get(stored)
+            if found is None:
+                raise IdempotencyError(f"idempotency key {key!r} holds nothing to resolve", key=key)
+            record = json.loads(found)
+            if record.get("state") == "pending" and float(record.get("lease", 0)) > time.time():
+                raise IdempotencyError(
+                    f"idempotency key {key!r} is held by a call still in flight: wait for it",
+                    key=key,
+                )
+            if record.get("state") == "done":
+                raise IdempotencyError(
+                    f"idempotency key {key!r} is done (its call succeeded and its result is "
+                    "kept): there is nothing to resolve",
+                    key=key,
+                )
+            if result is None:
+                settled_now = compare_and_delete(keys.store, stored, found)
+            else:
+                done = {"v": 1, "state": "done", "op": record.get("op"), "fp": record.get("fp"),
+                        "result": None if result is True else result}  # fmt: skip
+                settled_now = compare_and_set(keys.store, stored, found, _text(done), keys.ttl)
+            if settled_now:
+                return
+        raise IdempotencyError(
+            f"idempotency key {key!r} could not be resolved: the store keeps changing it",
+            key=key,
+        )
 
     def __repr__(self) -> str:
         return f"<Idempotency store={None if self._keys is None else self._keys.store!r}>"

@@ -4,15 +4,25 @@ names. What the keys mean is ``pushwire._idempotency``'s."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
 import time
-from typing import Any, Optional, Protocol, Union, runtime_checkable
+from typing import Any, Callable, Optional, Protocol, Union, runtime_checkable
 
 from pushwire.errors import ValidationError
 
-__all__ = ["IdempotencyStore", "RedisStore", "SQLiteStore", "store_of"]
+__all__ = [
+    "IdempotencyStore",
+    "RedisStore",
+    "SQLiteStore",
+    "compare_and_delete",
+    "compare_and_set",
+    "store_of",
+]
+
+_log = logging.getLogger("pushwire")
 
 
 @runtime_checkable
@@ -20,7 +30,15 @@ class IdempotencyStore(Protocol):
     """Where keys are kept: four methods over text values, as a Django cache has them.
 
     ``add`` must be atomic across every process sharing the store: it stores ``value`` only
-    if ``key`` holds nothing (or only an expired value), and says whether it did."""
+    if ``key`` holds nothing (or only an expired value), and says whether it did.
+
+    A store may also have ``compare_and_set(key, expected, value, timeout) -> bool`` (stores
+    ``value`` only if ``key`` holds ``expected``) and ``compare_and_delete(key, expected) ->
+    bool`` (deletes ``key`` only if it holds ``expected``), each atomic as ``add`` is. Every
+    change to a key after its claim goes through them, so that a call never overwrites or
+    deletes a record that another call wrote since it read it. A store without them (a
+    Django cache) gets a ``get`` then a ``set`` or ``delete``: another call's write between
+    the two is lost."""
 
     def add(self, key: str, value: str, timeout: float) -> bool: ...
 
@@ -50,12 +68,14 @@ class SQLiteStore:
         return conn
 
     def add(self, key: str, value: str, timeout: float) -> bool:
-        now = time.time()
         conn = self._connection()
         # One write transaction, taken at once (IMMEDIATE): no other process's add comes
         # between the expired row's removal and the insert. (An UPSERT would be one
         # statement, but needs SQLite 3.24, newer than some systems' Python links.)
         conn.execute("BEGIN IMMEDIATE")
+        # Read once the lock is held: the wait for it (up to the busy timeout) is not
+        # taken from the value's time to live.
+        now = time.time()
         try:
             conn.execute(
                 "DELETE FROM pushwire_idempotency WHERE key = ? AND expires <= ?", (key, now)
@@ -93,6 +113,30 @@ class SQLiteStore:
     def delete(self, key: str) -> None:
         self._connection().execute("DELETE FROM pushwire_idempotency WHERE key = ?", (key,))
 
+    def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
+        now = time.time()
+        changed = (
+            self._connection()
+            .execute(
+                "UPDATE pushwire_idempotency SET value = ?, expires = ? "
+                "WHERE key = ? AND value = ? AND expires > ?",
+                (value, now + timeout, key, expected, now),
+            )
+            .rowcount
+        )
+        return bool(changed == 1)
+
+    def compare_and_delete(self, key: str, expected: str) -> bool:
+        deleted = (
+            self._connection()
+            .execute(
+                "DELETE FROM pushwire_idempotency WHERE key = ? AND value = ? AND expires > ?",
+                (key, expected, time.time()),
+            )
+            .rowcount
+        )
+        return bool(deleted == 1)
+
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
 
@@ -114,8 +158,10 @@ def _set_up(path: str) -> sqlite3.Connection:
         conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
-            # Committed to the WAL without waiting for the disk: a crash of the machine may
-            # lose the last records, a crash of the process none.
+            # Committed to the WAL without waiting for the disk (an fsync a claim, about 1 ms,
+            # the whole of a key's budget): a crash of the process loses nothing; a power
+            # loss or a crash of the system may roll back the writes since the WAL's last
+            # checkpoint, claims included (docs/exactly-once.md says so).
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS pushwire_idempotency "
@@ -129,8 +175,29 @@ def _set_up(path: str) -> sqlite3.Connection:
             time.sleep(0.01)
 
 
+# The compare-and-set pair in Redis: each one script, run whole.
+_COMPARE_AND_SET = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+    return 1
+end
+return 0
+"""
+_COMPARE_AND_DELETE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+# What a Redis reports that it may lose, told once per process (a finding, its URL).
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
 class RedisStore:
-    """Keys in Redis, shared by a fleet of workers (redis-py; ``add`` is ``SET NX PX``)."""
+    """Keys in Redis, shared by a fleet of workers (redis-py; ``add`` is ``SET NX PX``, the
+    compare-and-set pair a Lua script each). Its first ``add`` reads the server's settings
+    and warns, once, where it may lose keys (an eviction policy, no append-only file)."""
 
     def __init__(self, url: str) -> None:
         try:
@@ -143,9 +210,16 @@ class RedisStore:
         self._redis = redis.Redis.from_url(url)
         # Shown without its password.
         self._shown = _without_password(url)
+        self._compare_and_set = self._redis.register_script(_COMPARE_AND_SET)
+        self._compare_and_delete = self._redis.register_script(_COMPARE_AND_DELETE)
+        self._no_script = redis.exceptions.NoScriptError
+        self._checked = False
 
     def add(self, key: str, value: str, timeout: float) -> bool:
-        return bool(self._redis.set(key, value, nx=True, px=max(1, int(timeout * 1000))))
+        if not self._checked:
+            self._checked = True
+            self._warn_of_losses()
+        return bool(self._redis.set(key, value, nx=True, px=_ms(timeout)))
 
     def get(self, key: str) -> Optional[str]:
         value = self._redis.get(key)
@@ -154,13 +228,101 @@ class RedisStore:
         return value if isinstance(value, str) else bytes(value).decode()
 
     def set(self, key: str, value: str, timeout: float) -> None:
-        self._redis.set(key, value, px=max(1, int(timeout * 1000)))
+        self._redis.set(key, value, px=_ms(timeout))
 
     def delete(self, key: str) -> None:
         self._redis.delete(key)
 
+    def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
+        return bool(self._run(self._compare_and_set, key, expected, value, _ms(timeout)))
+
+    def compare_and_delete(self, key: str, expected: str) -> bool:
+        return bool(self._run(self._compare_and_delete, key, expected))
+
+    def _run(self, script: Any, key: str, *args: Any) -> Any:
+        """``script`` run on ``key`` by its digest (``EVALSHA``: redis-py's ``Script`` call
+        costs a tenth of a round trip more), or through ``Script``, which sends it whole,
+        where the server does not know it (``NOSCRIPT``: a restart, a ``SCRIPT FLUSH``)."""
+        try:
+            return self._redis.evalsha(script.sha, 1, key, *args)
+        except self._no_script:
+            return script(keys=[key], args=args)
+
+    def _warn_of_losses(self) -> None:
+        """Warns, once per process for each finding, where this Redis may lose a key and so
+        send its call again: a ``maxmemory-policy`` that evicts (every ``allkeys-*``, and
+        ``volatile-*``, since each key has a TTL), or no append-only file (a restart loses
+        what was written since the last snapshot, or everything without snapshots). A server
+        that refuses ``CONFIG GET`` or ``INFO`` (a managed Redis) is not checked."""
+        found = []
+        policy = self._read(lambda: self._redis.config_get("maxmemory-policy"))
+        if isinstance(policy, dict):
+            name = _text(policy.get("maxmemory-policy", policy.get(b"maxmemory-policy")))
+            if name and name != "noeviction":
+                found.append(
+                    f"its maxmemory-policy is {name}, which evicts keys under memory pressure "
+                    "(an evicted key sends its call again): set maxmemory-policy noeviction"
+                )
+        persistence = self._read(lambda: self._redis.info("persistence"))
+        if isinstance(persistence, dict) and str(persistence.get("aof_enabled", "1")) == "0":
+            found.append(
+                "it keeps no append-only file, so a restart loses the keys written since its "
+                "last snapshot (all of them without snapshots) and sends their calls again: "
+                "set appendonly yes"
+            )
+        if not found:
+            return
+        message = f"idempotency store {self._shown}: {'; '.join(found)}"
+        with _warned_lock:
+            if message in _warned:
+                return
+            _warned.add(message)
+        _log.warning("%s", message)
+
+    @staticmethod
+    def _read(read: Callable[[], Any]) -> Any:
+        try:
+            return read()
+        except Exception as e:
+            _log.debug("idempotency store: its settings could not be read (%s)", e)
+            return None
+
     def __repr__(self) -> str:
         return f"RedisStore({self._shown!r})"
+
+
+def _ms(timeout: float) -> int:
+    return max(1, int(timeout * 1000))
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value or "")
+
+
+def compare_and_set(
+    store: IdempotencyStore, key: str, expected: str, value: str, timeout: float
+) -> bool:
+    """``store.compare_and_set``, or where the store has none, a ``get`` then a ``set``:
+    another call's write between the two is lost (the protocol's documented limit)."""
+    atomic = getattr(store, "compare_and_set", None)
+    if atomic is not None:
+        return bool(atomic(key, expected, value, timeout))
+    if store.get(key) != expected:
+        return False
+    store.set(key, value, timeout)
+    return True
+
+
+def compare_and_delete(store: IdempotencyStore, key: str, expected: str) -> bool:
+    """``store.compare_and_delete``, or a ``get`` then a ``delete``, as
+    :func:`compare_and_set`."""
+    atomic = getattr(store, "compare_and_delete", None)
+    if atomic is not None:
+        return bool(atomic(key, expected))
+    if store.get(key) != expected:
+        return False
+    store.delete(key)
+    return True
 
 
 def _without_password(url: str) -> str:

@@ -45,7 +45,8 @@ from pushwire import _telemetry
 from pushwire._bridge import submit
 from pushwire._bulk import BulkResult, Progress, build_result, reporting
 from pushwire._core import CoreClient, Page, PreparedCall
-from pushwire._idempotency import Batch, Keys, Outcome
+from pushwire._idempotency import Keys, Outcome
+from pushwire._keybatch import Batch
 from pushwire._response import APIResponse, per_call
 from pushwire.errors import ValidationError
 
@@ -324,8 +325,8 @@ def _claim(
 
 
 def _batch(client: _Owner, item_op: str, items: list[Any], options: Mapping[str, Any]) -> Batch:
-    """A batch's keyed items claimed (``Batch``), on an open client with a store, each
-    item's call being ``item_op``."""
+    """A batch whose items may carry keys (``Batch``, which claims them when it runs), on
+    an open client with a store, each item's call being ``item_op``."""
     client._check_open()
     keys, timeout = _keyed(client, options)
     return Batch(keys, item_op, items, timeout)

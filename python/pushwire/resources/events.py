@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional, SupportsIndex
 
 import pushwire._core as _core
 from pushwire._args import IdLike, _events
+from pushwire._keybatch import carries_key
 from pushwire._response import RequestOptions
 from pushwire.errors import PushwireError
 
@@ -61,11 +62,12 @@ class Events(_Sync):
         events are not sent). One failure never stops the rest.
 
         An event may carry its own ``idempotency_key`` (with the client's
-        ``idempotency_store``): it is sent once per key, as ``track`` is, and an event
-        recorded before under its key gets ``None`` without being sent."""
+        ``idempotency_store``), a dataframe's row in a column of that name (an empty cell:
+        no key): it is sent once per key, as ``track`` is, and an event recorded before
+        under its key gets ``None`` without being sent."""
         self._client._check_events()
         listed = _events(events)
-        if any(isinstance(e, Mapping) and "idempotency_key" in e for e in listed):
+        if any(carries_key(e) for e in listed):
             return self._batch_once(
                 _reported,
                 _batch(self._client, "events.track", listed, options),

@@ -1,0 +1,723 @@
+"""Idempotency keys at their edges (docs/exactly-once.md), over real HTTP against the
+emulator with real stores (SQLite, a real Redis, objects of the documented protocol):
+
+- a keyed ``track_many`` holds each claim as long as the batch runs, however long that is and
+  whatever the TTL;
+- each transition of a key is a compare-and-set on the claim that wrote it: a call's steps
+  are interleaved with another's at the exact point where a get-then-set would lose (the
+  store runs the test's step inside its own call, in the thread that makes it);
+- a claim whose add was retried is its own; one that waited for the store's lock holds its
+  lease from its commit;
+- a Redis that may lose keys says so;
+- a dataframe's row carries its key, and its missing cells are the same event as ``track``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+import types
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import pytest
+from client_support import BROADCAST
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from redis_support import REDIS_SERVER, SKIP_REASON, redis_server
+
+import pushwire
+from pushwire import IdempotencyError, _idempotency, _keystores
+from pushwire.testing import Emulator
+
+NOTIFICATIONS = "/apiv1/notifications"
+EVENTS = "/api/v1/events"
+
+
+class DictStore:
+    """The documented protocol's four methods, over a dict guarded by a lock (one process)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, tuple[str, float]] = {}
+        self.lock = threading.Lock()
+
+    def _live(self, key: str) -> Optional[str]:
+        held = self.values.get(key)
+        return held[0] if held is not None and held[1] > time.time() else None
+
+    def add(self, key: str, value: str, timeout: float) -> bool:
+        with self.lock:
+            if self._live(key) is not None:
+                return False
+            self.values[key] = (value, time.time() + timeout)
+            return True
+
+    def get(self, key: str) -> Optional[str]:
+        with self.lock:
+            return self._live(key)
+
+    def set(self, key: str, value: str, timeout: float) -> None:
+        with self.lock:
+            self.values[key] = (value, time.time() + timeout)
+
+    def delete(self, key: str) -> None:
+        with self.lock:
+            self.values.pop(key, None)
+
+
+class AtomicDictStore(DictStore):
+    """The protocol with its optional compare-and-set pair, atomic under the lock."""
+
+    def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
+        with self.lock:
+            if self._live(key) != expected:
+                return False
+            self.values[key] = (value, time.time() + timeout)
+            return True
+
+    def compare_and_delete(self, key: str, expected: str) -> bool:
+        with self.lock:
+            if self._live(key) != expected:
+                return False
+            del self.values[key]
+            return True
+
+
+class Steps:
+    """A test's steps, each run once inside a store's call (``before`` or ``after`` it) made
+    by the thread it names: so that another call's steps come between two of this call's, in
+    that order and no other. A call is ``add``, ``get`` or ``write`` (``set``, ``delete`` and
+    the compare-and-set pair)."""
+
+    def __init__(self) -> None:
+        self._steps: list[tuple[str, str, str, Callable[[], None]]] = []
+        self._lock = threading.Lock()
+
+    def at(self, when: str, call: str, thread: str, step: Callable[[], None]) -> None:
+        with self._lock:
+            self._steps.append((when, call, thread, step))
+
+    def run(self, when: str, call: str) -> None:
+        name = threading.current_thread().name
+        with self._lock:
+            due = [s for s in self._steps if s[:3] == (when, call, name)][:1]
+            for s in due:
+                self._steps.remove(s)
+        for *_, step in due:
+            step()
+
+
+class Stepped:
+    """A store (mixed in before its class) that runs :class:`Steps` around its calls."""
+
+    steps: Steps
+
+    @contextlib.contextmanager
+    def _call(self, call: str) -> Iterator[None]:
+        self.steps.run("before", call)
+        yield
+        self.steps.run("after", call)
+
+    def add(self, key: str, value: str, timeout: float) -> bool:
+        with self._call("add"):
+            return bool(super().add(key, value, timeout))
+
+    def get(self, key: str) -> Optional[str]:
+        with self._call("get"):
+            return super().get(key)
+
+    def set(self, key: str, value: str, timeout: float) -> None:
+        with self._call("write"):
+            super().set(key, value, timeout)
+
+    def delete(self, key: str) -> None:
+        with self._call("write"):
+            super().delete(key)
+
+    def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
+        with self._call("write"):
+            return bool(super().compare_and_set(key, expected, value, timeout))
+
+    def compare_and_delete(self, key: str, expected: str) -> bool:
+        with self._call("write"):
+            return bool(super().compare_and_delete(key, expected))
+
+
+class RetriedAdd:
+    """A store (mixed in before its class) whose ``add`` is applied, its answer lost, and
+    sent again, as a client that retries a command after a connection error does: the
+    second answer is the one the caller gets."""
+
+    def add(self, key: str, value: str, timeout: float) -> bool:
+        super().add(key, value, timeout)
+        return bool(super().add(key, value, timeout))
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if REDIS_SERVER is None:
+        pytest.skip(SKIP_REASON)
+    pytest.importorskip("redis", reason="redis-py (requirements-dev.txt)")
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+def _empty_redis(url: str) -> str:
+    import redis
+
+    r = redis.Redis.from_url(url)
+    r.flushdb()
+    r.close()
+    return url
+
+
+def store_of_kind(kind: str, mixin: Optional[type], request: pytest.FixtureRequest) -> Any:
+    """An empty store of ``kind``, with ``mixin`` before its class."""
+    tmp_path: Path = request.getfixturevalue("tmp_path")
+    base: type
+    if kind == "sqlite":
+        base, args = _keystores.SQLiteStore, (tmp_path / "keys.db",)
+    elif kind == "redis":
+        base, args = _keystores.RedisStore, (_empty_redis(request.getfixturevalue("redis_url")),)
+    else:
+        base, args = {"object": AtomicDictStore, "protocol": DictStore}[kind], ()
+    cls = base if mixin is None else type(f"{mixin.__name__}{base.__name__}", (mixin, base), {})
+    return cls(*args)
+
+
+@pytest.fixture(params=["sqlite", "redis", "object", "protocol"])
+def any_store(request: pytest.FixtureRequest) -> Any:
+    """Each kind of store, empty: "object" with the compare-and-set pair, "protocol" with
+    only the four methods."""
+    return store_of_kind(request.param, None, request)
+
+
+@pytest.fixture(params=["sqlite", "object"])
+def keyed_store(request: pytest.FixtureRequest) -> Any:
+    """A SQLite store and an object, empty: for what does not turn on the store."""
+    return store_of_kind(request.param, None, request)
+
+
+@pytest.fixture(params=["sqlite", "redis", "object"])
+def stepped(request: pytest.FixtureRequest) -> Any:
+    """Each store with compare-and-set, empty, running a test's :class:`Steps`."""
+    store = store_of_kind(request.param, Stepped, request)
+    store.steps = Steps()
+    return store
+
+
+class Running:
+    """``run()`` in a thread named ``name``; :meth:`result` joins it, and returns what it
+    returned or raises what it raised."""
+
+    def __init__(self, name: str, run: Callable[[], Any]) -> None:
+        self._out: list[Any] = []
+        self._error: list[BaseException] = []
+        self.thread = threading.Thread(target=self._run, args=(run,), name=name, daemon=True)
+        self.thread.start()
+
+    def _run(self, run: Callable[[], Any]) -> None:
+        try:
+            self._out.append(run())
+        except BaseException as e:
+            self._error.append(e)
+
+    def join(self) -> None:
+        self.thread.join(30)
+        assert not self.thread.is_alive(), f"{self.thread.name} did not end"
+
+    def result(self) -> Any:
+        self.join()
+        if self._error:
+            raise self._error[0]
+        return self._out[0]
+
+
+def wait_until(done: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 20
+    while not done():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.005)
+
+
+def pause(name: str) -> tuple[Callable[[], None], threading.Event, threading.Event]:
+    """A step that holds its thread until ``go`` is set, having set ``paused``."""
+    paused, go = threading.Event(), threading.Event()
+
+    def step() -> None:
+        paused.set()
+        assert go.wait(30), f"{name} was never let go"
+
+    return step, paused, go
+
+
+def track_many(
+    kind: str, emu: Emulator, settings: dict[str, Any], events: list[Any], **kw: Any
+) -> Any:
+    if kind == "sync":
+        with emu.client(**settings) as client:
+            return client.events.track_many(events, **kw)
+
+    async def run() -> Any:
+        async with emu.async_client(**settings) as client:
+            return await client.events.track_many(events, **kw)
+
+    return asyncio.run(run())
+
+
+def lease_of(monkeypatch: pytest.MonkeyPatch, seconds: float, timeout: float) -> None:
+    """Makes a call of ``timeout`` seconds hold its claim for ``seconds``: the margin past
+    the timeout set so (below zero: a claim that lapses while its call may still run, as a
+    holder paused past its lease does), leaving the call a timeout no loaded machine hits."""
+    monkeypatch.setattr(_idempotency, "_LEASE_MARGIN", seconds - timeout)
+
+
+def viewed(i: int) -> dict[str, Any]:
+    return {"event_name": "viewed", "profile_id": f"p{i}", "idempotency_key": f"view-{i}"}
+
+
+# -- 1. a keyed batch holds its claims while it runs ---------------------------------------
+
+
+def test_a_keyed_batch_holds_each_key_until_its_event_is_recorded(
+    kind: str, any_store: Any, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six keyed events, one at a time, each answered in 0.3 s: the batch runs 1.8 s, past
+    each event's own lease (1.1 s). Another worker asking for the last key while it is in
+    flight waits for it, and gets its outcome."""
+    lease_of(monkeypatch, 1.1, timeout=3.0)
+    settings = {"idempotency_store": any_store, "timeout": 3.0, "backoff_base": 0}
+    emu.inject_fault(EVENTS, delay=0.3, times=6)
+    batch = Running(
+        "batch",
+        lambda: track_many(kind, emu, settings, [viewed(i) for i in range(6)], concurrency=1),
+    )
+    wait_until(lambda: len(emu.events()) == 5, "five events recorded")  # 1.5 s in
+    with emu.client(**{**settings, "timeout": 10.0}) as other:
+        assert other.events.track("viewed", profile_id="p5", idempotency_key="view-5") is None
+        assert other.idempotency.status("view-5") == "done"
+    assert batch.result() == [None] * 6
+    assert sorted(e["profile_id"] for e in emu.events()) == [f"p{i}" for i in range(6)]
+
+
+def test_a_keyed_batch_holds_its_keys_past_a_short_ttl_while_it_waits_and_sends(
+    kind: str, any_store: Any, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first key is held by another worker: the batch waits for it, then sends the rest,
+    one at a time, 1.8 s in all, with keys that live 0.5 s and leases of 1.1 s. The last key
+    stays the batch's while its event is in flight: a third worker asking for it waits, and
+    nothing is sent twice."""
+    lease_of(monkeypatch, 1.1, timeout=3.0)
+    settings = {
+        "idempotency_store": any_store,
+        "idempotency_ttl": 0.5,
+        "timeout": 3.0,
+        "backoff_base": 0,
+    }
+    emu.inject_fault(EVENTS, delay=0.3, times=6)
+    with emu.client(**settings) as worker:
+        first = Running(
+            "W", lambda: worker.events.track("viewed", profile_id="p0", idempotency_key="view-0")
+        )
+        wait_until(lambda: worker.idempotency.status("view-0") == "pending", "view-0 claimed")
+        batch = Running(
+            "batch",
+            lambda: track_many(kind, emu, settings, [viewed(i) for i in range(6)], concurrency=1),
+        )
+        wait_until(lambda: len(emu.events()) == 5, "five events recorded")  # 1.5 s in
+        with emu.client(**{**settings, "timeout": 10.0}) as third:
+            assert third.events.track("viewed", profile_id="p5", idempotency_key="view-5") is None
+        first.result()
+        assert batch.result() == [None] * 6
+    assert sorted(e["profile_id"] for e in emu.events()) == [f"p{i}" for i in range(6)]
+
+
+# -- 2. every transition is a compare-and-set on its claim ----------------------------------
+
+
+def test_a_lapsed_claim_is_not_marked_unknown_over_the_outcome_recorded_meanwhile(
+    stepped: Any, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A's broadcast goes out, and A stalls before recording it, past its lease. B finds the
+    lease over; between B's read and B's write, A records its outcome. B returns A's
+    broadcast, and the key stays done."""
+    lease_of(monkeypatch, 0.35, timeout=3.0)
+    stall, stalled, go = pause("A")
+    stepped.steps.at("before", "write", "A", stall)
+    with (
+        emu.client(idempotency_store=stepped, timeout=3.0) as a,
+        emu.client(idempotency_store=stepped, timeout=5.0) as b,
+    ):
+        sent = Running("A", lambda: a.notifications.create(**BROADCAST, idempotency_key="k"))
+        assert stalled.wait(30)
+        time.sleep(0.4)  # past A's lease, 0.35 s
+
+        def a_records() -> None:
+            go.set()
+            sent.join()
+
+        stepped.steps.at("after", "get", "MainThread", a_records)
+        assert b.notifications.create(**BROADCAST, idempotency_key="k") == sent.result()
+        assert b.idempotency.status("k") == "done"
+    assert len(emu.notifications()) == 1
+
+
+def test_a_holder_whose_claim_was_taken_over_leaves_the_new_claim_alone(
+    stepped: Any, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A is refused (nothing sent) and stalls before freeing its key, past its lease. B is
+    told the outcome is unknown; checked, nothing went out, and the key is resolved as not
+    acted. C claims it and sends; A then frees the key it held. D, asking while C is in
+    flight, waits for C's broadcast: one broadcast."""
+    lease_of(monkeypatch, 0.35, timeout=3.0)
+    stall_a, a_stalled, a_go = pause("A")
+    stall_c, c_stalled, c_go = pause("C")
+    stepped.steps.at("before", "write", "A", stall_a)
+    stepped.steps.at("before", "write", "C", stall_c)
+    emu.inject_fault(NOTIFICATIONS, status=400)
+    clients = [emu.client(idempotency_store=stepped, timeout=t) for t in (3.0, 5.0, 5.0, 5.0)]
+    a, b, c, d = clients
+    try:
+        refused = Running("A", lambda: a.notifications.create(**BROADCAST, idempotency_key="k"))
+        assert a_stalled.wait(30)
+        time.sleep(0.4)  # past A's lease, 0.35 s
+        with pytest.raises(IdempotencyError, match="lease ran out"):
+            b.notifications.create(**BROADCAST, idempotency_key="k")
+        assert emu.notifications() == []
+        b.idempotency.resolve("k", None)
+        sent = Running("C", lambda: c.notifications.create(**BROADCAST, idempotency_key="k"))
+        assert c_stalled.wait(30)  # C's broadcast went out; its outcome not yet recorded
+        a_go.set()
+        with pytest.raises(pushwire.BadRequestError):
+            refused.result()
+        stepped.steps.at("after", "get", "MainThread", c_go.set)  # D finds the key held
+        again = d.notifications.create(**BROADCAST, idempotency_key="k")
+        c_go.set()
+        assert again == sent.result()
+    finally:
+        a_go.set()
+        c_go.set()
+        for client in clients:
+            client.close()
+    assert len(emu.notifications()) == 1
+
+
+def test_resolve_leaves_an_outcome_recorded_while_it_looked(
+    stepped: Any, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A claims the key and stalls before sending, past its lease: B is told the outcome is
+    unknown, and nothing has gone out. Between resolve's read and its write, A wakes, sends
+    and records its broadcast: resolve(key, None) refuses (the key is done), and the next
+    call returns A's broadcast instead of sending a second."""
+    lease_of(monkeypatch, 0.35, timeout=3.0)
+    stall, stalled, go = pause("A")
+    stepped.steps.at("after", "add", "A", stall)
+    with (
+        emu.client(idempotency_store=stepped, timeout=3.0) as a,
+        emu.client(idempotency_store=stepped, timeout=5.0) as b,
+    ):
+        sent = Running("A", lambda: a.notifications.create(**BROADCAST, idempotency_key="k"))
+        assert stalled.wait(30)
+        time.sleep(0.4)  # past A's lease, 0.35 s
+        with pytest.raises(IdempotencyError, match="lease ran out"):
+            b.notifications.create(**BROADCAST, idempotency_key="k")
+        assert emu.notifications() == []
+
+        def a_sends() -> None:
+            go.set()
+            sent.join()
+
+        stepped.steps.at("after", "get", "MainThread", a_sends)
+        with pytest.raises(IdempotencyError, match="is done"):
+            b.idempotency.resolve("k", None)
+        assert b.idempotency.status("k") == "done"
+        assert b.notifications.create(**BROADCAST, idempotency_key="k") == sent.result()
+    assert len(emu.notifications()) == 1
+
+
+@pytest.mark.parametrize("kind_of_store", ["sqlite", "redis", "object"])
+def test_a_claim_whose_add_was_retried_is_its_own(
+    kind_of_store: str, request: pytest.FixtureRequest, emu: Emulator
+) -> None:
+    """The add was applied, its answer lost and the add sent again, which answers that the
+    key is held: held by this very claim, which sends."""
+    store = store_of_kind(kind_of_store, RetriedAdd, request)
+    with emu.client(idempotency_store=store, timeout=2.0) as client:
+        sent = client.notifications.create(**BROADCAST, idempotency_key="k")
+        assert client.idempotency.status("k") == "done"
+        assert client.notifications.create(**BROADCAST, idempotency_key="k") == sent
+    assert [n["notification_id"] for n in emu.notifications()] == [sent]
+
+
+def test_a_claim_that_waited_for_the_stores_lock_holds_its_lease_from_its_commit(
+    tmp_path: Path, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process holds the SQLite file's write lock for 1.2 s while A claims, longer
+    than A's lease (1 s). A's broadcast is then in flight for 0.3 s; B asking meanwhile
+    waits for it."""
+    lease_of(monkeypatch, 1.0, timeout=3.0)
+    store = type("SteppedSQLite", (Stepped, _keystores.SQLiteStore), {})(tmp_path / "keys.db")
+    store.steps = Steps()
+    lock = sqlite3.connect(tmp_path / "keys.db", isolation_level=None)
+    claiming = threading.Event()
+    store.steps.at("before", "add", "A", claiming.set)
+    emu.inject_fault(NOTIFICATIONS, delay=0.3)
+    with (
+        emu.client(idempotency_store=store, timeout=3.0) as a,
+        emu.client(idempotency_store=store, timeout=5.0) as b,
+    ):
+        lock.execute("BEGIN IMMEDIATE")
+        sent = Running("A", lambda: a.notifications.create(**BROADCAST, idempotency_key="k"))
+        assert claiming.wait(30)
+        time.sleep(1.2)  # A waits for the lock, past its lease
+        lock.execute("COMMIT")
+        wait_until(lambda: b.idempotency.status("k") == "pending", "A's claim committed")
+        assert b.notifications.create(**BROADCAST, idempotency_key="k") == sent.result()
+    lock.close()
+    assert len(emu.notifications()) == 1
+
+
+# -- 3. a store that can lose keys says so -------------------------------------------------
+
+
+def test_a_redis_that_may_lose_keys_warns_once_naming_what_to_set(
+    tmp_path: Path, emu: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    if REDIS_SERVER is None:
+        pytest.skip(SKIP_REASON)
+    redis = pytest.importorskip("redis", reason="redis-py (requirements-dev.txt)")
+    caplog.set_level(logging.WARNING, logger="pushwire")
+
+    def warnings_of(url: str) -> list[str]:
+        caplog.clear()
+        with emu.client(idempotency_store=url) as client:
+            for i in range(2):
+                client.events.track("viewed", profile_id="p", idempotency_key=f"k{i}-{url}")
+        with emu.client(idempotency_store=url) as client:  # another client, same store
+            client.events.track("viewed", profile_id="p", idempotency_key=f"again-{url}")
+        return [r.getMessage() for r in caplog.records if "idempotency store" in r.getMessage()]
+
+    with redis_server(tmp_path) as url:  # appendonly no, snapshots off: a restart loses all
+        admin = redis.Redis.from_url(url)
+        found_all = warnings_of(url)
+        assert len(found_all) == 1, found_all
+        found = found_all[0]
+        assert "appendonly" in found and "maxmemory-policy" not in found
+        assert "127.0.0.1" in found
+        admin.config_set("maxmemory-policy", "volatile-lru")
+        [found] = warnings_of(f"{url}/0")
+        assert "volatile-lru" in found and "noeviction" in found and "appendonly" in found
+        admin.config_set("maxmemory-policy", "allkeys-lfu")
+        admin.config_set("appendonly", "yes")
+        [found] = warnings_of(f"{url}/1")
+        assert "allkeys-lfu" in found and "appendonly" not in found
+        admin.config_set("maxmemory-policy", "noeviction")
+        assert warnings_of(f"{url}/2") == []
+        # A Redis that refuses CONFIG (a managed one) cannot be checked: the key still works.
+        admin.execute_command("ACL", "SETUSER", "app", "on", ">pw", "~*", "+@all", "-config")
+        admin.config_set("appendonly", "no")
+        limited = url.replace("redis://", "redis://app:pw@")
+        found = warnings_of(f"{limited}/3")
+        assert not any("maxmemory-policy" in m for m in found)
+        admin.close()
+    assert len(emu.events()) == 15
+
+
+def test_a_redis_that_forgot_the_stores_scripts_is_sent_them_again(
+    redis_url: str, emu: Emulator
+) -> None:
+    import redis
+
+    url = _empty_redis(redis_url)
+    with emu.client(idempotency_store=url) as client:
+        sent = client.notifications.create(**BROADCAST, idempotency_key="k")
+        admin = redis.Redis.from_url(url)
+        admin.script_flush()  # as a restart does
+        admin.close()
+        other = client.notifications.create(**BROADCAST, idempotency_key="k2")
+        assert client.idempotency.status("k2") == "done"
+        assert client.notifications.create(**BROADCAST, idempotency_key="k2") == other
+    assert sorted(n["notification_id"] for n in emu.notifications()) == sorted([sent, other])
+
+
+# -- 4. a dataframe's row ------------------------------------------------------------------
+
+
+def test_a_dataframe_row_carries_its_key(keyed_store: Any, kind: str, emu: Emulator) -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(
+        {
+            "event_name": ["viewed", "viewed", "viewed"],
+            "profile_id": ["p1", "p2", "p3"],
+            "idempotency_key": ["view-1", "view-2", float("nan")],  # p3's row has no key
+        }
+    )
+    rows = [row for _, row in frame.iterrows()]
+    settings = {"idempotency_store": keyed_store, "backoff_base": 0}
+    assert track_many(kind, emu, settings, rows) == [None] * 3
+    assert track_many(kind, emu, settings, rows) == [None] * 3
+    # Keyed rows recorded once; the row without a key sent each time.
+    assert sorted(e["profile_id"] for e in emu.events()) == ["p1", "p2", "p3", "p3"]
+    with emu.client(**settings) as client:
+        assert client.idempotency.status("view-1") == "done"
+
+
+def test_missing_cells_are_the_same_event_in_track_and_track_many(
+    keyed_store: Any, kind: str, emu: Emulator
+) -> None:
+    """``track`` and ``track_many`` send an event without its missing fields (None, NaN,
+    ``pd.NA``), at the top and in its ``data``: one key serves both, dicts and rows alike."""
+    pd = pytest.importorskip("pandas")
+    nan = float("nan")
+    with emu.client(idempotency_store=keyed_store) as client:
+        client.events.track("signup", profile_id="alice", data={"plan": "pro"}, idempotency_key="a")
+        client.events.track("signup", profile_id="bob", idempotency_key="b")
+    frame = pd.DataFrame(
+        {
+            "event_name": ["signup", "signup"],
+            "profile_id": ["alice", "bob"],
+            "device_token_hash": [nan, None],  # missing in both rows
+            "data": [{"plan": "pro", "coupon": nan}, pd.NA],
+            "idempotency_key": ["a", "b"],
+        }
+    )
+    settings = {"idempotency_store": keyed_store, "backoff_base": 0}
+    assert track_many(kind, emu, settings, frame.to_dict("records")) == [None, None]
+    rows = [row for _, row in frame.iterrows()]
+    assert track_many(kind, emu, settings, rows) == [None, None]
+    assert sorted(e["profile_id"] for e in emu.events()) == ["alice", "bob"]
+    # And the other way round: track_many first, then track with the field left out.
+    with emu.client(idempotency_store=keyed_store) as client:
+        event = {"event_name": "signup", "profile_id": "carol", "data": {"x": nan, "y": None}}
+        assert client.events.track_many([{**event, "idempotency_key": "c"}]) == [None]
+        client.events.track("signup", profile_id="carol", data={}, idempotency_key="c")
+    assert sorted(e["profile_id"] for e in emu.events()) == ["alice", "bob", "carol"]
+
+
+# -- the transitions, in any order ---------------------------------------------------------
+
+
+class Transitions(RuleBasedStateMachine):
+    """Workers claim one key, stall past their leases, record late outcomes, and a person
+    resolves unknown keys as the service shows them, in any order. Whatever the order: a
+    claim is never granted while another live claim holds the key, a late outcome never
+    touches another claim's record, a done key keeps its result, and a key reads done only
+    with the result of a send that happened."""
+
+    store: Any = None  # set by the test, as the clock is
+    clock: list[float] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        # Each run's keys apart from the last's: an API key of its own.
+        self.keys = _idempotency.Keys(type(self).store, uuid.uuid4().hex, ttl=1e6)
+        self.holding: dict[int, Any] = {}  # worker: its claim
+        self.live: set[int] = set()  # workers whose claim has not lapsed
+        self.sent: dict[int, int] = {}  # worker: the result of its send
+        self.next_worker = 0
+        self.done_result: Optional[int] = None
+
+    def _claim(self) -> Any:
+        return self.keys.claim("k", "notifications.create", "fp", 1.0)
+
+    @rule()
+    def claim(self) -> None:
+        worker, self.next_worker = self.next_worker, self.next_worker + 1
+        try:
+            found = self._claim()
+        except IdempotencyError as e:
+            assert e.outcome_unknown
+            return
+        if found.held is not None:
+            assert not self.live, "granted while another live claim holds the key"
+            self.holding[worker] = found
+            self.live.add(worker)
+        elif found.done:
+            assert found.result in self.sent.values()
+            if self.done_result is not None:
+                assert found.result == self.done_result
+            self.done_result = found.result
+        else:
+            assert found.waiting and self.live
+
+    @precondition(lambda self: self.live)
+    @rule(data=st.data())
+    def lapse(self, data: st.DataObject) -> None:
+        """A holder stalls past its lease (still alive: it records its outcome later)."""
+        self.live.discard(data.draw(st.sampled_from(sorted(self.live))))
+        type(self).clock[0] += 2.0
+
+    @precondition(lambda self: self.holding)
+    @rule(data=st.data(), outcome=st.sampled_from(["sent", "refused", "unknown"]))
+    def record(self, data: st.DataObject, outcome: str) -> None:
+        worker = data.draw(st.sampled_from(sorted(self.holding)))
+        claim = self.holding.pop(worker)
+        self.live.discard(worker)
+        if outcome == "sent":
+            self.sent[worker] = 1000 + worker
+            self.keys.done(claim.held, 1000 + worker)
+        elif outcome == "refused":
+            self.keys.settle(claim.held, pushwire.BadRequestError("refused"))
+        else:
+            self.sent[worker] = 1000 + worker  # it may have acted: say it did
+            self.keys.settle(claim.held, pushwire.APIConnectionError("lost", outcome_unknown=True))
+
+    @rule()
+    def resolve(self) -> None:
+        """A person checks the service and settles an unknown key with what it shows."""
+        if self.keys.store.get(self.keys._stored("k")) is None:
+            return
+        if _status(self.keys) != "unknown":
+            return
+        with contextlib.suppress(IdempotencyError):
+            shown = sorted(self.sent.values())[:1]
+            _idempotency.Idempotency(self.keys).resolve("k", shown[0] if shown else None)
+
+    @invariant()
+    def live_claims_keep_the_key(self) -> None:
+        for worker in self.live:
+            record = _record(self.keys)
+            assert record is not None and record["state"] == "pending"
+            assert record["owner"] == self.holding[worker].held.owner
+
+    @invariant()
+    def done_is_kept(self) -> None:
+        record = _record(self.keys)
+        if self.done_result is not None:
+            assert record is not None and record["state"] == "done"
+            assert record["result"] == self.done_result
+        if record is not None and record["state"] == "done":
+            assert record["result"] in self.sent.values()
+
+
+def _record(keys: Any) -> Optional[dict[str, Any]]:
+    found = keys.store.get(keys._stored("k"))
+    return None if found is None else dict(json.loads(found))
+
+
+def _status(keys: Any) -> Optional[str]:
+    return _idempotency.Idempotency(keys).status("k")
+
+
+@pytest.mark.parametrize("kind_of_store", ["sqlite", "redis", "object", "protocol"])
+def test_transitions_in_any_order(
+    kind_of_store: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = [1_000_000.0]  # the leases' clock, moved by the machine; the store's is time's
+    fake = types.SimpleNamespace(time=lambda: clock[0], monotonic=time.monotonic, sleep=time.sleep)
+    monkeypatch.setattr(_idempotency, "time", fake)
+    store = store_of_kind(kind_of_store, None, request)
+    machine = type("T", (Transitions,), {"store": store, "clock": clock})
+    machine.TestCase.settings = settings(
+        max_examples=100, stateful_step_count=30, deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )  # fmt: skip
+    machine.TestCase().runTest()
