@@ -267,6 +267,20 @@ ESCAPES = [
     "/apiv1/%EF%BC%8E%EF%BC%8E/x",
     "/apiv1/..\uff0fsvc-b",
     "/apiv1/segments/./../../svc-b",
+    # Path parameters (`..;/`, read as `..` by Tomcat and Spring), NFKC's dots and slashes,
+    # overlong UTF-8, IIS's %u, and ends a server may trim or stop at.
+    "/apiv1/..;/..;/svc-b/admin",
+    "/apiv1/..;x=1/..;x=1/svc-b",
+    "/apiv1/%2e%2e;/%2e%2e;/svc-b",
+    "/apiv1/\u2025/\u2025/svc-b/admin",
+    "/apiv1/\ufe30/\ufe30/svc-b",
+    "/apiv1/..\ufe68..\ufe68svc-b",
+    "/apiv1/%c0%ae%c0%ae/%c0%ae%c0%ae/svc-b",
+    "/apiv1/%e0%80%ae%e0%80%ae/x",
+    "/apiv1/%u002e%u002e/%u002e%u002e/svc-b",
+    "/apiv1/..%00/..%00/svc-b",
+    "/apiv1/..%20/..%20/svc-b",
+    "/apiv1/.../x",
 ]
 
 
@@ -295,9 +309,9 @@ def test_a_path_normalised_off_the_root_is_refused_with_nothing_sent(
 @pytest.mark.parametrize(
     ("path", "reached"),
     [
-        # Dots that are no segment, and a name of three dots, stay where they are.
+        # Dots within a name, and a name's parameters, stay where they are.
         ("/apiv1/a%2Eb/c..d", "/svc-a/apiv1/a%2Eb/c..d"),
-        ("/apiv1/.../x", "/svc-a/apiv1/.../x"),
+        ("/apiv1/a..b;v=1/x%3Bz", "/svc-a/apiv1/a..b;v=1/x%3Bz"),
         ("/apiv1/segments", "/svc-a/apiv1/segments"),
     ],
 )

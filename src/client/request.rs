@@ -42,33 +42,21 @@ impl Request {
             Iface::Events => "events_url",
         };
         if self.path.contains(['?', '#']) {
-            return Err(Error::validation(
-                "path",
-                message![
-                    FIELD,
-                    format!(
-                        " must not carry a query or a fragment ({:?}): pass query=",
-                        self.path
-                    )
-                ],
-            ));
+            return Err(path_refused(format!(
+                " must not carry a query or a fragment ({:?}): pass query=",
+                self.path
+            )));
         }
         let absolute = self.path.starts_with("//") || self.path.contains("://");
         let path: Cow<'_, str> = if absolute {
             match t.path_on_root(self.iface, &self.path) {
                 Some(path) => Cow::Owned(path),
                 None => {
-                    return Err(Error::validation(
-                        "path",
-                        message![
-                            FIELD,
-                            format!(
-                                " {:?} is not on the client's {root}: the key goes to the \
+                    return Err(path_refused(format!(
+                        " {:?} is not on the client's {root}: the key goes to the \
                                  configured hosts only; pass a path such as {prefix}/segments",
-                                self.path
-                            )
-                        ],
-                    ))
+                        self.path
+                    )))
                 }
             }
         } else {
@@ -78,45 +66,30 @@ impl Request {
             .strip_prefix(prefix)
             .filter(|rest| rest.is_empty() || rest.starts_with('/'));
         let Some(rest) = rest else {
-            return Err(Error::validation(
-                "path",
-                message![
-                    FIELD,
-                    format!(
-                        " must begin with {prefix}, as the spec writes the {} interface's \
+            return Err(path_refused(format!(
+                " must begin with {prefix}, as the spec writes the {} interface's \
                      paths after {{{root}}}: {:?}",
-                        if self.iface == Iface::Main {
-                            "main"
-                        } else {
-                            "events"
-                        },
-                        self.path
-                    )
-                ],
-            ));
+                if self.iface == Iface::Main {
+                    "main"
+                } else {
+                    "events"
+                },
+                self.path
+            )));
         };
         if let Some(c) = self.path.chars().find(|c| c.is_control()) {
             // The URL parser would drop a tab, CR or LF without a word.
-            return Err(Error::validation(
-                "path",
-                message![
-                    FIELD,
-                    format!(" must not hold control characters ({c:?}): {:?}", self.path)
-                ],
-            ));
+            return Err(path_refused(format!(
+                " must not hold control characters ({c:?}): {:?}",
+                self.path
+            )));
         }
         if leaves_its_root(rest) {
-            return Err(Error::validation(
-                "path",
-                message![
-                    FIELD,
-                    format!(
-                        " must not hold '.' or '..' segments, in any spelling a server reads \
+            return Err(path_refused(format!(
+                " must not hold '.' or '..' segments, in any spelling a server reads \
                          as one (percent-encoded, backslashes, Unicode full stops): {:?}",
-                        self.path
-                    )
-                ],
-            ));
+                self.path
+            )));
         }
         let reads = matches!(self.method, Method::GET | Method::HEAD);
         if reads && !matches!(self.body, Body::Empty) {
@@ -153,48 +126,57 @@ impl Request {
         // The URL as it is sent, after the URL parser's own normalising: under the root, or
         // not sent (the key goes to the configured root alone).
         if !t.stays_on_root(&call) {
-            return Err(Error::validation(
-                "path",
-                message![
-                    FIELD,
-                    format!(
-                        " {:?} leaves the client's {root} once read as a URL: the key goes to \
+            return Err(path_refused(format!(
+                " {:?} leaves the client's {root} once read as a URL: the key goes to \
                          the configured root only",
-                        self.path
-                    )
-                ],
-            ));
+                self.path
+            )));
         }
         Ok(call)
     }
 }
 
+/// The path refused: `words` after its name.
+fn path_refused(words: String) -> Error {
+    Error::validation("path", message![FIELD, words])
+}
+
 /// Whether a path on a root could reach, as a server or a proxy reads it, a place outside
-/// that root: a `.` or `..` segment once percent-decoded (as often as decoding changes it: a
-/// server behind a proxy may decode twice), with backslashes and encoded slashes read as
-/// slashes and the full stops and slashes Unicode writes otherwise (U+FF0E, U+FF0F, ...)
-/// read as theirs, as a server that normalises text reads them.
+/// that root. The path is read as the most lenient server would: percent-decoded as often as
+/// decoding changes it (a server behind a proxy may decode twice), then NFKC-normalised (so
+/// `．．`, `‥` and `﹨` are `..` and `\`), backslashes read as slashes; a segment that is
+/// dots alone, once its `;parameters` (`..;`) and trailing spaces are dropped, goes up. Text
+/// that decodes to no UTF-8 (an overlong `%c0%ae`), IIS's `%u002e` and a decoded control
+/// character (`%00`, where a server may end the path) are refused as they are: some servers
+/// read them as dots or ends.
 fn leaves_its_root(path: &str) -> bool {
-    const SLASHES: [char; 6] = ['/', '\\', '\u{ff0f}', '\u{ff3c}', '\u{2215}', '\u{29f5}'];
-    const DOTS: [char; 6] = [
-        '.', '\u{ff0e}', '\u{2024}', '\u{fe52}', '\u{3002}', '\u{ff61}',
-    ];
-    let mut text = std::borrow::Cow::Borrowed(path);
+    // Slashes NFKC leaves as they are.
+    const SLASHES: [char; 4] = ['/', '\\', '\u{2215}', '\u{29f5}'];
+    let mut text = path.to_string();
     // Four decodings deep at most: text encoded deeper is refused as it is.
     for depth in 0.. {
-        let decoded = percent_encoding::percent_decode_str(&text).decode_utf8_lossy();
+        let Ok(decoded) = percent_encoding::percent_decode_str(&text).decode_utf8() else {
+            return true;
+        };
         if decoded == text {
             break;
         }
         if depth == 4 {
             return true;
         }
-        text = std::borrow::Cow::Owned(decoded.into_owned());
+        text = decoded.into_owned();
     }
-    text.split(SLASHES).any(|segment| {
-        let dots = segment.chars().take_while(|c| DOTS.contains(c)).count();
-        (1..=2).contains(&dots) && dots == segment.chars().count()
-    })
+    let iis = text.match_indices("%u").any(|(i, _)| {
+        let hex = text[i + 2..].chars().take(4);
+        hex.clone().count() == 4 && hex.into_iter().all(|c| c.is_ascii_hexdigit())
+    });
+    let text = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc().normalize(&text);
+    iis || text.chars().any(char::is_control)
+        || text.split(SLASHES).any(|segment| {
+            let name = segment.split(';').next().unwrap_or_default();
+            let name = name.trim_end_matches(char::is_whitespace);
+            !name.is_empty() && name.chars().all(|c| matches!(c, '.' | '\u{3002}'))
+        })
 }
 
 /// Sends `request` (with retries as its idempotency allows); the first successful answer.
