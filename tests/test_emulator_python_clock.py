@@ -315,3 +315,48 @@ def test_a_clock_failing_on_the_servers_threads_reads_its_last_time(
         [logged] = [r for r in emu.requests() if r["path"] == "/apiv1/segments"]
     assert logged["received_at"] == MORNING
     assert unraisable and isinstance(unraisable[0], RuntimeError)
+
+
+def test_under_freezegun_requests_are_served_at_the_frozen_time(
+    pushwire_emulator_python_clock: Emulator,
+) -> None:
+    # freezegun's clock looks through its caller's frames: the emulator's threads read it
+    # through a Python function, so requests are stamped with the time the test moved to.
+    emu = pushwire_emulator_python_clock
+    with freezegun.freeze_time("2030-01-01 12:00:00") as frozen, emu.client() as client:
+        client.segments.list()
+        frozen.tick(7200)
+        client.segments.list()
+        stamps = [r["received_at"] for r in emu.requests() if r["path"] == "/apiv1/segments"]
+    assert stamps == [
+        dt.datetime(2030, 1, 1, 12, 0, tzinfo=UTC),
+        dt.datetime(2030, 1, 1, 14, 0, tzinfo=UTC),
+    ]
+
+
+@pytest.mark.parametrize("year", [2024, 2040])
+def test_a_schedule_app_code_computes_under_a_travelled_clock_is_sent(
+    pushwire_emulator_python_clock: Emulator, year: int
+) -> None:
+    # The client judges a schedule by the Python clock the app code computed it from: a
+    # past year or one over ten years from the system's today is tomorrow there.
+    emu = pushwire_emulator_python_clock
+    morning = dt.datetime(year, 3, 3, 9, 0, tzinfo=UTC)
+    with time_machine.travel(morning, tick=False), emu.client() as client:
+        digest = schedule_tomorrows_digest(client)
+        assert status_of(emu, digest) == "scheduled"
+
+
+def test_after_reset_the_python_clock_is_no_longer_read(
+    pushwire_emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    emu = pushwire_emulator
+    emu.follow_python_clock()
+    emu.reset()
+
+    def broken() -> float:
+        raise RuntimeError("this clock is broken")
+
+    monkeypatch.setattr(time, "time", broken)
+    assert emu.now.year >= 2026  # the system's clock, read without Python's
+    emu.create_segment("vip")

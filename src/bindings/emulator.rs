@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::io::ErrorKind;
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,9 +28,8 @@ pub struct EmulatorServer {
     events_url: String,
     /// What to say at start when it listens beyond this machine (`server::exposure_notice`).
     notice: Option<String>,
-    /// Whether the emulator follows this process's clock (`follow_python_clock`).
-    following: AtomicBool,
-    /// That clock's last reading, for a reading that fails.
+    /// This process's clock, which the emulator may follow (`follow_python_clock`), with
+    /// its last reading, for a reading that fails.
     clock: Arc<PythonClock>,
 }
 
@@ -109,7 +108,6 @@ impl EmulatorServer {
             base_url: server.base_url(),
             events_url: server.events_url(),
             server: Mutex::new(Some(server)),
-            following: AtomicBool::new(false),
             clock: Arc::new(PythonClock::default()),
         })
     }
@@ -192,7 +190,6 @@ impl EmulatorServer {
             None
         };
         self.entered(py, || emu.follow(wall))?;
-        self.following.store(follow, Ordering::SeqCst);
         emu.changes.bump();
         Ok(())
     }
@@ -247,7 +244,10 @@ impl EmulatorServer {
     /// that the reading runs may call the emulator freely, and an exception the clock
     /// raises (`KeyboardInterrupt` among them) is the caller's, with nothing done.
     fn entered<R: Send>(&self, py: Python<'_>, f: impl FnOnce() -> R + Send) -> PyResult<R> {
-        let reading = if self.following.load(Ordering::SeqCst) {
+        let following = self
+            .running_emu()
+            .is_ok_and(|emu| emu.follows_a_wall_clock());
+        let reading = if following {
             Some(self.clock.read(py)?)
         } else {
             None
@@ -317,10 +317,16 @@ impl Default for PythonClock {
 }
 
 impl PythonClock {
-    /// A reading with the GIL held: the caller's exception if `time.time()` raises (a signal
-    /// handler's `KeyboardInterrupt` among them) or answers what is no instant.
+    /// A reading with the GIL held, through `pushwire._testing._clock.read` (a Python
+    /// frame for a fake clock that looks through its callers'): the caller's exception if
+    /// `time.time()` raises (a signal handler's `KeyboardInterrupt` among them) or answers
+    /// what is no instant.
     fn read(&self, py: Python<'_>) -> PyResult<DateTime<Utc>> {
-        let secs: f64 = py.import("time")?.getattr("time")?.call0()?.extract()?;
+        let secs: f64 = py
+            .import(pyo3::intern!(py, "pushwire._testing._clock"))?
+            .getattr(pyo3::intern!(py, "read"))?
+            .call0()?
+            .extract()?;
         let micros = (secs * 1e6).round();
         let at = micros
             .is_finite()

@@ -125,6 +125,14 @@ impl Emu {
         }
     }
 
+    /// Whether the clock follows a wall clock the embedding process gave ([`Emu::follow`]).
+    pub fn follows_a_wall_clock(&self) -> bool {
+        self.wall
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
     /// Makes the clock read `wall` (running, nothing added: it reads as `wall` does), or,
     /// with `None`, the system's again, running on from where it stands.
     pub fn follow(&self, wall: Option<WallClock>) {

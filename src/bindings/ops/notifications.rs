@@ -22,10 +22,23 @@ keyed_call! {
     fn notifications_create(notification; send_late) -> NotificationsCreate {
         let n = model::<NewNotification>(&notification, "")?;
         if !super::args::flag(&send_late, "send_late")? {
-            crate::validate::broadcast_schedule(&n, chrono::Utc::now())?;
+            crate::validate::broadcast_schedule(&n, python_now(send_late.py()))?;
         }
         n
     }
+}
+
+/// Now, by this process's Python clock (`time.time()`), which time-machine and freezegun move
+/// with the code that computes a schedule from it (and an emulator following it); the
+/// system's where it cannot be read.
+fn python_now(py: Python<'_>) -> chrono::DateTime<chrono::Utc> {
+    let secs = py
+        .import(pyo3::intern!(py, "time"))
+        .and_then(|time| time.getattr(pyo3::intern!(py, "time"))?.call0())
+        .and_then(|secs| secs.extract::<f64>());
+    secs.ok()
+        .and_then(|secs| chrono::DateTime::from_timestamp_micros((secs * 1e6).round() as i64))
+        .unwrap_or_else(chrono::Utc::now)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
