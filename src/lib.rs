@@ -11,6 +11,7 @@
 // Every unsafe block says why it is sound, in a `// SAFETY:` comment above it.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod file_hold;
 pub mod form;
 pub mod model;
 pub mod operations;

@@ -14,10 +14,12 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any, Union
 
 import pytest
 from client_support import Driver, api_requests
 
+import pushwire
 from pushwire import ValidationError
 from pushwire.testing import Emulator
 
@@ -29,6 +31,26 @@ def members(emu: Emulator, segment_id: str) -> set[str]:
     return set(seg["members"])
 
 
+def an_import(emu: Emulator, subscribers: int, folder: Path) -> tuple[str, list[str], Path]:
+    """A segment, ``subscribers`` new subscribers to add to it, and a checkpoint's path."""
+    segment = emu.create_segment("everyone")
+    hashes = emu.add_subscribers([{} for _ in range(subscribers)])
+    return segment, hashes, folder / "import.checkpoint"
+
+
+def one_at_a_time(
+    drv: Driver, segment: str, hashes: list[str], checkpoint: Union[Path, str]
+) -> Any:
+    """The bulk add of ``hashes`` to ``segment``, a chunk at a time, with ``checkpoint``."""
+    return drv(
+        drv.client.segments.add_subscribers_bulk,
+        segment,
+        hashes,
+        concurrency=1,
+        checkpoint=checkpoint,
+    )
+
+
 def chunk_of(body: str, hashes: list[str]) -> int:
     """Which chunk of 500 a logged request carried, by its first hash."""
     first = body.split("subscriber_hash%5B0%5D=", 1)[1].split("&", 1)[0]
@@ -38,29 +60,16 @@ def chunk_of(body: str, hashes: list[str]) -> int:
 def test_a_rerun_sends_only_the_chunks_not_stored_and_says_what_came_before(
     drv: Driver, emu: Emulator, tmp_path: Path
 ) -> None:
-    segment = emu.create_segment("everyone")
-    hashes = emu.add_subscribers([{} for _ in range(1300)])
-    checkpoint = tmp_path / "import.checkpoint"
+    segment, hashes, checkpoint = an_import(emu, 1300, tmp_path)
     emu.inject_fault(BY_HASH, status=400)  # the first chunk refused; the others stored
-    first = drv(
-        drv.client.segments.add_subscribers_bulk,
-        segment,
-        hashes,
-        concurrency=1,
-        checkpoint=checkpoint,
-    )
+    first = one_at_a_time(drv, segment, hashes, checkpoint)
     assert [c.ok for c in first.chunks] == [False, True, True]
     assert [c.prior for c in first.chunks] == [None, None, None]
     assert members(emu, segment) == set(hashes[500:])
     sent_before = len(api_requests(emu, BY_HASH))
 
-    again = drv(
-        drv.client.segments.add_subscribers_bulk,
-        segment,
-        hashes,
-        concurrency=1,
-        checkpoint=str(checkpoint),
-    )
+    # The path as a str this time.
+    again = one_at_a_time(drv, segment, hashes, str(checkpoint))
     assert again.ok and again.succeeded == 1300
     assert [c.prior for c in again.chunks] == ["failed", "stored", "stored"]
     # The stored chunks were not sent again: their results say so, with no message.
@@ -106,11 +115,18 @@ def test_a_checkpoint_that_cannot_be_written_is_refused_by_name(
         with pytest.raises(ValidationError, match="cannot be used") as info:
             drv(drv.client.segments.add_subscribers_bulk, segment, [hash_], checkpoint=bad)
         assert info.value.field == "checkpoint"
-    not_one = tmp_path / "notes.txt"
-    not_one.write_text("my notes\n")
-    with pytest.raises(ValidationError, match="not a pushwire checkpoint"):
-        drv(drv.client.segments.add_subscribers_bulk, segment, [hash_], checkpoint=not_one)
-    assert not_one.read_text() == "my notes\n"
+    # Some other file given by mistake is refused and left as it is, to its last byte: a
+    # text, a CSV whose last row has no line's end, a one-line JSON file.
+    for name, text in [
+        ("notes.txt", "my notes\n"),
+        ("hashes.csv", "hash\nab12\ncd34"),
+        ("config.json", '{"retries": 3}'),
+    ]:
+        not_one = tmp_path / name
+        not_one.write_text(text)
+        with pytest.raises(ValidationError, match="not a pushwire checkpoint"):
+            drv(drv.client.segments.add_subscribers_bulk, segment, [hash_], checkpoint=not_one)
+        assert not_one.read_text() == text
     assert api_requests(emu) == []
 
 
@@ -206,12 +222,17 @@ def test_a_checkpoint_made_against_another_site_is_refused_before_anything_is_se
         hashes = staging.add_subscribers([{} for _ in range(600)])
         with staging.client() as client:
             assert client.segments.add_subscribers_bulk(segment, hashes, checkpoint=checkpoint).ok
+        # The same root spelled otherwise is the same site: everything stored, nothing sent.
+        spelled = staging.base_url.replace("http://", "HTTP://") + "/apiv1/"
+        with pushwire.Client(api_key=staging.api_key, base_url=spelled) as client:
+            again = client.segments.add_subscribers_bulk(segment, hashes, checkpoint=checkpoint)
+        assert {c.prior for c in again.chunks} == {"stored"}
     assert emu.create_segment("vip") == segment
     emu.add_subscribers([{"subscriber_hash": h} for h in hashes])
     with pytest.raises(ValidationError, match="against another site") as info:
         drv(drv.client.segments.add_subscribers_bulk, segment, hashes, checkpoint=checkpoint)
     assert info.value.field == "checkpoint"
-    # Another site's key on the same emulator is another site too.
+    # Another site's key on the same emulator is another site.
     emu.add_site("other-site-key-1")
     with (
         emu.client(api_key="other-site-key-1") as client,
@@ -228,28 +249,14 @@ def test_a_checkpoint_made_against_another_site_is_refused_before_anything_is_se
 def test_a_torn_last_record_does_not_swallow_the_next_runs_first(
     drv: Driver, emu: Emulator, tmp_path: Path
 ) -> None:
-    segment = emu.create_segment("everyone")
-    hashes = emu.add_subscribers([{} for _ in range(1200)])
-    checkpoint = tmp_path / "import.checkpoint"
+    segment, hashes, checkpoint = an_import(emu, 1200, tmp_path)
     emu.inject_fault(BY_HASH, status=400, times=1)  # chunk 0 refused, 1 and 2 stored
-    first = drv(
-        drv.client.segments.add_subscribers_bulk,
-        segment,
-        hashes,
-        concurrency=1,
-        checkpoint=checkpoint,
-    )
+    first = one_at_a_time(drv, segment, hashes, checkpoint)
     assert [c.ok for c in first.chunks] == [False, True, True]
     # Killed mid-write in a later run: a record without its line's end.
     with checkpoint.open("a") as f:
         f.write('{"sent":0')
-    again = drv(
-        drv.client.segments.add_subscribers_bulk,
-        segment,
-        hashes,
-        concurrency=1,
-        checkpoint=checkpoint,
-    )
+    again = one_at_a_time(drv, segment, hashes, checkpoint)
     assert again.ok and [c.prior for c in again.chunks] == ["failed", "stored", "stored"]
     records = [json.loads(line) for line in checkpoint.read_text().splitlines()[1:]]
     # This run's records whole, each on its own line, after the first run's.
@@ -259,9 +266,7 @@ def test_a_torn_last_record_does_not_swallow_the_next_runs_first(
 def test_a_second_run_on_a_checkpoint_in_use_is_refused_by_name(
     emu: Emulator, tmp_path: Path
 ) -> None:
-    segment = emu.create_segment("everyone")
-    hashes = emu.add_subscribers([{} for _ in range(1000)])
-    checkpoint = tmp_path / "import.checkpoint"
+    segment, hashes, checkpoint = an_import(emu, 1000, tmp_path)
     first_chunk_done, go_on = threading.Event(), threading.Event()
 
     def held(done: int, total: int) -> None:

@@ -376,36 +376,24 @@ def test_a_form_time_in_iso_8601_is_scheduled_as_the_spec_writes_it(
 
 
 @pytest.mark.parametrize(
-    ("given", "says"),
+    ("given", "field", "says"),
     [
-        ("2030-12-24T09:00Z", "site's time zone"),
-        ("2030-12-24T09:00+02:00", "site's time zone"),
-        ("2030-02-30T09:00", "no date and time"),
+        ({"valid_from_utc": "2030-12-24T09:00Z"}, "valid_from_utc", "site's time zone"),
+        ({"valid_from_utc": "2030-12-24T09:00+02:00"}, "valid_from_utc", "site's time zone"),
+        ({"valid_from_utc": "2030-02-30T09:00"}, "valid_from_utc", "no date and time"),
+        ({"include_segments": ["0"]}, "include_segments[0]", "a segment id is a positive"),
+        ({"include_segments": ["-1"]}, "include_segments[0]", "a segment id is a positive"),
+        ({"include_segments": ["vip"]}, "include_segments[0]", "a segment's name is not its"),
     ],
 )
-def test_a_form_time_with_an_offset_or_no_such_day_is_refused(
-    drv: Driver, emu: Emulator, given: str, says: str
+def test_a_form_value_that_cannot_be_meant_is_refused_saying_what_it_is(
+    drv: Driver, emu: Emulator, given: dict[str, Any], field: str, says: str
 ) -> None:
+    # A time with an offset or of no such day, and a segment that is no id, as a form
+    # may send them.
     with pytest.raises(ValidationError, match=says) as info:
-        drv(drv.client.notifications.create, **BROADCAST, valid_from_utc=given)
-    assert info.value.field == "valid_from_utc"
-    assert emu.requests() == []
-
-
-@pytest.mark.parametrize(
-    ("given", "says"),
-    [
-        ("0", "a segment id is a positive whole number"),
-        ("-1", "a segment id is a positive whole number"),
-        ("vip", "a segment's name is not its id"),
-    ],
-)
-def test_a_segment_that_is_no_id_is_refused_saying_what_it_is(
-    drv: Driver, emu: Emulator, given: str, says: str
-) -> None:
-    with pytest.raises(ValidationError, match=says) as info:
-        drv(drv.client.notifications.create, **BROADCAST, include_segments=[given])
-    assert info.value.field == "include_segments[0]"
+        drv(drv.client.notifications.create, **BROADCAST, **given)
+    assert info.value.field == field
     assert emu.requests() == []
 
 

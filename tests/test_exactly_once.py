@@ -18,47 +18,18 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 from client_support import BROADCAST, Driver, api_requests, drip_notification, make_driver
 from redis_support import REDIS_SERVER, redis_server
+from store_support import DictStore
 
 import pushwire
 from pushwire import IdempotencyError, IdempotencyStore, ValidationError, _keystores
 from pushwire.testing import Emulator
 
 NOTIFICATIONS = "/apiv1/notifications"
-
-
-class DictStore:
-    """The documented protocol, as a cache object has it (Django's among them): the four
-    methods, over a dict guarded by a lock (one process)."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, tuple[str, float]] = {}
-        self.lock = threading.Lock()
-
-    def add(self, key: str, value: str, timeout: float) -> bool:
-        with self.lock:
-            held = self.values.get(key)
-            if held is not None and held[1] > time.time():
-                return False
-            self.values[key] = (value, time.time() + timeout)
-            return True
-
-    def get(self, key: str) -> Optional[str]:
-        with self.lock:
-            held = self.values.get(key)
-            return held[0] if held is not None and held[1] > time.time() else None
-
-    def set(self, key: str, value: str, timeout: float) -> None:
-        with self.lock:
-            self.values[key] = (value, time.time() + timeout)
-
-    def delete(self, key: str) -> None:
-        with self.lock:
-            self.values.pop(key, None)
 
 
 def pending(client: pushwire.Client, key: str) -> None:

@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from redis_support import REDIS_SERVER, SKIP_REASON, redis_server
+from store_support import AtomicDictStore, DictStore
 
 import pushwire
 from pushwire import IdempotencyError, _idempotency, _keystores
@@ -40,55 +41,6 @@ from pushwire.testing import Emulator
 
 NOTIFICATIONS = "/apiv1/notifications"
 EVENTS = "/api/v1/events"
-
-
-class DictStore:
-    """The documented protocol's four methods, over a dict guarded by a lock (one process)."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, tuple[str, float]] = {}
-        self.lock = threading.Lock()
-
-    def _live(self, key: str) -> Optional[str]:
-        held = self.values.get(key)
-        return held[0] if held is not None and held[1] > time.time() else None
-
-    def add(self, key: str, value: str, timeout: float) -> bool:
-        with self.lock:
-            if self._live(key) is not None:
-                return False
-            self.values[key] = (value, time.time() + timeout)
-            return True
-
-    def get(self, key: str) -> Optional[str]:
-        with self.lock:
-            return self._live(key)
-
-    def set(self, key: str, value: str, timeout: float) -> None:
-        with self.lock:
-            self.values[key] = (value, time.time() + timeout)
-
-    def delete(self, key: str) -> None:
-        with self.lock:
-            self.values.pop(key, None)
-
-
-class AtomicDictStore(DictStore):
-    """The protocol with its optional compare-and-set pair, atomic under the lock."""
-
-    def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
-        with self.lock:
-            if self._live(key) != expected:
-                return False
-            self.values[key] = (value, time.time() + timeout)
-            return True
-
-    def compare_and_delete(self, key: str, expected: str) -> bool:
-        with self.lock:
-            if self._live(key) != expected:
-                return False
-            del self.values[key]
-            return True
 
 
 class Steps:
@@ -343,15 +295,15 @@ def test_a_keyed_batch_holds_its_keys_past_a_short_ttl_while_it_waits_and_sends(
 # -- 2. every transition is a compare-and-set on its claim ----------------------------------
 
 
-def test_a_lapsed_claim_is_not_marked_unknown_over_the_outcome_recorded_meanwhile(
-    stepped: Any, emu: Emulator, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A's broadcast goes out, and A stalls before recording it, past its lease. B finds the
-    lease over; between B's read and B's write, A records its outcome. B returns A's
-    broadcast, and the key stays done."""
+@contextlib.contextmanager
+def a_stalled_past_its_lease(
+    stepped: Any, emu: Emulator, monkeypatch: pytest.MonkeyPatch, when: str, step: str
+) -> Iterator[tuple[pushwire.Client, Running, threading.Event]]:
+    """Client A's keyed broadcast, stalled at its ``step`` (``when``: before or after it)
+    until past its lease (0.35 s): client B, A's call still running, and what lets A go on."""
     lease_of(monkeypatch, 0.35, timeout=3.0)
     stall, stalled, go = pause("A")
-    stepped.steps.at("before", "write", "A", stall)
+    stepped.steps.at(when, step, "A", stall)
     with (
         emu.client(idempotency_store=stepped, timeout=3.0) as a,
         emu.client(idempotency_store=stepped, timeout=5.0) as b,
@@ -359,6 +311,16 @@ def test_a_lapsed_claim_is_not_marked_unknown_over_the_outcome_recorded_meanwhil
         sent = Running("A", lambda: a.notifications.create(**BROADCAST, idempotency_key="k"))
         assert stalled.wait(30)
         time.sleep(0.4)  # past A's lease, 0.35 s
+        yield b, sent, go
+
+
+def test_a_lapsed_claim_is_not_marked_unknown_over_the_outcome_recorded_meanwhile(
+    stepped: Any, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A's broadcast goes out, and A stalls before recording it, past its lease. B finds the
+    lease over; between B's read and B's write, A records its outcome. B returns A's
+    broadcast, and the key stays done."""
+    with a_stalled_past_its_lease(stepped, emu, monkeypatch, "before", "write") as (b, sent, go):
 
         def a_records() -> None:
             go.set()
@@ -417,16 +379,7 @@ def test_resolve_leaves_an_outcome_recorded_while_it_looked(
     unknown, and nothing has gone out. Between resolve's read and its write, A wakes, sends
     and records its broadcast: resolve(key, None) refuses (the key is done), and the next
     call returns A's broadcast instead of sending a second."""
-    lease_of(monkeypatch, 0.35, timeout=3.0)
-    stall, stalled, go = pause("A")
-    stepped.steps.at("after", "add", "A", stall)
-    with (
-        emu.client(idempotency_store=stepped, timeout=3.0) as a,
-        emu.client(idempotency_store=stepped, timeout=5.0) as b,
-    ):
-        sent = Running("A", lambda: a.notifications.create(**BROADCAST, idempotency_key="k"))
-        assert stalled.wait(30)
-        time.sleep(0.4)  # past A's lease, 0.35 s
+    with a_stalled_past_its_lease(stepped, emu, monkeypatch, "after", "add") as (b, sent, go):
         with pytest.raises(IdempotencyError, match="lease ran out"):
             b.notifications.create(**BROADCAST, idempotency_key="k")
         assert emu.notifications() == []

@@ -35,13 +35,14 @@ Module = tuple[str, ...]  # a Rust module's path from the crate root
 
 # Each top-level module of the crate, and the top-level modules it may import besides itself.
 # The glue (`bindings`) is imported by nobody: it is in no other layer's set.
-BOTTOM = {"model", "form", "validate", "operations", "per_process"}
+BOTTOM = {"model", "form", "validate", "operations", "per_process", "file_hold"}
 RUST_LAYERS: dict[str, set[str]] = {
     "model": BOTTOM,
     "form": BOTTOM,
     "validate": BOTTOM,
     "operations": BOTTOM,
     "per_process": BOTTOM,
+    "file_hold": BOTTOM,
     "client": BOTTOM | {"client"},
     "emulator": BOTTOM | {"emulator"},
     "bindings": BOTTOM | {"client", "emulator", "bindings"},

@@ -331,11 +331,9 @@ class Keys:
         if claim.waiting:
             deadline = _deadline(timeout)
             claim = self._noted(note, lambda: self.wait(key, op, fp, held_for, deadline))
-        held = claim.held
+        held = _noted_new(claim, note)
         if held is None:
-            note(Outcome.REPLAYED)
             return claim.result  # type: ignore[no-any-return]
-        note(Outcome.NEW)
         with self._settled_on_failure(held):
             result = send()
         _recorded(key, lambda: self.done(held, result))
@@ -360,11 +358,9 @@ class Keys:
                 if e.outcome_unknown:
                     note(Outcome.UNKNOWN)
                 raise
-        held = claim.held
+        held = _noted_new(claim, note)
         if held is None:
-            note(Outcome.REPLAYED)
             return claim.result  # type: ignore[no-any-return]
-        note(Outcome.NEW)
         with self._settled_on_failure(held):
             result = await send()
         _recorded(key, lambda: self.done(held, result))
@@ -400,6 +396,13 @@ def fingerprinted(op: str, args: Mapping[str, Any]) -> Any:
     if op == "events.track":
         return event_fingerprint_args(args)
     return args
+
+
+def _noted_new(claim: _Claim, note: Callable[[Outcome], None]) -> Optional[_Held]:
+    """The claim's hold when the call is this one's to send (noted new), else ``None`` (the
+    key is done: noted replayed)."""
+    note(Outcome.REPLAYED if claim.held is None else Outcome.NEW)
+    return claim.held
 
 
 def _recorded(key: str, record: Callable[[], None]) -> None:

@@ -28,6 +28,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::error::{Error, Result};
+use crate::file_hold::open_held;
 
 /// The format's version, in every header.
 const VERSION: u64 = 2;
@@ -124,63 +125,75 @@ impl Checkpoint {
         })?;
         let mut text = Vec::new();
         file.read_to_end(&mut text).map_err(unusable)?;
-        // A torn last line (the process killed mid-write) cut off: the next record appended
-        // starts a line of its own rather than being glued to it.
-        let whole = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        if whole < text.len() {
-            text.truncate(whole);
-            file.set_len(whole as u64).map_err(unusable)?;
-        }
-        let mut lines = text.split(|b| *b == b'\n');
-        let first = lines.next().unwrap_or_default();
+        let not_one = || {
+            Error::validation(
+                "checkpoint",
+                format!(
+                    "{} is not a pushwire checkpoint (its first line is not one's header); \
+                     it was left as it is",
+                    path.display()
+                ),
+            )
+        };
         let mut prior = HashMap::new();
-        if first.is_empty() {
-            // New, or killed before its header was whole: begun afresh.
+        let Some(first_end) = text.iter().position(|b| *b == b'\n') else {
+            // No whole line: new, or killed while writing its header, and begun afresh;
+            // anything else is some other file, refused untouched.
+            const OPENING: &[u8] = b"{\"pushwire_checkpoint\":";
+            if !(text.starts_with(OPENING) || OPENING.starts_with(&text)) {
+                return Err(not_one());
+            }
             file.set_len(0).map_err(unusable)?;
             let mut line = header.to_string();
             line.push('\n');
             file.write_all(line.as_bytes()).map_err(unusable)?;
-        } else {
-            let found: Value = serde_json::from_slice(first).map_err(|_| {
-                Error::validation(
-                    "checkpoint",
+            return Ok(Checkpoint {
+                path: path.to_path_buf(),
+                file: Mutex::new(file),
+                prior,
+            });
+        };
+        let first = &text[..first_end];
+        let found: Value = serde_json::from_slice(first).map_err(|_| not_one())?;
+        if found.get("pushwire_checkpoint").is_none() {
+            return Err(not_one());
+        }
+        if found != header {
+            return Err(Error::validation(
+                "checkpoint",
+                message![
+                    FIELD,
                     format!(
-                        "{} is not a pushwire checkpoint (its first line is not one's header)",
-                        path.display()
-                    ),
-                )
-            })?;
-            if found != header {
-                return Err(Error::validation(
-                    "checkpoint",
-                    message![
-                        FIELD,
-                        format!(
-                            " {} was made {}: pass another path, or delete it to start over",
-                            path.display(),
-                            differences(&found, &header)
-                        )
-                    ],
-                ));
-            }
-            for line in lines {
-                // A torn last line does not parse: read as absent.
-                let Ok(record) = serde_json::from_slice::<Value>(line) else {
-                    continue;
-                };
-                let index = |key| record.get(key).and_then(Value::as_u64);
-                let (i, state) = match (index("sent"), index("stored"), index("failed")) {
-                    (Some(i), _, _) => (i, Prior::InFlight),
-                    (_, Some(i), _) => (i, Prior::Stored),
-                    (_, _, Some(i)) => (i, Prior::Failed),
-                    _ => continue,
-                };
-                // The latest record of a chunk wins (a later run sent it again), but a chunk
-                // once stored stays stored: it is never sent again.
-                let seen = prior.entry(i as usize).or_insert(state);
-                if *seen != Prior::Stored {
-                    *seen = state;
-                }
+                        " {} was made {}: pass another path, or delete it to start over",
+                        path.display(),
+                        differences(&found, &header)
+                    )
+                ],
+            ));
+        }
+        // A torn last line (the process killed mid-write) cut off, once the file is
+        // known to be a checkpoint of this input: the next record appended starts a line
+        // of its own rather than being glued to it.
+        let whole = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        if whole < text.len() {
+            file.set_len(whole as u64).map_err(unusable)?;
+        }
+        for line in text[first_end + 1..whole].split(|b| *b == b'\n') {
+            let Ok(record) = serde_json::from_slice::<Value>(line) else {
+                continue;
+            };
+            let index = |key| record.get(key).and_then(Value::as_u64);
+            let (i, state) = match (index("sent"), index("stored"), index("failed")) {
+                (Some(i), _, _) => (i, Prior::InFlight),
+                (_, Some(i), _) => (i, Prior::Stored),
+                (_, _, Some(i)) => (i, Prior::Failed),
+                _ => continue,
+            };
+            // The latest record of a chunk wins (a later run sent it again), but a chunk
+            // once stored stays stored: it is never sent again.
+            let seen = prior.entry(i as usize).or_insert(state);
+            if *seen != Prior::Stored {
+                *seen = state;
             }
         }
         Ok(Checkpoint {
@@ -246,42 +259,13 @@ fn differences(found: &Value, wanted: &Value) -> String {
     }
 }
 
-/// The checkpoint opened for reading and appending, held for this run alone (an exclusive
-/// `flock`, held by this open file until it is closed, whichever process or thread opens the
-/// path next, and let go of by the system when the process dies): `None` when another run
-/// holds it.
-#[cfg(unix)]
+/// The checkpoint opened for reading and appending, held for this run alone
+/// ([`open_held`]): `None` when another run holds it.
 fn open_for_this_run(path: &Path) -> std::io::Result<Option<File>> {
-    use rustix::fs::{flock, FlockOperation};
-    let file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)?;
-    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(Some(file)),
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(None),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// The checkpoint opened for reading and appending, unshared: a second open fails with a
-/// sharing violation while this one is open (`None` then).
-#[cfg(windows)]
-fn open_for_this_run(path: &Path) -> std::io::Result<Option<File>> {
-    use std::os::windows::fs::OpenOptionsExt;
-    const ERROR_SHARING_VIOLATION: i32 = 32;
-    let opened = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .share_mode(0)
-        .open(path);
-    match opened {
-        Ok(file) => Ok(Some(file)),
-        Err(e) if e.raw_os_error() == Some(ERROR_SHARING_VIOLATION) => Ok(None),
-        Err(e) => Err(e),
-    }
+    open_held(
+        OpenOptions::new().read(true).append(true).create(true),
+        path,
+    )
 }
 
 #[cfg(test)]
@@ -296,6 +280,12 @@ mod tests {
         ));
         let _ = std::fs::remove_file(&path);
         path
+    }
+
+    /// Appends `bytes` with no line's end: a record the process was killed writing.
+    fn tear(path: &Path, bytes: &[u8]) {
+        let mut f = OpenOptions::new().append(true).open(path).unwrap();
+        f.write_all(bytes).unwrap();
     }
 
     fn input(items: &[String]) -> Input<'_> {
@@ -321,9 +311,7 @@ mod tests {
         first.failed(2).unwrap();
         drop(first);
         // A torn record (the process killed mid-write) is absent.
-        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(b"{\"stor").unwrap();
-        drop(f);
+        tear(&path, b"{\"stor");
         let again = Checkpoint::open(&path, &input(&items)).unwrap();
         assert_eq!(again.prior(0), Some(Prior::Stored));
         assert_eq!(again.prior(1), Some(Prior::InFlight));
@@ -348,9 +336,7 @@ mod tests {
         first.sent(0).unwrap();
         first.stored(0).unwrap();
         drop(first);
-        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(b"{\"sent\":1").unwrap();
-        drop(f);
+        tear(&path, b"{\"sent\":1");
         let again = Checkpoint::open(&path, &input(&items)).unwrap();
         again.sent(1).unwrap();
         drop(again);

@@ -167,9 +167,13 @@ impl Transport {
         let events_root = events
             .map(|e| parsed_root(&format!("{e}{}", Iface::Events.prefix())))
             .transpose()?;
+        let main_root = parsed_root(&format!("{main}{}", Iface::Main.prefix()))?;
         let shared = Shared {
             http,
-            main_root: parsed_root(&format!("{main}{}", Iface::Main.prefix()))?,
+            // As parsed (the scheme and host lowercased, a default port left out), so that
+            // two spellings of one root are one site.
+            site: site_of(main_root.as_str(), cfg.api_key.trim()),
+            main_root,
             events_endpoint: events_root
                 .as_ref()
                 .map(|root| url_of(root, EVENTS_TRACK.on_root())),
@@ -179,7 +183,6 @@ impl Transport {
             slots: cfg.slots.as_ref().map(|s| s.get()),
             max_connections: cfg.max_connections.unwrap_or(0),
             secret: Some(cfg.api_key.trim().to_string()).filter(|k| k.chars().count() >= 8),
-            site: site_of(&main, cfg.api_key.trim()),
         };
         Ok(Transport {
             shared: Arc::new(shared),

@@ -14,6 +14,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Seek, Write};
 use std::path::{Path, PathBuf};
 
+use crate::file_hold::open_held;
+
 /// The lock on a state file, held until dropped.
 #[derive(Debug)]
 pub struct Holder {
@@ -107,41 +109,16 @@ fn busy(state: &Path, lock: &Path) -> io::Error {
     )
 }
 
-/// The lock file opened and locked (an exclusive `flock`); `None` when another holds it.
-#[cfg(unix)]
+/// The lock file opened and held ([`open_held`]); `None` when another holds it.
 fn open_locked(path: &Path) -> io::Result<Option<File>> {
-    use rustix::fs::{flock, FlockOperation};
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)?;
-    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(Some(file)),
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(None),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// The lock file opened for this process alone (no sharing): held until closed; `None` when
-/// another has it open so (a sharing violation).
-#[cfg(windows)]
-fn open_locked(path: &Path) -> io::Result<Option<File>> {
-    use std::os::windows::fs::OpenOptionsExt;
-    const ERROR_SHARING_VIOLATION: i32 = 32;
-    match OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .share_mode(0)
-        .open(path)
-    {
-        Ok(file) => Ok(Some(file)),
-        Err(e) if e.raw_os_error() == Some(ERROR_SHARING_VIOLATION) => Ok(None),
-        Err(e) => Err(e),
-    }
+    open_held(
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+        path,
+    )
 }
 
 /// Whether `file` is still the file at `path` (not removed or replaced since it was opened).
