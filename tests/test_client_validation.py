@@ -383,6 +383,7 @@ def test_a_form_time_in_iso_8601_is_scheduled_as_the_spec_writes_it(
         ({"valid_from_utc": "2030-02-30T09:00"}, "valid_from_utc", "no date and time"),
         ({"include_segments": ["0"]}, "include_segments[0]", "a segment id is a positive"),
         ({"include_segments": ["-1"]}, "include_segments[0]", "a segment id is a positive"),
+        ({"include_segments": ["1.0"]}, "include_segments[0]", "a segment id is a positive"),
         ({"include_segments": ["vip"]}, "include_segments[0]", "a segment's name is not its"),
     ],
 )

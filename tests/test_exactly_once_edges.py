@@ -674,3 +674,23 @@ def test_transitions_in_any_order(
         suppress_health_check=[HealthCheck.too_slow],
     )  # fmt: skip
     machine.TestCase().runTest()
+
+
+def test_an_id_column_made_float_by_a_missing_cell_is_the_same_event(emu: Emulator) -> None:
+    """A dataframe's int column with one missing cell is float64: its 1.0 is profile 1, the
+    event ``track`` recorded under the key, not another call."""
+    pd = pytest.importorskip("pandas")
+    store = DictStore()
+    with emu.client(idempotency_store=store) as client:
+        client.events.track("paid", profile_id=1, idempotency_key="k-1")
+        frame = pd.DataFrame(
+            {
+                "event_name": ["paid", "paid"],
+                "profile_id": [1, None],
+                "idempotency_key": ["k-1", None],
+            }
+        )
+        assert frame["profile_id"].dtype == "float64"
+        [first] = client.events.track_many(frame.iloc[:1].to_dict("records"))
+    assert first is None
+    assert [e["profile_id"] for e in emu.events()] == ["1"]

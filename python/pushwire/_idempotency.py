@@ -100,12 +100,16 @@ class _Claim:
 def fingerprint(op: str, args: Any) -> str:
     """A SHA-256 of the call's arguments in a canonical JSON: every process gives the same
     arguments the same one (dict keys sorted as text, sets sorted, models as their dicts,
-    times in ISO 8601, numpy's scalars as Python's)."""
+    times in ISO 8601, numpy's scalars as Python's, a whole float as its int)."""
     text = json.dumps([op, _canonical(args)], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _canonical(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        # A whole float is the int it names, as the core sends an id or a count: a
+        # dataframe's int column with a missing cell is float64 (1.0 is profile 1).
+        return int(value)
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     to_dict = getattr(value, "to_dict", None)

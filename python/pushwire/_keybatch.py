@@ -125,7 +125,14 @@ class _Leases:
         """Stops renewing, once a renewal under way is done: the claims are settled next."""
         self._stopped.set()
         if self._thread is not None:
-            self._thread.join()
+            # Bounded: a store call that hangs must not hold the batch's result. A renewal
+            # finishing after the claims are settled changes nothing: it compares the
+            # pending record, which the settlement replaced.
+            self._thread.join(_STOP_WAIT)
+
+
+# How long stopping the renewals waits for one under way (a store call taking its time).
+_STOP_WAIT = 5.0
 
 
 class Batch:

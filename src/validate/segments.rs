@@ -27,10 +27,11 @@ pub fn segment_ids(field: &str, ids: &[String]) -> Check {
         .find(|(_, raw)| segment_id(raw).is_err())
     {
         Some((i, raw)) => {
-            // A whole number that is not positive is no id; anything else is most likely a
-            // segment's name.
-            let why = if raw.trim().parse::<i128>().is_ok() {
-                "a segment id is a positive whole number (1 or more)"
+            // A number that is not a positive whole one (0, -1, 1.5, a float column's 1.0,
+            // one past 64 bits) is no id; anything else is most likely a segment's name.
+            let why = if raw.trim().parse::<f64>().is_ok_and(f64::is_finite) {
+                "a segment id is a positive whole number (1 or more), written without a \
+                 fraction"
             } else {
                 "a segment's name is not its id (GET /apiv1/segments lists both)"
             };
