@@ -248,16 +248,23 @@ def test_a_keyed_batch_holds_each_key_until_its_event_is_recorded(
     lease_of(monkeypatch, 1.1, timeout=3.0)
     settings = {"idempotency_store": any_store, "timeout": 3.0, "backoff_base": 0}
     emu.inject_fault(EVENTS, delay=0.3, times=6)
-    batch = Running(
-        "batch",
-        lambda: track_many(kind, emu, settings, [viewed(i) for i in range(6)], concurrency=1),
-    )
-    wait_until(lambda: len(emu.events()) == 5, "five events recorded")  # 1.5 s in
+    batch = six_in_flight(kind, emu, settings)
     with emu.client(**{**settings, "timeout": 10.0}) as other:
         assert other.events.track("viewed", profile_id="p5", idempotency_key="view-5") is None
         assert other.idempotency.status("view-5") == "done"
     assert batch.result() == [None] * 6
     assert sorted(e["profile_id"] for e in emu.events()) == [f"p{i}" for i in range(6)]
+
+
+def six_in_flight(kind: str, emu: Emulator, settings: dict[str, Any]) -> Running:
+    """A batch of six keyed events sent one at a time, once five are recorded (1.5 s in,
+    each answered in 0.3 s): the last one is in flight."""
+    batch = Running(
+        "batch",
+        lambda: track_many(kind, emu, settings, [viewed(i) for i in range(6)], concurrency=1),
+    )
+    wait_until(lambda: len(emu.events()) == 5, "five events recorded")
+    return batch
 
 
 def test_a_keyed_batch_holds_its_keys_past_a_short_ttl_while_it_waits_and_sends(
@@ -280,11 +287,7 @@ def test_a_keyed_batch_holds_its_keys_past_a_short_ttl_while_it_waits_and_sends(
             "W", lambda: worker.events.track("viewed", profile_id="p0", idempotency_key="view-0")
         )
         wait_until(lambda: worker.idempotency.status("view-0") == "pending", "view-0 claimed")
-        batch = Running(
-            "batch",
-            lambda: track_many(kind, emu, settings, [viewed(i) for i in range(6)], concurrency=1),
-        )
-        wait_until(lambda: len(emu.events()) == 5, "five events recorded")  # 1.5 s in
+        batch = six_in_flight(kind, emu, settings)
         with emu.client(**{**settings, "timeout": 10.0}) as third:
             assert third.events.track("viewed", profile_id="p5", idempotency_key="view-5") is None
         first.result()
