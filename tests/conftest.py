@@ -253,8 +253,20 @@ elif LOOP != "default":
     raise pytest.UsageError(f"PUSHWIRE_TEST_LOOP={LOOP!r}: 'default' or 'no-add-reader'")
 
 
-def pytest_report_header() -> str:
-    return f"asyncio loops: {LOOP} (PUSHWIRE_TEST_LOOP)"
+# `make test-midnight` runs the emulator's and the engine's tests with the clock of every
+# process moved by libfaketime to a few minutes before midnight (tests/faked_clock/), and
+# with PUSHWIRE_TEST_TIMEZONE the default site of every emulator fixture in that zone.
+FAKED_CLOCK = "faketime" in os.environ.get("LD_PRELOAD", "")
+SITE_TIMEZONE = os.environ.get("PUSHWIRE_TEST_TIMEZONE")
+
+
+def pytest_report_header() -> list[str]:
+    lines = [f"asyncio loops: {LOOP} (PUSHWIRE_TEST_LOOP)"]
+    if FAKED_CLOCK:
+        lines.append(f"clock moved by libfaketime: {dt.datetime.now(dt.timezone.utc)} at start")
+    if SITE_TIMEZONE:
+        lines.append(f"site time zone of the fixtures: {SITE_TIMEZONE} (PUSHWIRE_TEST_TIMEZONE)")
+    return lines
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -277,8 +289,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture
+def pushwire_emulator(pushwire_emulator: Emulator) -> Emulator:
+    """The package's fixture, its default site in PUSHWIRE_TEST_TIMEZONE's zone if set."""
+    if SITE_TIMEZONE:
+        pushwire_emulator.set_timezone(SITE_TIMEZONE)
+    return pushwire_emulator
+
+
+def clock_start(wall: dt.datetime) -> dt.datetime:
+    """The first Wednesday after `wall`'s day, at noon UTC."""
+    day = wall.astimezone(dt.timezone.utc).date() + dt.timedelta(days=1)
+    day += dt.timedelta(days=(2 - day.weekday()) % 7)
+    return dt.datetime.combine(day, dt.time(12), dt.timezone.utc)
+
+
+# Where the clock of the `emu` fixture starts (and of each `Emulator(start=CLOCK_START)`), so
+# that what a test reads of the calendar (a daily cap, the day rows of the analytics, a time of
+# day in the site's zone) never hangs on the hour the suite runs at (issue 57): noon UTC, away
+# from midnight in every zone from -11:00 to +11:00, on a Wednesday, away from a week's edge.
+# Its day is the wall clock's next Wednesday, not a date written here: the client checks a
+# broadcast's time against the wall clock and refuses one that passed there hours ago, so
+# the emulator's clock is kept a little ahead of it, as a test travels it.
+# A test that reads the wall clock on purpose takes `pushwire_emulator` (at wall time) and must
+# pass at any hour: `make test-midnight` runs it a few minutes before midnight.
+CLOCK_START = clock_start(dt.datetime.now(dt.timezone.utc))
+
+
+@pytest.fixture
 def emu(pushwire_emulator: Emulator) -> Emulator:
-    """The emulator of the package's pytest fixture, fresh for each test."""
+    """The emulator of the package's pytest fixture, fresh for each test, its clock running
+    from CLOCK_START."""
+    pushwire_emulator.travel_to(CLOCK_START)
     return pushwire_emulator
 
 

@@ -548,7 +548,9 @@ def test_every_path_the_clients_call_can_take_a_fault(emu):
 # ---- the clock --------------------------------------------------------------------------------
 
 
-def test_now_starts_at_wall_time_and_advance_moves_it(emu):
+def test_now_starts_at_wall_time_and_advance_moves_it(pushwire_emulator):
+    # The package's fixture, at wall time (the suite's `emu` starts at CLOCK_START).
+    emu = pushwire_emulator
     wall = dt.datetime.now(dt.timezone.utc)
     assert emu.now.tzinfo is not None
     assert abs((emu.now - wall).total_seconds()) < 5
@@ -558,8 +560,7 @@ def test_now_starts_at_wall_time_and_advance_moves_it(emu):
 
 
 def test_advanced_clock_dates_what_the_service_records(emu, api):
-    emu.advance(2 * 86400)
-    expected = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=2)
+    expected = emu.advance(2 * 86400)  # the emulator's clock (from CLOCK_START), not the wall's
     drip_id = api.create_drip().json()["drip_id"]
     created = parse_utc(api.get(f"/apiv1/drips/{drip_id}").json()["data"]["created_at_utc"])
     assert abs((created - expected).total_seconds()) < 60
@@ -772,7 +773,8 @@ def test_a_frozen_clock_moves_only_when_told(emu, api):
     emu.add_subscriber()
     frozen = emu.freeze_clock()
     due = frozen + dt.timedelta(seconds=2)  # to the second: 1 to 2 s ahead
-    api.broadcast(notification_type="later", valid_from_utc=due.strftime("%Y-%m-%d %H:%M:%S"))
+    local = due.astimezone(emu.timezone)  # valid_from_utc is the site's time
+    api.broadcast(notification_type="later", valid_from_utc=local.strftime("%Y-%m-%d %H:%M:%S"))
     time.sleep(1.3)
     assert emu.now == frozen
     assert emu.deliveries() == []
