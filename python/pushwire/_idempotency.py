@@ -182,12 +182,24 @@ class Keys:
         stored = self._stored(key)
         for _ in range(_TRIES):
             owner = secrets.token_hex(8)
-            started = time.time()
-            text = _text({"v": 1, "state": "pending", "op": op, "fp": fp,
-                          "lease": started + lease, "owner": owner})  # fmt: skip
+
+            def pending(owner: str = owner) -> str:
+                return _text({"v": 1, "state": "pending", "op": op, "fp": fp,
+                              "lease": time.time() + lease, "owner": owner})  # fmt: skip
+
             # Held at least as long as the call may run, whatever the TTL: a claim that
             # expired mid-call would let a second call send.
-            added = self.store.add(stored, text, max(self.ttl, lease))
+            held_for = max(self.ttl, lease)
+            add_made = getattr(self.store, "add_made", None)
+            if add_made is not None:
+                # The record made once the store holds its lock (SQLite's): its lease runs
+                # from the moment it is stored, however long the lock took.
+                added, text = add_made(stored, pending, held_for)
+                started = time.time()
+            else:
+                started = time.time()
+                text = pending()
+                added = self.store.add(stored, text, held_for)
             found = text if added else self.store.get(stored)
             if found is None:
                 continue  # gone between the add and the get (expired, or released)

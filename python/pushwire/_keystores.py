@@ -68,14 +68,21 @@ class SQLiteStore:
         return conn
 
     def add(self, key: str, value: str, timeout: float) -> bool:
+        return SQLiteStore.add_made(self, key, lambda: value, timeout)[0]
+
+    def add_made(self, key: str, make: Callable[[], str], timeout: float) -> tuple[bool, str]:
+        """``add`` of the value ``make()`` gives once this call holds the file's write lock
+        (which another process may hold for up to the busy timeout): a value naming a time
+        from now (a claim's lease) names it from the moment it is stored. Whether it was
+        stored, and the value."""
         conn = self._connection()
         # One write transaction, taken at once (IMMEDIATE): no other process's add comes
         # between the expired row's removal and the insert. (An UPSERT would be one
         # statement, but needs SQLite 3.24, newer than some systems' Python links.)
         conn.execute("BEGIN IMMEDIATE")
-        # Read once the lock is held: the wait for it (up to the busy timeout) is not
-        # taken from the value's time to live.
+        # Read once the lock is held: the wait for it is not taken from the value's time.
         now = time.time()
+        value = make()
         try:
             conn.execute(
                 "DELETE FROM pushwire_idempotency WHERE key = ? AND expires <= ?", (key, now)
@@ -91,7 +98,7 @@ class SQLiteStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        return inserted == 1
+        return inserted == 1, value
 
     def get(self, key: str) -> Optional[str]:
         row = (
