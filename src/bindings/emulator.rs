@@ -149,7 +149,7 @@ impl EmulatorServer {
             )
         })?;
         let saved = self
-            .entered(py, || persist::save(&emu, &path))?
+            .entered(py, &emu, || persist::save(&emu, &path))?
             .map_err(state_file_error)?;
         Ok((saved.path, saved.bytes, saved.took.as_secs_f64()))
     }
@@ -170,7 +170,7 @@ impl EmulatorServer {
         let args: serde_json::Value = serde_json::from_str(args_json)
             .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
         let emu = self.running_emu()?;
-        let out = self.entered(py, || admin::dispatch(&emu, op, args))?;
+        let out = self.entered(py, &emu, || admin::dispatch(&emu, op, args))?;
         match out {
             Ok(v) => Ok(v.to_string()),
             Err(e) => Err(PyValueError::new_err(e)),
@@ -189,7 +189,7 @@ impl EmulatorServer {
         } else {
             None
         };
-        self.entered(py, || emu.follow(wall))?;
+        self.entered(py, &emu, || emu.follow(wall))?;
         emu.changes.bump();
         Ok(())
     }
@@ -199,7 +199,8 @@ impl EmulatorServer {
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
         let taken = self.server.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(mut s) = taken {
-            if let Some(Err(e)) = self.entered(py, || s.stop())? {
+            let emu = s.emu().clone();
+            if let Some(Err(e)) = self.entered(py, &emu, || s.stop())? {
                 *self.unsaved.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.emu().clone());
                 return Err(state_file_error(e));
             }
@@ -228,11 +229,7 @@ impl Drop for EmulatorServer {
             // Where Python cannot be entered (it is exiting), the closure and the server in
             // it are dropped as they are: no thread holds the GIL for the server's to wait on.
             let _ = Python::try_attach(move |py| {
-                py.detach(move || {
-                    let before = PRE_READ.with(|r| r.replace(last));
-                    drop(server);
-                    PRE_READ.with(|r| r.set(before));
-                })
+                py.detach(move || with_pre_read(last, move || drop(server)))
             });
         }
     }
@@ -243,21 +240,18 @@ impl EmulatorServer {
     /// first, with the GIL, before any of the emulator's locks is taken: a signal handler
     /// that the reading runs may call the emulator freely, and an exception the clock
     /// raises (`KeyboardInterrupt` among them) is the caller's, with nothing done.
-    fn entered<R: Send>(&self, py: Python<'_>, f: impl FnOnce() -> R + Send) -> PyResult<R> {
-        let following = self
-            .running_emu()
-            .is_ok_and(|emu| emu.follows_a_wall_clock());
-        let reading = if following {
-            Some(self.clock.read(py)?)
+    fn entered<R: Send>(
+        &self,
+        py: Python<'_>,
+        emu: &Emu,
+        f: impl FnOnce() -> R + Send,
+    ) -> PyResult<R> {
+        let reading = if emu.follows_a_wall_clock() {
+            Some(self.clock.read(py)?.timestamp_micros())
         } else {
             None
         };
-        Ok(py.detach(|| {
-            let before = PRE_READ.with(|r| r.replace(reading.map(|t| t.timestamp_micros())));
-            let out = f();
-            PRE_READ.with(|r| r.set(before));
-            out
-        }))
+        Ok(py.detach(|| with_pre_read(reading, f)))
     }
 
     fn running_emu(&self) -> PyResult<Arc<Emu>> {
@@ -299,6 +293,14 @@ thread_local! {
     /// before letting go of the GIL ([`EmulatorServer::entered`]): the emulator's locks
     /// taken on this thread read it rather than enter Python again.
     static PRE_READ: Cell<Option<i64>> = const { Cell::new(None) };
+}
+
+/// `f` run with `reading` as this thread's [`PRE_READ`], the one before it restored after.
+fn with_pre_read<R>(reading: Option<i64>, f: impl FnOnce() -> R) -> R {
+    let before = PRE_READ.with(|r| r.replace(reading));
+    let out = f();
+    PRE_READ.with(|r| r.set(before));
+    out
 }
 
 /// This process's Python clock, `time.time()` looked up at each reading (freezegun replaces
