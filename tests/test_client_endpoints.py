@@ -322,13 +322,14 @@ def test_summary_rows_load_into_pandas_and_polars_as_dates_a_rolling_window_take
     for days_ago in (9, 5, 5, 0):
         emu.add_subscriber(subscribed_at=emu.now - dt.timedelta(days=days_ago))
     rows = emu.client().analytics.summary(today - dt.timedelta(days=9), today)
-    frame = pd.DataFrame(rows).set_index("date")
-    assert str(frame.index.dtype).startswith("datetime64")
+    # pandas has no date dtype: the days become datetime64 for its time-based windows.
+    frame = pd.DataFrame(rows).astype({"date": "datetime64[s]"}).set_index("date")
     week = frame["subscriber_count"].rolling("7D").sum()
     # Joined 9, 5, 5 and 0 days ago: each day's sum over the week up to it.
     assert week.tolist() == [1, 1, 1, 1, 3, 3, 3, 2, 2, 3]
+    assert frame.index[0].date() == today - dt.timedelta(days=9)
     polars_frame = pl.DataFrame(rows)
-    assert polars_frame.schema["date"] == pl.Datetime("us")
+    assert polars_frame.schema["date"] == pl.Date
     rolled = polars_frame.rolling(index_column="date", period="7d").agg(
         pl.col("subscriber_count").sum()
     )
@@ -342,10 +343,9 @@ def test_analytics_summary_rows_are_dicts_with_dates(drv: Driver, emu):
     rows = drv(drv.client.analytics.summary, today - dt.timedelta(days=2), today)
     assert [type(r) for r in rows] == [dict] * 3
     assert all(set(r) == SUMMARY_KEYS for r in rows)
-    # Each day as a naive datetime at its midnight, which pandas and polars read as dates.
-    midnight = dt.datetime.combine(today, dt.time())
-    assert [r["date"] for r in rows] == [midnight - dt.timedelta(days=i) for i in (2, 1, 0)]
-    assert all(type(r["date"]) is dt.datetime and r["date"].tzinfo is None for r in rows)
+    # Each day as a date (a UTC calendar day, not an instant).
+    assert [r["date"] for r in rows] == [today - dt.timedelta(days=i) for i in (2, 1, 0)]
+    assert all(type(r["date"]) is dt.date for r in rows)
     assert all(is_int(r[k]) for r in rows for k in SUMMARY_KEYS - {"date", "ctr"})
     assert rows[-1]["subscriber_count"] == 2
     # strings work as well as dates; the request carries the spec's parameter names
@@ -410,7 +410,7 @@ def test_broadcast_types(drv: Driver, emu, type_, status):
 
 
 def test_broadcast_sends_every_parameter(drv: Driver, emu):
-    seg = emu.create_segment("vip")
+    seg, lapsed = emu.create_segment("vip"), emu.create_segment("lapsed")
     emu.add_subscriber(subscriber_hash="h1", profile_id="p1", segments=[seg])
     nid = drv(
         drv.client.notifications.create,
@@ -421,7 +421,7 @@ def test_broadcast_sends_every_parameter(drv: Driver, emu):
         require_interaction=0,
         profile_id=["p1"],
         include_segments=[seg],
-        exclude_segments=["999"],
+        exclude_segments=[str(lapsed)],
         include_countries=["US"],
         exclude_countries=["FR"],
         include_states=["MA"],
@@ -451,7 +451,7 @@ def test_broadcast_sends_every_parameter(drv: Driver, emu):
     assert r["big_image_url"] == "https://shop.example/big.png"
     assert r["notification_expiry"] == 60 and r["require_interaction"] == 0
     assert r["profile_id"] == ["p1"] and r["subscriber_hash"] == ["h1"]
-    assert r["include_segments"] == [str(seg)] and r["exclude_segments"] == ["999"]
+    assert r["include_segments"] == [str(seg)] and r["exclude_segments"] == [str(lapsed)]
     assert r["include_countries"] == ["US"] and r["exclude_countries"] == ["FR"]
     assert r["include_states"] == ["MA"] and r["include_cities"] == ["Boston"]
     assert r["include_device_types"] == ["desktop"] and r["include_browsers"] == ["chrome"]

@@ -245,6 +245,7 @@ def drips_create(
     *,
     send_to: Any,
     utm_params: Any,
+    check_segments: bool,
     idempotency_key: Optional[str],
 ) -> PreparedCall: ...
 def drips_get(
@@ -291,7 +292,11 @@ def analytics_summary(
 def analytics_subscribers(*, types: Optional[Iterable[str]]) -> PreparedCall: ...
 def products_update(products: Sequence[Any], *, idempotency_key: Optional[str]) -> PreparedCall: ...
 def notifications_create(
-    notification: Mapping[str, Any], *, send_late: bool, idempotency_key: Optional[str]
+    notification: Mapping[str, Any],
+    *,
+    send_late: bool,
+    check_segments: bool,
+    idempotency_key: Optional[str],
 ) -> PreparedCall: ...
 def events_track(
     event_name: str,

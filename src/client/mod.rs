@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod drips;
 pub mod error;
 pub mod events;
+pub mod known_segments;
 pub mod notifications;
 pub mod products;
 pub mod request;

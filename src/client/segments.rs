@@ -54,10 +54,17 @@ pub async fn delete(
     t: &Transport,
     segment: &Request<SegmentsDelete>,
 ) -> Result<Response<SegmentsDelete>> {
+    let id = validate::segment_id(&segment.segment_id)?;
     let form = segment_form(&segment.segment_id)?.finish();
     // Not retried once sent (`SEGMENTS_DELETE.idempotent`): a delete that went through
     // answers a retry with "does not exist", which would report a success as a failure.
-    post_form(t, SegmentsDelete::OPERATION, form).await
+    let message = post_form(t, SegmentsDelete::OPERATION, form).await?;
+    // Gone for this client's next broadcast at once, not after its read of the site's
+    // segments grows stale (`known_segments`).
+    if let Some((_, ids)) = t.memo().segment_ids.lock().await.as_mut() {
+        ids.remove(&id);
+    }
+    Ok(message)
 }
 
 /// Adds subscribers by hash (at most 500 per call); the service's message.

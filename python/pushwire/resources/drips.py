@@ -34,6 +34,7 @@ class Drips(_Sync):
         *,
         send_to: Union[SendTo, Audience, Mapping[str, Any], None] = None,
         utm_params: Union[UtmParams, Mapping[str, Any], None] = None,
+        check_segments: bool = True,
         idempotency_key: Optional[str] = None,
         **options: Unpack[RequestOptions],
     ) -> int:
@@ -43,14 +44,17 @@ class Drips(_Sync):
         ``send_to`` that selects the same subscribers). Retried only when the service refused it
         unprocessed (429, or 503 with ``Retry-After``), never once it may have been received
         (it would make two). The id is 0 (with a warning) if the service accepted the drip but
-        sent no usable id. ``idempotency_key``: created once per key, as for
-        ``notifications.create``."""
+        sent no usable id. A segment id in ``send_to`` that the site does not have is refused
+        with a ``ValidationError`` naming it, as for ``notifications.create``
+        (``check_segments=False`` sends it unchecked). ``idempotency_key``: created once per
+        key, as for ``notifications.create``."""
         out: int = self._call(
             _core.drips_create(
                 campaign_name,
                 notifications,
                 send_to=send_to,
                 utm_params=utm_params,
+                check_segments=check_segments,
                 idempotency_key=idempotency_key,
             ),
             **options,

@@ -49,6 +49,7 @@ class Notifications(_Sync):
         attributes: Optional[Sequence[Sequence[Union[AttributeRule, Mapping[str, Any]]]]] = None,
         actions: Optional[Sequence[Union[Action, Mapping[str, Any]]]] = None,
         send_late: bool = False,
+        check_segments: bool = True,
         idempotency_key: Optional[str] = None,
         **options: Unpack[RequestOptions],
     ) -> int:
@@ -62,7 +63,14 @@ class Notifications(_Sync):
         (more than 12 hours before UTC's now: the service would send the broadcast at once,
         to its whole audience) or is more than ten years ahead (a year typed wrong) is
         refused with a ``ValidationError`` naming it; ``send_late=True`` sends a passed one
-        now on purpose. The id is
+        now on purpose.
+
+        A segment id (``include_segments``, ``exclude_segments``) that the site does not
+        have is refused with a ``ValidationError`` naming it: the service would accept it and
+        send to nobody, or leave out nobody. The client reads the site's segments once
+        (``segments.list``) and again a minute later, or at once for an id it has not seen,
+        so a segment made a second ago is found; ``check_segments=False`` sends unchecked.
+        The id is
         0 (with a warning) if the service accepted the broadcast but sent no usable id:
         raising would invite a retry that sends it twice.
 
@@ -99,7 +107,10 @@ class Notifications(_Sync):
             },
         )
         call = _core.notifications_create(
-            fields, send_late=send_late, idempotency_key=idempotency_key
+            fields,
+            send_late=send_late,
+            check_segments=check_segments,
+            idempotency_key=idempotency_key,
         )
         out: int = self._call(call, **options)
         return out

@@ -4,11 +4,12 @@
 use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
-use super::args::{campaign_query, campaign_reads, items_of, list_query, range, text};
-use super::operation::{keyed_call, prepare_request, sends, PreparedCall};
+use super::args::{campaign_query, campaign_reads, flag, items_of, list_query, range, text};
+use super::operation::{checked, keyed_call, prepare_request, sends, PreparedCall};
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
 use crate::bindings::utm;
+use crate::client::known_segments::named_ids;
 use crate::client::{drips, Error};
 use crate::model::{Audience, DripNotification, NewDrip, NewDripNotification, SendTo, UtmParams};
 use crate::operations::{DripsCreate, DripsGet, DripsList};
@@ -21,8 +22,22 @@ sends! {
 
 keyed_call! {
     /// `client.drips.create`'s call.
-    fn drips_create(campaign_name, notifications; send_to, utm_params) -> DripsCreate {
-        new_drip(&campaign_name, &notifications, &send_to, &utm_params)?
+    /// Unless `check_segments` is false, a segment id of `send_to` the site does not have is
+    /// refused when the call runs (`client::known_segments`).
+    fn drips_create(campaign_name, notifications; send_to, utm_params, check_segments) -> DripsCreate {
+        let drip = new_drip(&campaign_name, &notifications, &send_to, &utm_params)?;
+        let segments = match &drip.send_to {
+            Some(to) if flag(&check_segments, "check_segments")? => {
+                // Its shape first, as for a broadcast.
+                crate::validate::drip(&drip)?;
+                named_ids([
+                ("send_to.include_segments", to.include_segments.as_deref()),
+                    ("send_to.exclude_segments", Some(to.exclude_segments.as_slice())),
+                ])
+            }
+            _ => Vec::new(),
+        };
+        checked::<DripsCreate>(drip, segments)
     }
 }
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::args::concurrency;
 use super::operation::{
-    keyed_call, prepare, sends, Known, Op, PreparedCall, Ready, Run, Running, SAME,
+    keyed_call, prepare, request, sends, Known, Op, PreparedCall, Ready, Run, Running, SAME,
 };
 use super::output::Output;
 use crate::bindings::convert::{is_missing, to_json};
@@ -31,7 +31,7 @@ keyed_call! {
     /// `client.events.track`'s call. A dataframe's missing cell (NaN, `pd.NA`) in
     /// `profile_id`, `device_token_hash` or `data` is an absent field, as in `track_many`.
     fn events_track(event_name; profile_id, device_token_hash, data) -> EventsTrack {
-        track_body(&event_name, &profile_id, &device_token_hash, &data)?
+        request::<EventsTrack>(track_body(&event_name, &profile_id, &device_token_hash, &data)?)
     }
 }
 

@@ -3,8 +3,9 @@
 
 use pyo3::prelude::*;
 
-use super::operation::{keyed_call, sends};
+use super::operation::{checked, keyed_call, sends};
 use crate::bindings::model_input::model;
+use crate::client::known_segments::named_ids;
 use crate::client::notifications;
 use crate::model::NewNotification;
 use crate::operations::NotificationsCreate;
@@ -18,13 +19,25 @@ keyed_call! {
     /// of the spec's fields, which the shared checks name as the spec does
     /// (`notification_title`) and the error as the method's arguments (`title`). Unless
     /// `send_late`, a `later` time that has passed everywhere, or is over a year ahead, is
-    /// refused (`validate::broadcast_schedule`).
-    fn notifications_create(notification; send_late) -> NotificationsCreate {
+    /// refused (`validate::broadcast_schedule`); unless `check_segments` is false, a segment
+    /// id the site does not have is refused when the call runs (`client::known_segments`).
+    fn notifications_create(notification; send_late, check_segments) -> NotificationsCreate {
         let n = model::<NewNotification>(&notification, "")?;
         if !super::args::flag(&send_late, "send_late")? {
             crate::validate::broadcast_schedule(&n, python_now(send_late.py()))?;
         }
-        n
+        let segments = if super::args::flag(&check_segments, "check_segments")? {
+            // Its shape first (a segment's name where an id goes is named as that), which
+            // the call checks again as it sends.
+            crate::validate::broadcast(&n)?;
+            named_ids([
+                ("include_segments", n.include_segments.as_deref()),
+                ("exclude_segments", n.exclude_segments.as_deref()),
+            ])
+        } else {
+            Vec::new()
+        };
+        checked::<NotificationsCreate>(n, segments)
     }
 }
 

@@ -234,7 +234,8 @@ macro_rules! sends {
 pub(crate) use sends;
 
 /// The `_core` function of an operation that takes an idempotency key, declared as its
-/// Python signature and the request its body makes: the positional arguments, after `;` the
+/// Python signature and what its body makes ready to run (`request::<Op>(...)`, or
+/// `checked::<Op>(...)`): the positional arguments, after `;` the
 /// keyword-only ones, then always `idempotency_key`. With a key, each argument is settled
 /// first and the fingerprint taken of them by name ([`keyed`]); the body reads the settled
 /// values under the arguments' own names.
@@ -252,7 +253,7 @@ macro_rules! keyed_call {
             $($($kw: Bound<'py, PyAny>,)+)?
             idempotency_key: Option<String>,
         ) -> PyResult<$crate::bindings::ops::operation::PreparedCall> {
-            use $crate::bindings::ops::operation::{keyed, prepare_keyed, request};
+            use $crate::bindings::ops::operation::{keyed, prepare_keyed};
             let (key, [$($pos,)+ $($($kw,)+)?]) = keyed(
                 py,
                 idempotency_key,
@@ -263,24 +264,34 @@ macro_rules! keyed_call {
                 <$op as $crate::operations::Declared>::OPERATION.takes_key(),
                 "a keyed call's operation is declared Keyed in operations.rs"
             );
-            prepare_keyed(py, op, key, || Ok(request::<$op>($body)))
+            prepare_keyed(py, op, key, || Ok($body))
         }
     };
 }
 pub(crate) use keyed_call;
 
-/// A request of the operation `O`, read from the Python arguments.
-struct Request<O: Declared>(O::Request);
+/// A request of the operation `O`, read from the Python arguments, and the segment ids it
+/// names that are checked against the site's before it is sent (each with its field's path).
+struct Request<O: Declared>(O::Request, Vec<(String, i64)>);
 
 impl<O: Sends> Run for Request<O> {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
-        Box::pin(async move { O::send(t, &self.0).await })
+        Box::pin(async move {
+            crate::client::known_segments::check(t, &self.1).await?;
+            O::send(t, &self.0).await
+        })
     }
 }
 
 /// What a prepared call of `O` runs: `request`.
 pub fn request<O: Sends>(request: O::Request) -> Ready {
-    Ready::Op(Box::new(Request::<O>(request)))
+    checked::<O>(request, Vec::new())
+}
+
+/// What a prepared call of `O` runs: `request`, once the site is found to have each segment
+/// of `segments` (`crate::client::known_segments`).
+pub fn checked<O: Sends>(request: O::Request, segments: Vec<(String, i64)>) -> Ready {
+    Ready::Op(Box::new(Request::<O>(request, segments)))
 }
 
 /// [`prepare`] for the operation `O`: the request `read` makes of its Python arguments.

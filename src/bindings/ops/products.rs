@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use super::args::items_of;
-use super::operation::{keyed_call, sends};
+use super::operation::{keyed_call, request, sends};
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
 use crate::client::{products, Error};
@@ -24,7 +24,7 @@ keyed_call! {
             .enumerate()
             .map(|(i, v)| model_of(v, &format!("products[{i}]")))
             .collect::<Result<_, Error>>()?;
-        ProductUpdate { products }
+        request::<ProductsUpdate>(ProductUpdate { products })
     }
 }
 

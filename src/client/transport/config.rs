@@ -4,6 +4,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::memo::SiteMemo;
 use super::slots::Slots;
 
 /// How a client is set up. Its `Debug` never shows the key.
@@ -44,6 +45,9 @@ pub struct Config {
     /// Set by `close`: the pools made from this configuration are dropped at each thread's
     /// next look-up (their idle connections close).
     pub closed: Arc<AtomicBool>,
+    /// What the client remembers of its site, shared by every pool made from this
+    /// configuration.
+    pub memo: Arc<SiteMemo>,
 }
 
 impl std::fmt::Debug for Config {
@@ -84,6 +88,7 @@ impl Config {
             slots: None,
             max_connections: None,
             closed: Arc::new(AtomicBool::new(false)),
+            memo: Arc::default(),
         }
     }
 }

@@ -62,6 +62,18 @@ impl CallOptions {
         OPTIONS.scope(self, fut).await
     }
 
+    /// Runs `fut`, a request a call makes of its own accord (the site's segments, read to
+    /// check a broadcast's), under the call's observer alone: its extras and its raw answer
+    /// are those of the request the caller asked for.
+    pub async fn own_request<F: Future>(fut: F) -> F::Output {
+        let observer = Self::current().and_then(|o| o.observer.clone());
+        let options = CallOptions {
+            observer,
+            ..CallOptions::default()
+        };
+        Arc::new(options).scope(fut).await
+    }
+
     /// The options of the call running on this task, if it has any.
     pub(super) fn current() -> Option<Arc<CallOptions>> {
         OPTIONS.try_with(Arc::clone).ok()

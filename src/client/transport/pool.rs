@@ -13,6 +13,7 @@ use crate::client::error::{Error, Result};
 
 use super::call::Iface;
 use super::config::Config;
+use super::memo::SiteMemo;
 use super::options::extra_header;
 use super::tls::tls_config;
 use super::urls::{is_loopback, parsed_root, root_url, url_of, without_credentials};
@@ -58,6 +59,7 @@ pub struct Shared {
     /// Which site the client acts on, as a record kept on disk may name it: a SHA-256 of the
     /// main root and the API key (never the key), in hex.
     pub(super) site: String,
+    pub(super) memo: Arc<SiteMemo>,
 }
 
 // The pool's fields read as the transport's own (`self.http`).
@@ -183,6 +185,7 @@ impl Transport {
             slots: cfg.slots.as_ref().map(|s| s.get()),
             max_connections: cfg.max_connections.unwrap_or(0),
             secret: Some(cfg.api_key.trim().to_string()).filter(|k| k.chars().count() >= 8),
+            memo: cfg.memo.clone(),
         };
         Ok(Transport {
             shared: Arc::new(shared),
@@ -206,6 +209,11 @@ impl Transport {
     /// bulk call's checkpoint names, so that one made against one site is refused on another.
     pub fn site(&self) -> &str {
         &self.site
+    }
+
+    /// What the client remembers of its site between calls.
+    pub fn memo(&self) -> &SiteMemo {
+        &self.memo
     }
 
     /// How many requests of a batch asked to run `concurrency` at once may be in flight:
