@@ -3,11 +3,10 @@
     pip install pushwire pandas           # polars too, for its part: pip install polars
     python examples/analytics_to_dataframe.py
 
-Each row of ``client.analytics.summary`` is a plain dict whose ``date`` is a naive
-``datetime.datetime`` at midnight of the period's first day (a calendar day of the site, not
-an instant). pandas reads it as ``datetime64`` (a ``datetime.date`` would be an ``object``
-column), so ``pandas.DataFrame(rows).set_index("date")`` takes time-based windows with no
-conversion, and polars reads it as ``Datetime``. The polars part is skipped without polars.
+Each row of ``client.analytics.summary`` is a plain dict whose ``date`` is a
+``datetime.date``, the period's first day (a UTC calendar day, not an instant). polars reads
+it as ``Date``; pandas, which has no date dtype, as an ``object`` column, made ``datetime64``
+in the same line for its time-based windows. The polars part is skipped without polars.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ def main() -> None:
         client = emu.client()
         rows = client.analytics.summary(start, start + dt.timedelta(days=13), group_by="day")
 
-        daily = pd.DataFrame(rows).set_index("date")  # a DatetimeIndex, as it comes
+        daily = pd.DataFrame(rows).astype({"date": "datetime64[s]"}).set_index("date")
         daily["new_last_7_days"] = daily["subscriber_count"].rolling("7D").sum().astype(int)
         print(daily[["subscriber_count", "new_last_7_days", "mobile_subscriber_count"]])
         print("total new subscribers (pandas):", int(daily["subscriber_count"].sum()))
@@ -49,7 +48,7 @@ def main() -> None:
         weekly = pl.DataFrame(
             client.analytics.summary(start, start + dt.timedelta(days=13), group_by="week")
         )
-        print(weekly.select("date", "subscriber_count", "ctr"))  # date: Datetime
+        print(weekly.select("date", "subscriber_count", "ctr"))  # date: Date
 
 
 if __name__ == "__main__":

@@ -391,7 +391,7 @@ def test_summary_rows_keep_columns_the_service_adds(drv: Driver, emu):
     got, other = drv(drv.client.analytics.summary, "2026-01-01", "2026-01-03")
     assert got["subscriber_count"] == 5 and got["push_opt_in_rate"] == 0.42
     # one type for the whole column, also when the service adds a midnight time
-    assert (got["date"], other["date"]) == (dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 3))
+    assert (got["date"], other["date"]) == (dt.date(2026, 1, 2), dt.date(2026, 1, 3))
 
 
 def test_tracking_without_an_events_url_names_the_setting(emu, monkeypatch):

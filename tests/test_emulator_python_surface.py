@@ -112,9 +112,7 @@ def test_an_emulator_can_start_in_the_past_and_lay_down_a_history():
         rows = client.analytics.summary(start.date(), start.date() + dt.timedelta(days=2))
         assert [r["subscriber_count"] for r in rows] == [1, 2, 3]
         assert [r["net_subscriber_sent"] for r in rows] == [1, 3, 6]
-        assert [r["date"].date() for r in rows] == [
-            start.date() + dt.timedelta(days=d) for d in range(3)
-        ]
+        assert [r["date"] for r in rows] == [start.date() + dt.timedelta(days=d) for d in range(3)]
         # Once anything has happened, the clock only moves forward.
         with pytest.raises(ValueError, match="only moves forward"):
             emu.travel_to(start)

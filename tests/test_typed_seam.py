@@ -33,7 +33,7 @@ def surface(root: Path) -> tuple[int, str]:
 def test_every_method_and_its_core_function_agree() -> None:
     code, out = surface(ROOT)
     assert code == 0, out
-    assert "20 operations" in out
+    assert "21 operations" in out
 
 
 def test_a_stub_that_names_one_function_for_another_names_one_of_the_same_signature() -> None:
@@ -164,7 +164,12 @@ CALLS: dict[str, Callable[[], _core.PreparedCall]] = {
     "triggers.get": lambda: _core.triggers_get(1, **RANGE),
     "triggers.list": lambda: _core.triggers_list(**PAGE),
     "drips.create": lambda: _core.drips_create(
-        "Welcome", [NOTIFICATION], send_to=None, utm_params=None, idempotency_key=None
+        "Welcome",
+        [NOTIFICATION],
+        send_to=None,
+        utm_params=None,
+        check_segments=True,
+        idempotency_key=None,
     ),
     "drips.get": lambda: _core.drips_get(1, **RANGE),
     "drips.list": lambda: _core.drips_list(**PAGE),
@@ -189,6 +194,7 @@ CALLS: dict[str, Callable[[], _core.PreparedCall]] = {
             "notification_url": "https://shop.example",
         },
         send_late=False,
+        check_segments=True,
         idempotency_key=None,
     ),
     "events.track": lambda: _core.events_track(

@@ -32,7 +32,13 @@ RESOURCES = ROOT / "python" / "pushwire" / "resources"
 OPTIONS = {"timeout"}
 # Method parameters an operation's function takes folded into one of its own: the
 # function's parameter, and the method's that go into it (``*`` for all the others).
-FOLDED = {"notifications_create": ("notification", "*")}
+FOLDED = {
+    "notifications_create": ("notification", "*"),
+    "notifications_validate": ("notification", "*"),
+}
+# A function's keyword parameters that the folded argument's value carries, not a parameter of
+# the method (``notifications.validate(broadcast)`` passes ``broadcast.send_late``).
+CARRIED = {"notifications_validate": {"send_late"}}
 
 
 def _params(fn: ast.FunctionDef) -> dict[str, str]:
@@ -120,10 +126,11 @@ def _agree(
     problems = []
     folded, into = FOLDED.get(name, (None, ()))
     method = {p: k for p, k in method.items() if p not in OPTIONS}
+    carried = CARRIED.get(name, set())
     if folded is not None:
         method = {p: k for p, k in method.items() if p in core and p != folded}
         core = {p: k for p, k in core.items() if p != folded}
-    for param in sorted(set(core) | set(method)):
+    for param in sorted((set(core) - carried) | set(method)):
         if param not in method:
             problems.append(f"{where} has no parameter {param}, which _core.{name} takes")
         elif param not in core:

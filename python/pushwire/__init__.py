@@ -57,6 +57,7 @@ from pushwire.errors import (
     UnprocessableEntityError,
     ValidationError,
 )
+from pushwire.resources.notifications import NewBroadcast
 
 # Every model, and Page, as a dataclass to dataclasses, pandas, polars, pydantic and FastAPI.
 _install_protocols()
@@ -86,6 +87,7 @@ __all__ = [
     "DripOptions",
     "GoalResult",
     "Meta",
+    "NewBroadcast",
     "NewDrip",
     "NewDripNotification",
     "Page",

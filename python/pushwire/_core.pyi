@@ -90,6 +90,7 @@ __all__ = [  # noqa: F405
     "events_track",
     "events_track_many",
     "notifications_create",
+    "notifications_validate",
     "products_update",
     "request",
     "segments_add_profiles",
@@ -298,6 +299,7 @@ def notifications_create(
     check_segments: bool,
     idempotency_key: Optional[str],
 ) -> PreparedCall: ...
+def notifications_validate(notification: Mapping[str, Any], *, send_late: bool) -> PreparedCall: ...
 def events_track(
     event_name: str,
     *,

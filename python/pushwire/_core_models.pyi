@@ -419,9 +419,9 @@ class Product(_Model):
 class SummaryRow(_Model):
     """One row of spec 2.12 as a model: the shape of the rows ``analytics.summary()``
     returns. The call returns plain dicts, which pandas and polars take as they are
-    (``date`` a naive ``datetime`` at midnight, a datetime column); this class types a row
-    where code wants a model (``SummaryRow.from_dict(row)``, its ``date`` then the ISO
-    text), and is what the OpenAPI document names the rows."""
+    (``date`` a ``datetime.date``, a date column); this class types a row where code wants
+    a model (``SummaryRow.from_dict(row)``, its ``date`` then the ISO text), and is what the
+    OpenAPI document names the rows."""
 
     def __new__(
         cls,

@@ -10,12 +10,18 @@ what makes a page of 10,000 results cheap). This module gives each the protocol 
   Flask's ``jsonify``;
 - ``__annotations__`` with the fields' real types (``typing.get_type_hints`` reads them:
   polars' schema inference, pydantic);
-- ``__hash__`` as a frozen dataclass has it (the fields' values as a tuple; ``extra`` is
-  ``field(hash=False)``: it is a dict, and the fields the spec lists identify a result),
+- ``__hash__`` as a frozen dataclass has it (the fields' values as a tuple),
   ``__match_args__`` and ``__replace__`` (``copy.replace`` on 3.13+);
 - ``__get_pydantic_core_schema__``, so that pydantic and FastAPI take every model (and
   ``Page[Model]``) as a field, a ``response_model``, a return annotation or a request body.
   pydantic is imported only when pydantic itself asks.
+
+``extra``, where a model keeps the fields the spec does not list, is an ``InitVar`` to these
+tools: the constructor, ``replace()``, ``__match_args__``, pydantic and ``to_dict()`` carry it,
+while ``fields()``, ``asdict()``, ``astuple()`` and the hash leave it out. So a dataframe of
+results has a column per field the spec lists, the same for every page: a column of
+``extra`` dicts, empty on every row the service adds nothing to, would be a struct with no
+field, which neither polars nor pyarrow can write to Parquet.
 
 The fields and their types come from the Rust structs (``_core._model_fields``), where each
 is written once. ``docs/design-notes.md`` says why this is the protocol and not generated
@@ -28,6 +34,7 @@ import collections.abc
 import dataclasses
 import datetime
 import json
+from dataclasses import InitVar
 from typing import TYPE_CHECKING, Annotated, Any, Callable, NewType, Optional
 
 import pushwire._core as _core
@@ -42,6 +49,9 @@ __all__ = ["UTCDateTime", "install"]
 #: (what type checkers and pydantic see), so that polars, which reads a plain ``datetime``
 #: annotation as a column without a zone, infers the zone from the values instead.
 UTCDateTime = NewType("UTCDateTime", datetime.datetime)
+
+#: The field of the models that keep what the spec does not list.
+_EXTRA = "extra"
 
 # The names a field's annotation is written in by the core (`model::annotation`).
 _GENERICS: dict[str, Callable[[list[Any]], Any]] = {
@@ -83,22 +93,22 @@ def _replace(self: Any, /, **changes: Any) -> Any:
 
 
 def _describe(cls: type, fields: list[tuple[str, Any]]) -> None:
-    """Gives ``cls`` the dataclass protocol for ``fields`` (name, type) in their order."""
+    """Gives ``cls`` the dataclass protocol for ``fields`` (name, type) in their order,
+    ``extra`` as an init-only field (see the module's docstring)."""
     # The Field objects as the dataclasses module makes them for a frozen dataclass of the
     # same fields: their kind, name and type set as `fields()` and `asdict()` read them.
-    twin = dataclasses.make_dataclass(
-        cls.__name__,
-        [
-            (name, tp, dataclasses.field(hash=False)) if name == "extra" else (name, tp)
-            for name, tp in fields
-        ],
-        frozen=True,
-    )
+    # `extra` has a default, for `replace()` to carry it over (it passes the attribute), so
+    # `make_dataclass` refuses it anywhere but last, where the core puts it.
+    described = [
+        (name, InitVar(tp), dataclasses.field(default=None)) if name == _EXTRA else (name, tp)
+        for name, tp in fields
+    ]
+    twin = dataclasses.make_dataclass(cls.__name__, described, frozen=True)
     setattr(cls, "__dataclass_fields__", getattr(twin, "__dataclass_fields__"))  # noqa: B009, B010
     setattr(cls, "__dataclass_params__", getattr(twin, "__dataclass_params__"))  # noqa: B009, B010
-    cls.__annotations__ = dict(fields)
+    cls.__annotations__ = {name: tp for name, tp, *_ in described}
     setattr(cls, "__match_args__", tuple(name for name, _ in fields))  # noqa: B010
-    hashed = tuple(name for name, _ in fields if name != "extra")
+    hashed = tuple(name for name, _ in fields if name != _EXTRA)
     setattr(cls, "__hash__", _hash_of(hashed))  # noqa: B010
     setattr(cls, "__replace__", _replace)  # noqa: B010
     setattr(cls, "__get_pydantic_core_schema__", classmethod(_model_schema))  # noqa: B010
@@ -113,6 +123,10 @@ def _model_schema(cls: type, source: Any, handler: GetCoreSchemaHandler) -> Core
     fields = dataclasses.fields(cls)  # type: ignore[arg-type,unused-ignore]
     names = tuple(f.name for f in fields)
     schemas = {f.name: handler.generate_schema(f.type) for f in fields}
+    if _EXTRA in getattr(cls, "__dataclass_fields__", {}):
+        # The init-only `extra` is pydantic's field as any other: dumped and read back.
+        names += (_EXTRA,)
+        schemas[_EXTRA] = handler.generate_schema(dict[str, Any])
     return _schema(cls, schemas, names, ref=f"{cls.__module__}.{cls.__qualname__}")
 
 

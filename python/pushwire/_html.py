@@ -56,18 +56,27 @@ class ResultList(list[_T]):
     def _repr_html_(self) -> str:
         return render(self)
 
+    def to_dict(self) -> list[Any]:
+        """The results as JSON values, what ``to_json()`` writes: each model as its
+        ``to_dict()`` gives it (the service's shape), each dict (a summary row) with its
+        dates and times as ISO 8601 text (``"2026-03-01"``). What ``json.dumps``, Flask's
+        ``jsonify`` and Django's ``JsonResponse`` write as it is."""
+        return [item.to_dict() if hasattr(item, "to_dict") else _jsonable(item) for item in self]
+
     def to_json(self, *, indent: Optional[int] = None) -> str:
-        """The results as JSON: each model as its ``to_json()`` gives it (the service's
-        shape), each dict (a summary row) as it is, times as ISO 8601."""
-        items = [item.to_dict() if hasattr(item, "to_dict") else item for item in self]
-        return json.dumps(items, indent=indent, ensure_ascii=False, default=_iso)
+        """The results as JSON: ``to_dict()`` as text."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
 
-def _iso(value: object) -> str:
-    """A time or a date as ISO 8601, for ``json.dumps``: what else it cannot write fails."""
+def _jsonable(value: Any) -> Any:
+    """``value`` with each date and time within it as ISO 8601 text."""
     if isinstance(value, (_dt.datetime, _dt.date)):
         return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
 
 
 def render(obj: object) -> str:

@@ -10,10 +10,11 @@ import datetime as _dt
 import json
 import os
 import pathlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Optional, TypedDict, Union
 
 from pushwire._core import EmulatorServer
+from pushwire.resources.notifications import NewBroadcast
 
 if TYPE_CHECKING:
     from typing_extensions import Self, Unpack
@@ -407,6 +408,18 @@ class Emulator(_Seeding, _Controls, _Inspection, _Clients):
         """Every broadcast created, oldest first, with its ``status``, ``created_at`` and
         ``request``."""
         return _with_times(self._call("notifications", api_key=api_key))
+
+    def audience(
+        self, broadcast: Union[NewBroadcast, Mapping[str, Any]], *, api_key: Optional[str] = None
+    ) -> int:
+        """How many subscribers ``broadcast`` would be handed to if it went out now, by the
+        rules a broadcast is sent by (its filters; who has subscribed; no one unsubscribed):
+        nothing is sent and nothing changes. ``broadcast`` is a :class:`~pushwire.
+        NewBroadcast`, or a broadcast's fields under the spec's names (a ``request`` of
+        :meth:`notifications`)."""
+        fields = broadcast.spec_fields() if isinstance(broadcast, NewBroadcast) else broadcast
+        answer = self._call("audience", **fields, api_key=api_key)
+        return int(answer["subscribers"])
 
     def events(self, *, api_key: Optional[str] = None) -> Records:
         """The events tracked, oldest first: the most recent ``retention`` of them

@@ -30,14 +30,16 @@ class Analytics(_Sync):
     ) -> ResultList[dict[str, Any]]:
         """Rows of spec 2.12 as plain dicts, ready for ``pandas.DataFrame(rows)`` or
         ``polars.DataFrame(rows)`` as they are: ``date`` is the period's first day as a
-        naive ``datetime`` at midnight (a UTC calendar day, not an instant), which
-        pandas reads as ``datetime64`` (``.set_index("date").rolling("7D")`` works) and
-        polars as ``Datetime``. Every field is defined in the docs' analytics page.
+        ``datetime.date`` (a UTC calendar day, not an instant), which polars reads as
+        ``Date``, duckdb and Parquet as ``DATE``, and pandas as an ``object`` column
+        (``.astype({"date": "datetime64[s]"})`` for its time-based windows). Every field is
+        defined in the docs' analytics page.
 
         ``start`` and ``end`` (the spec's ``from`` and ``to``; dates or ``YYYY-MM-DD``
         strings, an aware datetime taken as its UTC day) span at most 3,660 days;
         ``group_by`` is ``day``, ``week`` or ``month``. A plain list, which Jupyter shows as
-        a table."""
+        a table; its ``to_json()`` and ``to_dict()`` give the rows as JSON (days as
+        ``YYYY-MM-DD``)."""
         call = _core.analytics_summary(start, end, group_by=group_by)
         return self._then(ResultList, call, **options)
 

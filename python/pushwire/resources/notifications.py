@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
@@ -24,10 +26,12 @@ class Notifications(_Sync):
 
     def create(
         self,
+        broadcast: Optional[NewBroadcast] = None,
+        /,
         *,
-        title: str,
-        message: str,
-        url: str,
+        title: str = "",
+        message: str = "",
+        url: str = "",
         type: Optional[str] = None,
         valid_from_utc: Optional[DateTimeLike] = None,
         image_url: Optional[str] = None,
@@ -76,36 +80,20 @@ class Notifications(_Sync):
 
         ``idempotency_key`` (with the client's ``idempotency_store``) sends it once per key,
         however often the code around the call runs: a later call with the key returns the
-        first one's id (see the exactly-once page of the docs)."""
-        fields = _broadcast(
-            title,
-            message,
-            url,
-            type,
-            valid_from_utc,
-            expiry,
-            {
-                "profile_id": profile_id,
-                "include_segments": include_segments,
-                "exclude_segments": exclude_segments,
-                "include_countries": include_countries,
-                "exclude_countries": exclude_countries,
-                "include_states": include_states,
-                "include_cities": include_cities,
-                "include_device_types": include_device_types,
-                "include_browsers": include_browsers,
-                "subscriber_hash": subscriber_hash,
-            },
-            {
-                "image_url": image_url,
-                "big_image_url": big_image_url,
-                "require_interaction": require_interaction,
-                "from_date": from_date,
-                "to_date": to_date,
-                "attributes": attributes,
-                "actions": actions,
-            },
-        )
+        first one's id (see the exactly-once page of the docs).
+
+        ``broadcast``, a :class:`NewBroadcast` built (and checked) beforehand, is sent as it
+        is, in place of the fields: a confirmation page shows one, then sends exactly it."""
+        if broadcast is not None:
+            given = {k: v for k, v in locals().items() if k in _FIELDS and v not in (None, "")}
+            if given or send_late:
+                raise TypeError(
+                    "notifications.create takes a NewBroadcast or its fields, not both: "
+                    f"{', '.join(sorted(given)) or 'send_late'} given with one"
+                )
+            fields, send_late = broadcast.spec_fields(), broadcast.send_late
+        else:
+            fields = _fields_of(locals())
         call = _core.notifications_create(
             fields,
             send_late=send_late,
@@ -115,16 +103,145 @@ class Notifications(_Sync):
         out: int = self._call(call, **options)
         return out
 
+    def validate(self, broadcast: NewBroadcast, **options: Unpack[RequestOptions]) -> None:
+        """Checks ``broadcast`` against the site without sending it: each segment id it
+        names must be one of the site's (read as ``create`` reads them), besides every check
+        its construction made (its schedule again, by the time now). Raises a
+        ``ValidationError`` naming the field; returns None when ``create(broadcast)`` would
+        send it."""
+        call = _core.notifications_validate(broadcast.spec_fields(), send_late=broadcast.send_late)
+        out: None = self._call(call, **options)
+        return out
+
+
+def _fields_of(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec's fields of a broadcast given as ``create``'s (or ``NewBroadcast``'s) named
+    arguments."""
+    return _broadcast(
+        given["title"],
+        given["message"],
+        given["url"],
+        given.get("type"),
+        given.get("valid_from_utc"),
+        given.get("expiry"),
+        {name: given.get(name) for name in _LISTS},
+        {name: given.get(name) for name in _EXTRA},
+    )
+
+
+# The fields of a broadcast, as `create` and `NewBroadcast` name them: its targeting lists,
+# and the rest after title, message, url, type, valid_from_utc and expiry.
+_LISTS = (
+    "profile_id include_segments exclude_segments include_countries exclude_countries "
+    "include_states include_cities include_device_types include_browsers subscriber_hash"
+).split()
+_EXTRA = "image_url big_image_url require_interaction from_date to_date attributes actions".split()
+_FIELDS = frozenset(
+    ("title", "message", "url", "type", "valid_from_utc", "expiry", *_LISTS, *_EXTRA)
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class NewBroadcast:
+    """A broadcast to create, checked as it is built and not sent: ``create``'s fields, by
+    the same names. Every check ``notifications.create`` makes before sending is made here
+    (a ``ValidationError`` naming the field), but the one that needs the site:
+    ``client.notifications.validate(broadcast)`` checks its segment ids there, and
+    ``client.notifications.create(broadcast)`` sends exactly it.
+
+    Its ``type`` and ``valid_from_utc`` read as they will be sent (``"later"``, and the
+    site-local ``"YYYY-MM-DD hh:mm:ss"``), its lists as lists of text, its rules and buttons
+    as dicts, its days as ISO text: ``to_dict()`` is JSON as it is (a session, a hidden form
+    field) and ``NewBroadcast.from_dict`` makes the same broadcast of it."""
+
+    title: str
+    message: str
+    url: str
+    type: Optional[str] = None
+    valid_from_utc: Optional[DateTimeLike] = None
+    image_url: Optional[str] = None
+    big_image_url: Optional[str] = None
+    expiry: Optional[WholeLike] = None
+    require_interaction: Optional[WholeLike] = None
+    profile_id: Optional[Sequence[IdLike]] = None
+    include_segments: Optional[Sequence[IdLike]] = None
+    exclude_segments: Optional[Sequence[IdLike]] = None
+    include_countries: Optional[Sequence[str]] = None
+    exclude_countries: Optional[Sequence[str]] = None
+    include_states: Optional[Sequence[str]] = None
+    include_cities: Optional[Sequence[str]] = None
+    include_device_types: Optional[Sequence[str]] = None
+    include_browsers: Optional[Sequence[str]] = None
+    from_date: Optional[Union[DateLike, _dt.datetime]] = None
+    to_date: Optional[Union[DateLike, _dt.datetime]] = None
+    subscriber_hash: Optional[Sequence[str]] = None
+    attributes: Optional[Sequence[Sequence[Union[AttributeRule, Mapping[str, Any]]]]] = None
+    actions: Optional[Sequence[Union[Action, Mapping[str, Any]]]] = None
+    send_late: bool = False
+
+    def __post_init__(self) -> None:
+        fields = _fields_of(self._given())
+        # Every check of the core that needs no site (shapes, limits, the schedule); the
+        # call it prepares is dropped unrun.
+        _core.notifications_validate(fields, send_late=self.send_late)
+        shown: dict[str, Any] = {"type": fields["notification_type"]}
+        shown["valid_from_utc"] = fields.get("valid_from_utc")
+        for name in _LISTS:
+            shown[name] = fields.get(name)
+        for name in ("attributes", "actions"):
+            shown[name] = _plain(fields.get(name))
+        for name in ("from_date", "to_date"):
+            value = fields.get(name)
+            shown[name] = value.isoformat() if isinstance(value, _dt.date) else value
+        for name, value in shown.items():
+            object.__setattr__(self, name, value)
+
+    def _given(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    def spec_fields(self) -> dict[str, Any]:
+        """The parameters of spec 4.13 under their spec names, as ``create`` sends them."""
+        return _fields_of(self._given())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its fields by name, JSON as they are; ``None`` for those not given."""
+        return dataclasses.asdict(self)
+
+    def to_json(self, *, indent: Optional[int] = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NewBroadcast:
+        """The broadcast ``to_dict()`` gave (checked again as it is built)."""
+        unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            name = sorted(unknown)[0]
+            raise ValidationError(f"NewBroadcast has no field {name!r}", field=name)
+        return cls(**data)
+
+
+def _plain(value: Any) -> Any:
+    """Models (a rule, a button) as their dicts, within lists."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    to_dict = getattr(value, "to_dict", None)
+    return to_dict() if callable(to_dict) else value
+
 
 class AsyncNotifications(_Async, twin=Notifications):
     create = awaitable(Notifications.create)
+    validate = awaitable(Notifications.validate)
 
 
-class NotificationsWithRawResponse(_RawSync, twin=Notifications):
+# `validate` has no answer of its own to show raw.
+_NOT_RAW = ("validate",)
+
+
+class NotificationsWithRawResponse(_RawSync, twin=Notifications, skip=_NOT_RAW):
     create = raw(Notifications.create)
 
 
-class AsyncNotificationsWithRawResponse(_RawAsync, twin=Notifications):
+class AsyncNotificationsWithRawResponse(_RawAsync, twin=Notifications, skip=_NOT_RAW):
     create = raw_awaitable(Notifications.create)
 
 

@@ -3,11 +3,16 @@
 
 use pyo3::prelude::*;
 
-use super::operation::{checked, keyed_call, sends};
+use super::operation::{
+    checked, keyed_call, prepare, sends, Known, PreparedCall, Ready, Run, Running,
+};
+use super::output::Output;
 use crate::bindings::model_input::model;
 use crate::client::known_segments::named_ids;
 use crate::client::notifications;
+use crate::client::Transport;
 use crate::model::NewNotification;
+use crate::operations::Declared;
 use crate::operations::NotificationsCreate;
 
 sends! {
@@ -26,10 +31,11 @@ keyed_call! {
         if !super::args::flag(&send_late, "send_late")? {
             crate::validate::broadcast_schedule(&n, python_now(send_late.py()))?;
         }
+        // Every check before anything is sent, the shapes before the segments (a segment's
+        // name where an id goes is named as that); the call checks the shapes again as it
+        // sends.
+        crate::validate::broadcast(&n)?;
         let segments = if super::args::flag(&check_segments, "check_segments")? {
-            // Its shape first (a segment's name where an id goes is named as that), which
-            // the call checks again as it sends.
-            crate::validate::broadcast(&n)?;
             named_ids([
                 ("include_segments", n.include_segments.as_deref()),
                 ("exclude_segments", n.exclude_segments.as_deref()),
@@ -38,6 +44,46 @@ keyed_call! {
             Vec::new()
         };
         checked::<NotificationsCreate>(n, segments)
+    }
+}
+
+/// `client.notifications.validate`'s call: the broadcast checked as `notifications_create`
+/// checks it (its shapes; its schedule unless `send_late`), then, when it runs, its segment
+/// ids against the site's; nothing is sent but the read of the site's segments.
+#[pyfunction]
+#[pyo3(signature = (notification, *, send_late))]
+fn notifications_validate(
+    py: Python<'_>,
+    notification: &Bound<'_, PyAny>,
+    send_late: &Bound<'_, PyAny>,
+) -> PyResult<PreparedCall> {
+    let known = Known::as_(
+        "notifications.validate",
+        NotificationsCreate::OPERATION.python_names,
+    );
+    prepare(py, known, || {
+        let n = model::<NewNotification>(notification, "")?;
+        if !super::args::flag(send_late, "send_late")? {
+            crate::validate::broadcast_schedule(&n, python_now(py))?;
+        }
+        crate::validate::broadcast(&n)?;
+        let segments = named_ids([
+            ("include_segments", n.include_segments.as_deref()),
+            ("exclude_segments", n.exclude_segments.as_deref()),
+        ]);
+        Ok(Ready::Op(Box::new(SegmentsKnown(segments))))
+    })
+}
+
+/// The segment ids of a broadcast checked against the site's, nothing sent.
+struct SegmentsKnown(Vec<(String, i64)>);
+
+impl Run for SegmentsKnown {
+    fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        Box::pin(async move {
+            crate::client::known_segments::check(t, &self.0).await?;
+            Ok(Output::Nothing)
+        })
     }
 }
 
@@ -55,5 +101,6 @@ fn python_now(py: Python<'_>) -> chrono::DateTime<chrono::Utc> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(notifications_create, m)?)
+    m.add_function(wrap_pyfunction!(notifications_create, m)?)?;
+    m.add_function(wrap_pyfunction!(notifications_validate, m)?)
 }

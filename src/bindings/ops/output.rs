@@ -108,16 +108,15 @@ impl Output {
                 for SummaryRead { row, extra } in rows {
                     let dict = pythonize(py, &row)?;
                     // A day, also when the service writes it with a midnight time, given as
-                    // a naive `datetime` at its midnight: pandas reads `datetime.date`
-                    // values as an `object` column, which `rolling("7D")` and date indexing
-                    // refuse, and a `datetime` (a `date` subclass) as `datetime64`. Naive,
-                    // because the day is a calendar day (a UTC one), not an instant.
+                    // a `datetime.date`: a calendar day (a UTC one), not an instant, which
+                    // polars, pyarrow and duckdb read as their date type and a CSV or JSON
+                    // writer as `YYYY-MM-DD`. A text that names no day is kept as it came.
                     let day = match row.date.as_bytes().get(10) {
                         Some(b' ' | b'T') => &row.date[..10],
                         _ => row.date.as_str(),
                     };
                     if let Ok(d) = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d") {
-                        dict.set_item("date", d.and_time(chrono::NaiveTime::MIN))?;
+                        dict.set_item("date", d)?;
                     }
                     for (key, value) in &extra {
                         dict.set_item(key, pythonize(py, value)?)?;

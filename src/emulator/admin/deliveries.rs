@@ -6,8 +6,24 @@ use serde_json::{json, Value};
 
 use super::args::{flag, int_arg, str_arg, Args, Page, Window};
 use crate::emulator::emu::{Emu, Pinned};
+use crate::emulator::engine;
 use crate::emulator::inspector;
 use crate::emulator::state::{self, Delivery};
+use crate::model::NewNotification;
+
+/// How many subscribers a broadcast of these fields (the spec's names, as a broadcast's
+/// `request` in `notifications` shows them) would be handed to if it went out now, by the
+/// rules a broadcast is sent by: no broadcast is made and nothing changes. A confirmation
+/// page's "this will reach N subscribers", in a test.
+pub(super) fn audience(emu: &Emu, site: Pinned, mut args: Args) -> Result<Value, String> {
+    args.remove("api_key");
+    let request: NewNotification = serde_json::from_value(Value::Object(args))
+        .map_err(|e| format!("the broadcast's fields (the spec's names): {e}"))?;
+    emu.with_site(
+        site,
+        |s, _, now| json!({"subscribers": engine::targets(s, &request, now).len()}),
+    )
+}
 
 pub(super) fn deliveries(emu: &Emu, site: Pinned, args: Args) -> Result<Value, String> {
     let hash = str_arg(&args, "subscriber_hash")?;

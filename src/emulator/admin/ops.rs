@@ -57,6 +57,7 @@ const OPERATIONS: &[Op] = &[
     read("subscribers", subscribers::subscribers),
     read("segments", subscribers::segments),
     read("notifications", deliveries::notifications),
+    read("audience", deliveries::audience),
     read("events", deliveries::events),
     read("products", deliveries::products),
     read("deliveries", deliveries::deliveries),

@@ -10,6 +10,7 @@ use super::targeting::{audience_match, Selector};
 use crate::emulator::state::{
     Counters, Counts, Delivery, Dispatch, Scheduled, Site, Source, Status, Subscriber, Tally,
 };
+use crate::model::NewNotification;
 
 /// Delivers everything due by `now`, in due order, and expires what waited too long.
 pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
@@ -54,6 +55,25 @@ pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
     engine.next_expiry = next;
 }
 
+/// The subscribers (by position) a broadcast of `request` going out at `at` is handed to:
+/// those its filters select who had subscribed by then (a test may seed a subscriber dated
+/// later than a broadcast that is only now being caught up on).
+pub fn targets(site: &Site, request: &NewNotification, at: DateTime<Utc>) -> Vec<usize> {
+    let selector = Selector::of(request);
+    let chosen = |s: &Subscriber| s.subscribed_at <= at && selector.selects(s);
+    let subscribers = &site.subscribers;
+    match selector.candidates(site) {
+        Some(few) => few
+            .iter()
+            .map(|at| at as usize)
+            .filter(|&at| chosen(&subscribers[at]))
+            .collect(),
+        None => (0..subscribers.len())
+            .filter(|&at| chosen(&subscribers[at]))
+            .collect(),
+    }
+}
+
 fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
     match (&item.subscriber_hash, item.source) {
         (None, Source::Broadcast) => {
@@ -66,21 +86,7 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             };
             site.notifications[which].status = "sent".into();
             let read: &Site = site;
-            let selector = Selector::of(&read.notifications[which].request);
-            // Who had subscribed by the time it went out (a test may seed a subscriber
-            // dated later than a broadcast that is only now being caught up on).
-            let chosen = |s: &Subscriber| s.subscribed_at <= item.due_at && selector.selects(s);
-            let subscribers = &read.subscribers;
-            let targets: Vec<usize> = match selector.candidates(read) {
-                Some(few) => few
-                    .iter()
-                    .map(|at| at as usize)
-                    .filter(|&at| chosen(&subscribers[at]))
-                    .collect(),
-                None => (0..subscribers.len())
-                    .filter(|&at| chosen(&subscribers[at]))
-                    .collect(),
-            };
+            let targets = targets(read, &read.notifications[which].request, item.due_at);
             site.engine.deliveries.reserve(targets.len());
             let dispatch = Dispatch::of(&item);
             let mut made = Counts::default();

@@ -26,7 +26,7 @@ mod triggers;
 
 pub use self::broadcasts::on_broadcast;
 pub use self::content::{personalize, with_utm};
-pub use self::delivery::{set_online, tick};
+pub use self::delivery::{set_online, targets, tick};
 pub use self::drips::on_audience_change;
 pub use self::products::{on_products, PriceChange};
 pub use self::schedule::parse_offset;
