@@ -39,8 +39,15 @@ BEFORE = shape(ID, CONCURRENCY, OPTIONS)
         shape(ID, CONCURRENCY, ("checkpoint", "keyword-only", "None"), OPTIONS),
         shape(ID, ("checkpoint", "keyword-only", "None"), CONCURRENCY, OPTIONS),
         shape(ID, ("limit", "positional or keyword", "10"), CONCURRENCY, OPTIONS),
+        shape(("segment_id", "positional or keyword", "None"), CONCURRENCY, OPTIONS),
     ],
-    ids=["same", "a keyword added before **options", "a keyword first", "a positional added"],
+    ids=[
+        "same",
+        "a keyword added before **options",
+        "a keyword first",
+        "a positional added",
+        "a required one given a default",
+    ],
 )
 def test_a_change_every_call_still_binds_to_passes(after: object) -> None:
     assert api_check._compatible(BEFORE, after)

@@ -49,11 +49,17 @@ def _shape(function: griffe.Object | griffe.Alias) -> object:
     return ("async" in function.labels, parameters, str(function.returns))
 
 
+def _kept(old: tuple[str, str, str | None], new: tuple[str, str, str | None]) -> bool:
+    """Whether a parameter binds every call as it did: its name and kind kept, and its
+    default, or a default given to a required one (every call passed it, and still does)."""
+    return old[:2] == new[:2] and (old[2] == new[2] or old[2] is None)
+
+
 def _compatible(before: object, after: object) -> bool:
     """Whether every call of the ``before`` shape still binds the same way to ``after``: the
     positional parameters kept in order (new ones only after them, with defaults), every
-    keyword kept as it was, and each new keyword-only parameter with a default (anywhere
-    among the keywords: before ``**options`` too)."""
+    keyword kept as it was (or, required, given a default), and each new keyword-only
+    parameter with a default (anywhere among the keywords: before ``**options`` too)."""
     if before == after:
         return True
     if not (isinstance(before, tuple) and isinstance(after, tuple)):
@@ -64,12 +70,14 @@ def _compatible(before: object, after: object) -> bool:
     by_position = ("positional-only", "positional or keyword", "variadic positional")
     old_positional = [p for p in old if p[1] in by_position]
     new_positional = [p for p in new if p[1] in by_position]
-    if new_positional[: len(old_positional)] != old_positional:
+    if len(new_positional) < len(old_positional) or not all(
+        _kept(o, n) for o, n in zip(old_positional, new_positional)
+    ):
         return False
     if any(default is None for _, _, default in new_positional[len(old_positional) :]):
         return False
-    kept = {name: (kind, default) for name, kind, default in new}
-    if any(kept.get(name) != (kind, default) for name, kind, default in old):
+    kept = {p[0]: p for p in new}
+    if any(p[0] not in kept or not _kept(p, kept[p[0]]) for p in old):
         return False
     old_names = {name for name, _, _ in old}
     return all(

@@ -27,7 +27,6 @@ class Notifications(_Sync):
     def create(
         self,
         broadcast: Optional[NewBroadcast] = None,
-        /,
         *,
         title: str = "",
         message: str = "",
