@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
-import re
 
 import pytest
 from client_support import api_requests
@@ -41,13 +40,38 @@ def test_it_reads_as_it_will_be_sent_and_survives_json(emu):
                      include_segments=[7], include_countries=("FR",), actions=[shop])  # fmt: skip
     assert b.type == "later"
     assert b.valid_from_utc == when.replace(second=0).strftime("%Y-%m-%d %H:%M:%S")
-    assert b.include_segments == ["7"] and b.include_countries == ["FR"]
-    assert b.actions == [{"label": "Shop", "url": "https://shop.example/"}]
+    assert b.include_segments == ("7",) and b.include_countries == ("FR",)
+    assert b.actions == ({"label": "Shop", "url": "https://shop.example/"},)
     again = NewBroadcast.from_dict(json.loads(b.to_json()))
     assert again == b
     with pytest.raises(ValidationError) as info:
+        NewBroadcast.from_dict({"message": "m", "url": "https://shop.example/"})
+    assert info.value.field == "title"
+    with pytest.raises(ValidationError) as info:
         NewBroadcast.from_dict({**b.to_dict(), "titel": "typo"})
     assert info.value.field == "titel"
+
+
+def test_what_was_confirmed_cannot_change_before_it_is_sent(emu):
+    # The caller's own lists and dicts, changed after the broadcast was built, change nothing.
+    rule = {"key": "plan", "op": "eq", "value": "gold"}
+    segments = [emu.create_segment("vip")]
+    b = NewBroadcast(**SALE, include_segments=segments, attributes=[[rule]], expiry=60)
+    rule["value"], segments[0] = "free", "999"
+    with pytest.raises(AttributeError):
+        b.include_segments.append("999")  # type: ignore[union-attr]
+    emu.client().notifications.create(b)
+    sent = emu.notifications()[0]["request"]
+    assert sent["attributes"] == [[{"key": "plan", "op": "eq", "value": "gold"}]]
+    assert sent["include_segments"] == [b.include_segments[0]] != ["999"]
+
+
+def test_a_draft_reaches_no_one_and_a_misspelt_filter_is_refused(emu):
+    emu.add_subscriber()
+    assert emu.audience(NewBroadcast(**SALE)) == 1
+    assert emu.audience(NewBroadcast(**SALE, type="draft")) == 0
+    with pytest.raises(ValueError, match="include_segmnts"):
+        emu.audience({"include_segmnts": ["1"]})
 
 
 def test_validate_checks_the_segments_and_sends_no_broadcast(drv, emu):
@@ -81,6 +105,7 @@ def test_the_emulator_counts_its_audience_and_create_sends_exactly_it(drv, emu):
 def test_a_flask_confirmation_page_sends_what_it_showed(emu):
     flask = pytest.importorskip("flask")
     app = flask.Flask(__name__)
+    app.secret_key = "test-only"  # signs the session: the browser cannot change it
     client = emu.client()
 
     @app.post("/broadcasts/confirm")
@@ -93,16 +118,13 @@ def test_a_flask_confirmation_page_sends_what_it_showed(emu):
             client.notifications.validate(b)
         except ValidationError as e:
             return f"<p class=error>{html.escape(e.field or '')}: {html.escape(e.message)}</p>"
+        flask.session["broadcast"] = b.to_json()
         # A real site has no audience count; the test's page asks the emulator for one.
-        return (
-            f"<p>{html.escape(b.title)} at {b.valid_from_utc or 'once'} to "
-            f"{emu.audience(b)} subscribers</p><input type=hidden name=broadcast "
-            f"value='{html.escape(b.to_json(), quote=True)}'>"
-        )
+        return f"<p>{html.escape(b.title)} at {b.valid_from_utc or 'once'} to {emu.audience(b)} subscribers</p>"  # noqa: E501
 
     @app.post("/broadcasts/send")
     def send() -> str:
-        b = NewBroadcast.from_dict(json.loads(flask.request.form["broadcast"]))
+        b = NewBroadcast.from_dict(json.loads(flask.session.pop("broadcast")))
         return f"Broadcast #{client.notifications.create(b)} created"
 
     vip = emu.create_segment("vip")
@@ -120,9 +142,8 @@ def test_a_flask_confirmation_page_sends_what_it_showed(emu):
 
     page = web.post("/broadcasts/confirm", data=form).text
     assert "Flash sale at once to 3 subscribers" in page
-    hidden = html.unescape(re.search(r"value='([^']*)'", page).group(1))
     assert emu.notifications() == []  # confirming sent nothing
-    done = web.post("/broadcasts/send", data={"broadcast": hidden}).text
+    done = web.post("/broadcasts/send").text
     (n,) = emu.notifications()
     assert done == f"Broadcast #{n['notification_id']} created"
     assert n["request"]["include_segments"] == [vip]

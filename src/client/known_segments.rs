@@ -9,11 +9,12 @@
 //! deleted within [`FRESH_FOR`] of a read is still taken for one until the next read.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use super::error::{Error, Result};
 use super::segments;
-use super::transport::{CallOptions, Transport};
+use super::transport::{CallOptions, Limits, Transport};
 use crate::message;
 use crate::operations::Request;
 use crate::operations::SegmentsList;
@@ -25,7 +26,7 @@ use crate::validate::{Violation, FIELD};
 pub const FRESH_FOR: Duration = Duration::from_secs(60);
 
 /// The segments asked for per page: the spec sets no upper limit, and a site has tens of
-/// segments, seldom thousands.
+/// segments, seldom thousands (a service that answers fewer is read on from where it ended).
 const PAGE: i64 = 1000;
 
 /// Ok when every id of `named` (each with the path of the field that gives it,
@@ -54,12 +55,46 @@ pub async fn check(t: &Transport, named: &[(String, i64)]) -> Result<()> {
                 FIELD,
                 format!(
                     " names segment {id}, which this site does not have (its segments were \
-                     listed just now): a broadcast to it would reach nobody, or leave out \
-                     nobody. Pass check_segments=False to send it unchecked"
+                     listed just now): sent, it would reach nobody, or leave out nobody. Pass \
+                     check_segments=False to send it unchecked"
                 )
             ],
         ))),
     }
+}
+
+/// `send` on `t` once the site is found to have each segment of `named` (see [`check`]): the
+/// read and the send within the one call's timeout, the send given what the read left.
+pub async fn then_send<T, F, Fut>(t: &Transport, named: &[(String, i64)], send: F) -> Result<T>
+where
+    F: FnOnce(Transport) -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    if named.is_empty() {
+        return send(t.with_limits(t.limits())).await;
+    }
+    let limits = t.limits();
+    let started = tokio::time::Instant::now();
+    match tokio::time::timeout(limits.timeout, check(t, named)).await {
+        Ok(checked) => checked?,
+        Err(_) => {
+            return Err(Error::Timeout {
+                message: format!(
+                    "the call ran out of its timeout ({:.1} s) reading the site's segments to \
+                     check its own; nothing was sent",
+                    limits.timeout.as_secs_f64()
+                ),
+                outcome_unknown: false,
+                source: None,
+            })
+        }
+    }
+    let left = limits.timeout.saturating_sub(started.elapsed());
+    send(t.with_limits(Limits {
+        timeout: left.max(Duration::from_millis(1)),
+        ..limits
+    }))
+    .await
 }
 
 /// Whether a read of the site's segments made at `read.0` answers for `named` at `now`: it is
@@ -72,10 +107,11 @@ fn answers(read: &(Instant, HashSet<i64>), now: Instant, named: &[(String, i64)]
 /// Every segment id of the site, its own segments (geography, device, browser) included.
 async fn site_segments(t: &Transport) -> Result<HashSet<i64>> {
     let mut ids = HashSet::new();
-    for page in 0.. {
+    let mut offset = 0;
+    loop {
         let query = Request::<SegmentsList> {
             limit: Some(PAGE),
-            offset: Some(page * PAGE),
+            offset: Some(offset),
             segment_type: Some("all".into()),
             ..Default::default()
         };
@@ -86,12 +122,28 @@ async fn site_segments(t: &Transport) -> Result<HashSet<i64>> {
                 .iter()
                 .filter_map(|s| s.segment_id.trim().parse::<i64>().ok()),
         );
-        // The last page; or one that added nothing, from a service that ignores `offset`.
-        if (n as i64) < PAGE || ids.len() == before {
+        // Read on from where this page ended, whatever page size the service keeps to (the
+        // spec sets none): done at an empty page, or one that added nothing (a service that
+        // ignores `offset`).
+        if n == 0 || ids.len() == before {
             break;
         }
+        offset += n as i64;
     }
     Ok(ids)
+}
+
+/// `ids` as the service is sent them: each id in its plain digits (` 7`, `007`, `+7` as `7`),
+/// which every reader of the service takes as that segment (a drip's audience compares
+/// them as text); an entry that is no id left as it is, for the shape checks to refuse.
+pub fn canonical(ids: &mut [String]) {
+    for raw in ids {
+        if let Ok(id) = crate::validate::segment_id(raw) {
+            if raw.as_str() != id.to_string() {
+                *raw = id.to_string();
+            }
+        }
+    }
 }
 
 /// The segment ids `lists` give (a list's field name and its entries), each with its field's

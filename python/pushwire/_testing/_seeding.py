@@ -119,6 +119,7 @@ class _Seeding:
         subscribed_between: Optional[tuple[DateLike, DateLike]] = None,
         online: Optional[float] = None,
         segments: Optional[Mapping[Union[int, str], float]] = None,
+        profile_id: Optional[str] = None,
         seed: Optional[int] = None,
         api_key: Optional[str] = None,
     ) -> int:
@@ -131,8 +132,10 @@ class _Seeding:
         ``attributes`` maps a name to such a distribution (``{"plan": {"free": 8, "pro":
         2}, "age": range(18, 80)}``). ``subscribed_between=(start, end)`` spreads the
         join dates uniformly; ``online`` is the share of devices online; ``segments`` maps
-        a segment id to the share of the population in it. ``seed`` makes the population
-        the same on every run.
+        a segment id to the share of the population in it. ``profile_id`` is a pattern of
+        their profile ids, ``{n}`` replaced by the subscriber's number on the site (its
+        first subscriber is 1): ``"user-{n}"``, so that events can name them by profile.
+        ``seed`` makes the population the same on every run.
 
         A field left out is drawn from the default mix (``docs/emulator.md`` lists it):
         twelve countries with their states and cities, desktop, mobile and tablet devices
@@ -184,6 +187,7 @@ class _Seeding:
                 if segments
                 else None
             ),
+            profile_id=profile_id,
             seed=seed,
             api_key=api_key,
             **fields,

@@ -328,6 +328,65 @@ class Emulator(_Seeding, _Controls, _Inspection, _Clients):
         """The subscriber clicked the notification (counts as a click in analytics)."""
         self._call("record_click", delivery_id=delivery_id, api_key=api_key)
 
+    def record_views(
+        self,
+        delivery_ids: Optional[Iterable[int]] = None,
+        *,
+        rate: Optional[float] = None,
+        notification_id: Optional[int] = None,
+        source: Optional[str] = None,
+        source_id: Optional[int] = None,
+        seed: Optional[int] = None,
+        api_key: Optional[str] = None,
+    ) -> int:
+        """Views recorded in bulk, at the emulator's now: on each of ``delivery_ids`` (all
+        checked first: one that does not exist, or was not delivered, raises and records
+        none), or on a ``rate`` share of the delivered notifications (those of
+        ``notification_id``, or of ``source`` and ``source_id``, when given; ``seed`` makes
+        the draw the same on every run). A delivery keeps its first view. How many were
+        recorded: a history of a million deliveries a day in a call each."""
+        return self._record_many("record_views", delivery_ids, rate, notification_id,
+                                 source, source_id, seed, api_key)  # fmt: skip
+
+    def record_clicks(
+        self,
+        delivery_ids: Optional[Iterable[int]] = None,
+        *,
+        rate: Optional[float] = None,
+        notification_id: Optional[int] = None,
+        source: Optional[str] = None,
+        source_id: Optional[int] = None,
+        seed: Optional[int] = None,
+        api_key: Optional[str] = None,
+    ) -> int:
+        """Clicks recorded in bulk, as :meth:`record_views` records views."""
+        return self._record_many("record_clicks", delivery_ids, rate, notification_id,
+                                 source, source_id, seed, api_key)  # fmt: skip
+
+    def _record_many(
+        self,
+        op: str,
+        delivery_ids: Optional[Iterable[int]],
+        rate: Optional[float],
+        notification_id: Optional[int],
+        source: Optional[str],
+        source_id: Optional[int],
+        seed: Optional[int],
+        api_key: Optional[str],
+    ) -> int:
+        ids = None if delivery_ids is None else [int(i) for i in delivery_ids]
+        answer = self._call(
+            op,
+            delivery_ids=ids,
+            rate=rate,
+            notification_id=notification_id,
+            source=source,
+            source_id=source_id,
+            seed=seed,
+            api_key=api_key,
+        )
+        return int(answer["recorded"])
+
     # -- what the service received and holds -------------------------------------------------
     def requests(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as _dt
 import json
@@ -149,9 +150,9 @@ class NewBroadcast:
     ``client.notifications.create(broadcast)`` sends exactly it.
 
     Its ``type`` and ``valid_from_utc`` read as they will be sent (``"later"``, and the
-    site-local ``"YYYY-MM-DD hh:mm:ss"``), its lists as lists of text, its rules and buttons
-    as dicts, its days as ISO text: ``to_dict()`` is JSON as it is (a session, a hidden form
-    field) and ``NewBroadcast.from_dict`` makes the same broadcast of it."""
+    site-local ``"YYYY-MM-DD hh:mm:ss"``), its lists as tuples of text, its rules and buttons
+    as dicts (its own copies), its days as ISO text: ``to_json()`` is its JSON (for a
+    session) and ``NewBroadcast.from_dict`` makes the same broadcast of it, checked again."""
 
     title: str
     message: str
@@ -183,14 +184,20 @@ class NewBroadcast:
         # Every check of the core that needs no site (shapes, limits, the schedule); the
         # call it prepares is dropped unrun.
         _core.notifications_validate(fields, send_late=self.send_late)
+        # Its own copies, immutable where they can be: what was confirmed is what is sent.
         shown: dict[str, Any] = {"type": fields["notification_type"]}
         shown["valid_from_utc"] = fields.get("valid_from_utc")
         for name in _LISTS:
-            shown[name] = fields.get(name)
+            shown[name] = _frozen(fields.get(name))
         for name in ("attributes", "actions"):
-            shown[name] = _plain(fields.get(name))
+            shown[name] = _frozen(_plain(copy.deepcopy(fields.get(name))))
+        for name in ("expiry", "require_interaction"):
+            value = fields.get(name)
+            shown[name] = None if value is None else int(value)
         for name in ("from_date", "to_date"):
             value = fields.get(name)
+            if value is not None and not isinstance(value, (str, _dt.date)):
+                value = value.item()  # numpy's datetime64, checked as a date by the core
             shown[name] = value.isoformat() if isinstance(value, _dt.date) else value
         for name, value in shown.items():
             object.__setattr__(self, name, value)
@@ -212,11 +219,19 @@ class NewBroadcast:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NewBroadcast:
         """The broadcast ``to_dict()`` gave (checked again as it is built)."""
-        unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(data) - set(names))
         if unknown:
-            name = sorted(unknown)[0]
-            raise ValidationError(f"NewBroadcast has no field {name!r}", field=name)
+            raise ValidationError(f"NewBroadcast has no field {unknown[0]!r}", field=unknown[0])
+        missing = [n for n in ("title", "message", "url") if n not in data]
+        if missing:
+            raise ValidationError(f"{missing[0]} is required", field=missing[0])
         return cls(**data)
+
+
+def _frozen(value: Any) -> Any:
+    """A list as a tuple, within lists: a field that cannot be changed once checked."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 def _plain(value: Any) -> Any:

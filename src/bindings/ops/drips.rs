@@ -9,7 +9,7 @@ use super::operation::{checked, keyed_call, prepare_request, sends, PreparedCall
 use crate::bindings::convert::to_json;
 use crate::bindings::model_input::model_of;
 use crate::bindings::utm;
-use crate::client::known_segments::named_ids;
+use crate::client::known_segments::{canonical, named_ids};
 use crate::client::{drips, Error};
 use crate::model::{Audience, DripNotification, NewDrip, NewDripNotification, SendTo, UtmParams};
 use crate::operations::{DripsCreate, DripsGet, DripsList};
@@ -25,7 +25,11 @@ keyed_call! {
     /// Unless `check_segments` is false, a segment id of `send_to` the site does not have is
     /// refused when the call runs (`client::known_segments`).
     fn drips_create(campaign_name, notifications; send_to, utm_params, check_segments) -> DripsCreate {
-        let drip = new_drip(&campaign_name, &notifications, &send_to, &utm_params)?;
+        let mut drip = new_drip(&campaign_name, &notifications, &send_to, &utm_params)?;
+        if let Some(to) = drip.send_to.as_mut() {
+            to.include_segments.iter_mut().for_each(|ids| canonical(ids));
+            canonical(&mut to.exclude_segments);
+        }
         let segments = match &drip.send_to {
             Some(to) if flag(&check_segments, "check_segments")? => {
                 // Its shape first, as for a broadcast.

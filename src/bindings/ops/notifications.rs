@@ -8,7 +8,7 @@ use super::operation::{
 };
 use super::output::Output;
 use crate::bindings::model_input::model;
-use crate::client::known_segments::named_ids;
+use crate::client::known_segments::{canonical, named_ids};
 use crate::client::notifications;
 use crate::client::Transport;
 use crate::model::NewNotification;
@@ -23,11 +23,11 @@ keyed_call! {
     /// `client.notifications.create`'s call: the broadcast as a `NewNotification` or a dict
     /// of the spec's fields, which the shared checks name as the spec does
     /// (`notification_title`) and the error as the method's arguments (`title`). Unless
-    /// `send_late`, a `later` time that has passed everywhere, or is over a year ahead, is
+    /// `send_late`, a `later` time that has passed everywhere, or is over ten years ahead, is
     /// refused (`validate::broadcast_schedule`); unless `check_segments` is false, a segment
     /// id the site does not have is refused when the call runs (`client::known_segments`).
     fn notifications_create(notification; send_late, check_segments) -> NotificationsCreate {
-        let n = model::<NewNotification>(&notification, "")?;
+        let mut n = model::<NewNotification>(&notification, "")?;
         if !super::args::flag(&send_late, "send_late")? {
             crate::validate::broadcast_schedule(&n, python_now(send_late.py()))?;
         }
@@ -35,6 +35,9 @@ keyed_call! {
         // name where an id goes is named as that); the call checks the shapes again as it
         // sends.
         crate::validate::broadcast(&n)?;
+        for ids in [&mut n.include_segments, &mut n.exclude_segments].into_iter().flatten() {
+            canonical(ids);
+        }
         let segments = if super::args::flag(&check_segments, "check_segments")? {
             named_ids([
                 ("include_segments", n.include_segments.as_deref()),

@@ -276,9 +276,12 @@ struct Request<O: Declared>(O::Request, Vec<(String, i64)>);
 
 impl<O: Sends> Run for Request<O> {
     fn run(self: Box<Self>, t: &Transport) -> Running<'_> {
+        let Request(request, segments) = *self;
         Box::pin(async move {
-            crate::client::known_segments::check(t, &self.1).await?;
-            O::send(t, &self.0).await
+            crate::client::known_segments::then_send(t, &segments, |t| async move {
+                O::send(&t, &request).await
+            })
+            .await
         })
     }
 }

@@ -197,6 +197,11 @@ impl Transport {
         })
     }
 
+    /// The limits its calls run under.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
     /// The same pool, its calls run under `limits` instead of the client's.
     pub fn with_limits(&self, limits: Limits) -> Transport {
         Transport {

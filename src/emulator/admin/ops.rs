@@ -67,6 +67,12 @@ const OPERATIONS: &[Op] = &[
     write("record_click", |emu, site, args| {
         deliveries::record(emu, site, args, true)
     }),
+    write("record_views", |emu, site, args| {
+        deliveries::record_many(emu, site, args, false)
+    }),
+    write("record_clicks", |emu, site, args| {
+        deliveries::record_many(emu, site, args, true)
+    }),
     write("inject_fault", faults::inject_fault),
     write("clear_faults", faults::clear_faults),
     read("now", clock::now),

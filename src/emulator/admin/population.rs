@@ -27,7 +27,13 @@ static GENERATE_ARGS: LazyLock<Vec<&str>> = LazyLock::new(|| {
     [
         &["api_key", "count", "seed"][..],
         &DRAWN,
-        &["attributes", "subscribed_between", "online", "segments"],
+        &[
+            "attributes",
+            "subscribed_between",
+            "online",
+            "segments",
+            "profile_id",
+        ],
     ]
     .concat()
 });
@@ -44,6 +50,9 @@ pub struct Population {
     between: Option<(DateTime<Utc>, DateTime<Utc>)>,
     online: f64,
     segments: Vec<(i64, f64)>,
+    /// Each subscriber's profile id: the pattern with `{n}` replaced by the subscriber's
+    /// number on the site (its first subscriber is 1).
+    profile_id: Option<String>,
 }
 
 impl Population {
@@ -124,6 +133,17 @@ impl Population {
                 return Err("segments must be an object of segment id to the share in it".into())
             }
         };
+        let profile_id = match args.get("profile_id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(p)) if p.contains("{n}") => Some(p.clone()),
+            Some(_) => {
+                return Err(
+                    "profile_id must be a pattern with {n}, the subscriber's number on \
+                            the site (\"user-{n}\")"
+                        .into(),
+                )
+            }
+        };
         Ok(Population {
             count,
             seed,
@@ -132,6 +152,7 @@ impl Population {
             between,
             online,
             segments,
+            profile_id,
         })
     }
 
@@ -241,6 +262,11 @@ impl Population {
             })
             .collect();
         parallel::extend_in_parts(&mut site.subscribers, blocks, |(rng, mix)| draw(rng, mix));
+        if let Some(pattern) = &self.profile_id {
+            for (at, sub) in site.subscribers.iter_mut().enumerate().skip(first) {
+                sub.profile_id = Some(pattern.replace("{n}", &(at + 1).to_string()).into());
+            }
+        }
         // Indexed together, all of them; a hash already taken drawn again.
         site.index_pushed(first, || SubscriberHash::Hex(rng.u128(..).to_be_bytes()));
         if starts_drips {
