@@ -177,3 +177,10 @@ def test_a_service_that_pages_fewer_than_asked_is_read_to_its_end():
         with pytest.raises(ValidationError):
             client.notifications.create(**BROADCAST, include_segments=[8])
         client.close()
+
+
+def test_a_bad_shape_is_named_as_that_before_any_segment_is_read(drv, emu):
+    with pytest.raises(ValidationError) as info:
+        drv(drv.client.notifications.create, **BROADCAST, include_segments=[424242, "vip"])
+    assert info.value.field == "include_segments[1]" and "name" in info.value.message
+    assert api_requests(emu) == []  # neither the read nor the broadcast

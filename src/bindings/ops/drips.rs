@@ -31,11 +31,13 @@ keyed_call! {
             canonical(&mut to.exclude_segments);
         }
         let segments = match &drip.send_to {
-            Some(to) if flag(&check_segments, "check_segments")? => {
-                // Its shape first, as for a broadcast.
-                crate::validate::drip(&drip)?;
+            // Only when its shape is sound, as for a broadcast.
+            Some(to)
+                if flag(&check_segments, "check_segments")?
+                    && crate::validate::drip(&drip).is_ok() =>
+            {
                 named_ids([
-                ("send_to.include_segments", to.include_segments.as_deref()),
+                    ("send_to.include_segments", to.include_segments.as_deref()),
                     ("send_to.exclude_segments", Some(to.exclude_segments.as_slice())),
                 ])
             }

@@ -31,14 +31,14 @@ keyed_call! {
         if !super::args::flag(&send_late, "send_late")? {
             crate::validate::broadcast_schedule(&n, python_now(send_late.py()))?;
         }
-        // Every check before anything is sent, the shapes before the segments (a segment's
-        // name where an id goes is named as that); the call checks the shapes again as it
-        // sends.
-        crate::validate::broadcast(&n)?;
         for ids in [&mut n.include_segments, &mut n.exclude_segments].into_iter().flatten() {
             canonical(ids);
         }
-        let segments = if super::args::flag(&check_segments, "check_segments")? {
+        // The segments are checked only when the shapes are sound: the call refuses a bad
+        // one as it runs (within its span), before any read, and names it as that (a
+        // segment's name where an id goes), not as an unknown segment.
+        let check = super::args::flag(&check_segments, "check_segments")?;
+        let segments = if check && crate::validate::broadcast(&n).is_ok() {
             named_ids([
                 ("include_segments", n.include_segments.as_deref()),
                 ("exclude_segments", n.exclude_segments.as_deref()),
