@@ -65,8 +65,10 @@ def test_connect_drives_a_running_emulator_with_the_typed_methods_and_leaves_it_
             (delivery,) = emu.deliveries()
             assert delivery["subscriber_hash"] == member
             assert delivery["sent_at"].tzinfo is not None
-            # The client read the site's segments to check the broadcast's, then sent it.
+            # The client read the site's segments (a page, then the empty one after it) to
+            # check the broadcast's, then sent it.
             assert [r["path"] for r in emu.requests(path="/apiv1/*")] == [
+                "/apiv1/segments",
                 "/apiv1/segments",
                 "/apiv1/notifications",
             ]
