@@ -28,6 +28,7 @@ from typing import Any, Optional
 
 import aiohttp
 import celery_throughput
+import emulator_history
 import emulator_memory
 import emulator_scale
 import httpx
@@ -550,6 +551,9 @@ def main() -> int:
     memory_results = emulator_memory.measured(memory_sizes)
     lines += emulator_memory.table(memory_results)
     lines += ["", *emulator_memory.goals(memory_results[-1])]
+    # Issue 58: a million subscribers' 90 days of history, seeded and read back.
+    print("emulator history", flush=True)
+    lines += ["", *emulator_history.section(quick=q)]
     # Issue 30: the state file, saved and read back, up to a million subscribers (under 2 s
     # each is the target).
     print("state file", flush=True)

@@ -177,6 +177,19 @@ impl EmulatorServer {
         }
     }
 
+    /// A page of `subscribers` or `deliveries` (`op`, with its arguments as `admin`
+    /// takes them) as a list of dicts made here, its times aware datetimes.
+    fn rows(&self, py: Python<'_>, op: &str, args_json: &str) -> PyResult<Py<pyo3::types::PyList>> {
+        super::logs::refresh(py);
+        let args: serde_json::Value = serde_json::from_str(args_json)
+            .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
+        let emu = self.running_emu()?;
+        let rows = self
+            .entered(py, &emu, || admin::rows(&emu, op, args))?
+            .map_err(PyValueError::new_err)?;
+        super::emulator_rows::to_python(py, rows)
+    }
+
     /// Makes the emulator's clock read this process's Python clock (`time.time()`, which
     /// time-machine and freezegun move), or the system's again.
     fn follow_python_clock(&self, py: Python<'_>, follow: bool) -> PyResult<()> {

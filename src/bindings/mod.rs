@@ -7,6 +7,7 @@ mod client;
 mod completions;
 mod convert;
 mod emulator;
+mod emulator_rows;
 mod errors;
 mod fork;
 mod logs;

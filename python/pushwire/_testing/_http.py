@@ -10,7 +10,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Optional
 
-from pushwire._testing._data import StrPath
+from pushwire._testing._data import StrPath, _with_times
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -81,6 +81,17 @@ class RemoteServer:
 
     def admin(self, op: str, args: str) -> str:
         return admin_request(self.base_url, self._token, op, args.encode()).decode()
+
+    def rows(self, op: str, args: str) -> list[dict[str, Any]]:
+        """A page of ``subscribers`` or ``deliveries`` as the in-process emulator makes it:
+        times as aware datetimes, a subscriber's segment ids as ``str``."""
+        if op not in ("subscribers", "deliveries"):
+            raise ValueError(f"{op} is not read as rows (subscribers, deliveries)")
+        rows: list[dict[str, Any]] = _with_times(json.loads(self.admin(op, args)))
+        if op == "subscribers":
+            for row in rows:
+                row["segments"] = [str(s) for s in row.get("segments") or []]
+        return rows
 
     def save(self, path: Optional[StrPath]) -> tuple[pathlib.Path, int, float]:
         if path is not None:

@@ -276,6 +276,11 @@ class Emulator(_Seeding, _Controls, _Inspection, _Clients):
         clean = {k: v for k, v in args.items() if v is not None}
         return json.loads(self._server.admin(op, json.dumps(clean, default=_jsonable)))
 
+    def _rows(self, op: str, **args: Any) -> list[dict[str, Any]]:
+        """A page of ``subscribers`` or ``deliveries``, its dicts made by the core."""
+        clean = {k: v for k, v in args.items() if v is not None}
+        return self._server.rows(op, json.dumps(clean, default=_jsonable))
+
     # -- what the service did ----------------------------------------------------------------
     def deliveries(
         self,
@@ -289,6 +294,7 @@ class Emulator(_Seeding, _Controls, _Inspection, _Clients):
         until: Optional[DateLike] = None,
         limit: Optional[int] = None,
         offset: int = 0,
+        after: Optional[int] = None,
         api_key: Optional[str] = None,
     ) -> list[dict[str, Any]]:
         """Notifications the service handed to subscribers' devices, in the order sent.
@@ -296,6 +302,9 @@ class Emulator(_Seeding, _Controls, _Inspection, _Clients):
         only what it asks for: ``notification_id``, ``source`` and ``source_id``, sent (or
         queued) ``since`` (inclusive) and ``until`` (exclusive), then ``offset`` and
         ``limit``; the order is stable from page to page while nothing is sent meanwhile.
+        ``after`` (a ``delivery_id``, the last of the page before) starts after that
+        delivery: each page then costs its own rows, where an ``offset`` is counted from the
+        start, so reading millions a page at a time goes by ``after``.
 
         Each has ``delivery_id``, ``subscriber_hash``, ``title``, ``message``, ``url``,
         ``sent_at`` (aware datetime, UTC), ``source`` (``"broadcast"``, ``"drip"`` or
@@ -305,7 +314,7 @@ class Emulator(_Seeding, _Controls, _Inspection, _Clients):
         daily or weekly cap: never sent) or ``"all"``. A ``subscriber_hash`` of no subscriber raises
         ``ValueError``, so that a misspelt one cannot read as "received nothing".
         """
-        rows: list[dict[str, Any]] = self._call(
+        return self._rows(
             "deliveries",
             subscriber_hash=subscriber_hash,
             status=status,
@@ -316,9 +325,9 @@ class Emulator(_Seeding, _Controls, _Inspection, _Clients):
             until=until,
             limit=limit,
             offset=offset or None,
+            after=after,
             api_key=api_key,
         )
-        return _with_times(rows)
 
     def record_view(self, delivery_id: int, *, api_key: Optional[str] = None) -> None:
         """The subscriber saw the notification (counts as a view in analytics)."""
@@ -443,13 +452,18 @@ class Emulator(_Seeding, _Controls, _Inspection, _Clients):
         """Empties the request log (:meth:`requests`), of every site."""
         self._call("clear_requests")
 
-    def subscribers(self, *, api_key: Optional[str] = None) -> list[dict[str, Any]]:
-        """Every subscriber of the site with its fields, ``segments`` (ids, as ``str``),
-        ``subscribed_at`` and ``unsubscribed_at`` (aware datetimes, UTC)."""
-        rows = _with_times(self._call("subscribers", api_key=api_key))
-        for row in rows:
-            row["segments"] = [str(s) for s in row.get("segments") or []]
-        return rows
+    def subscribers(
+        self,
+        *,
+        limit: Optional[int] = None,
+        offset: int = 0,
+        api_key: Optional[str] = None,
+    ) -> list[dict[str, Any]]:
+        """The subscribers of the site, in the order they were added, with their fields,
+        ``segments`` (ids, as ``str``), ``subscribed_at`` and ``unsubscribed_at`` (aware
+        datetimes, UTC): every one, or the page from ``offset`` of at most ``limit``, read
+        where it lies (a page of a site of millions costs its own rows)."""
+        return self._rows("subscribers", limit=limit, offset=offset or None, api_key=api_key)
 
     def segments(
         self, *, members: bool = True, api_key: Optional[str] = None

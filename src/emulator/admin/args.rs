@@ -70,6 +70,11 @@ impl Window {
         })
     }
 
+    /// Whether it holds every time.
+    pub fn is_open(&self) -> bool {
+        self.since.is_none() && self.until.is_none()
+    }
+
     pub fn holds(&self, at: DateTime<Utc>) -> bool {
         self.since.is_none_or(|s| at >= s) && self.until.is_none_or(|u| at < u)
     }
@@ -99,12 +104,16 @@ impl Page {
     /// The page of `all`: the entries alone, or with `meta` `{entries, total}`.
     /// The page of `all`, read where it lies.
     pub fn of_slice<T: serde::Serialize>(&self, all: &[T], meta: bool) -> Value {
+        Self::answer(self.slice(all).iter().collect(), all.len(), meta)
+    }
+
+    /// The page of `all`, as a slice of it.
+    pub fn slice<'a, T>(&self, all: &'a [T]) -> &'a [T] {
         let from = self.offset.min(all.len());
         let to = self
             .limit
             .map_or(all.len(), |l| from.saturating_add(l).min(all.len()));
-        let page: Vec<&T> = all[from..to].iter().collect();
-        Self::answer(page, all.len(), meta)
+        &all[from..to]
     }
 
     pub fn of<T: serde::Serialize>(&self, all: Vec<T>, meta: bool) -> Value {

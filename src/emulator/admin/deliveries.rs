@@ -49,45 +49,210 @@ fn source_of(args: &Args) -> Result<Option<state::Source>, String> {
     })
 }
 
-pub(super) fn deliveries(emu: &Emu, site: Pinned, args: Args) -> Result<Value, String> {
-    let hash = str_arg(&args, "subscriber_hash")?;
-    let status = str_arg(&args, "status")?.unwrap_or_else(|| "delivered".into());
-    if !matches!(
-        status.as_str(),
-        "delivered" | "pending" | "expired" | "capped" | "all"
-    ) {
-        return Err("status must be delivered, pending, expired, capped or all".into());
+/// The sources whose deliveries a read of `source`, `source_id` and `notification` may
+/// select, found from the index by source: one source, or a notification's (a broadcast's
+/// own, and the campaigns with a step of that id, their ids numbered apart from
+/// broadcasts'). None when the filters name neither: any delivery may be selected.
+fn sources_of(
+    s: &state::Site,
+    source: Option<state::Source>,
+    source_id: Option<i64>,
+    notification: Option<i64>,
+) -> Option<Vec<(state::Source, i64)>> {
+    use state::Source;
+    if let (Some(src), Some(id)) = (source, source_id) {
+        return Some(vec![(src, id)]);
     }
-    let notification = int_arg(&args, "notification_id")?;
-    let source_id = int_arg(&args, "source_id")?;
-    let source = source_of(&args)?;
-    let window = Window::of(&args)?;
-    let page = Page::of_args(&args)?;
-    let meta = flag(&args, "meta")?;
-    emu.with_site(site, |s, _, _| {
+    let n = notification?;
+    let triggers = s.triggers.iter().filter_map(|t| {
+        let steps = t.notifications.iter().flatten();
+        steps
+            .clone()
+            .any(|step| step.id == n)
+            .then_some((Source::Trigger, t.trigger_id))
+    });
+    let drips = s.drips.iter().filter_map(|d| {
+        let steps = d.drip.notifications.iter().flatten();
+        steps
+            .clone()
+            .any(|step| step.id == n)
+            .then_some((Source::Drip, d.drip.drip_id))
+    });
+    Some(
+        std::iter::once((Source::Broadcast, n))
+            .chain(triggers)
+            .chain(drips)
+            .filter(|(src, id)| {
+                source.is_none_or(|s| s == *src) && source_id.is_none_or(|want| want == *id)
+            })
+            .collect(),
+    )
+}
+
+/// The filters of a `deliveries` read, then its page.
+struct Selection {
+    hash: Option<String>,
+    status: Option<state::Status>,
+    notification: Option<i64>,
+    source: Option<state::Source>,
+    source_id: Option<i64>,
+    window: Window,
+    /// A delivery's id: the selection starts after it, in the order sent (a page's last
+    /// row names the next page, which costs its own rows, not those before it).
+    after: Option<i64>,
+    page: Page,
+}
+
+impl Selection {
+    fn of(args: &Args) -> Result<Selection, String> {
+        let status = str_arg(args, "status")?.unwrap_or_else(|| "delivered".into());
+        let status = match status.as_str() {
+            "all" => None,
+            s => Some(
+                state::Status::of(s)
+                    .ok_or("status must be delivered, pending, expired, capped or all")?,
+            ),
+        };
+        Ok(Selection {
+            hash: str_arg(args, "subscriber_hash")?,
+            status,
+            notification: int_arg(args, "notification_id")?,
+            source: source_of(args)?,
+            source_id: int_arg(args, "source_id")?,
+            window: Window::of(args)?,
+            after: int_arg(args, "after")?,
+            page: Page::of_args(args)?,
+        })
+    }
+
+    /// Where in the site's deliveries the page's are, in the order sent (then by id), and
+    /// how many are selected in all when `total` is asked for (or costs nothing more).
+    fn page(&self, s: &state::Site, total: bool) -> Result<(Vec<usize>, Option<usize>), String> {
         // A misspelt hash must not read as "received nothing".
-        let whose = match hash.as_ref() {
+        let whose = match self.hash.as_ref() {
             Some(h) => Some(
                 s.subscriber_position(h)
                     .ok_or_else(|| format!("subscriber {h} does not exist"))?,
             ),
             None => None,
         };
-        let mut out: Vec<&Delivery> = s
-            .engine
-            .deliveries
+        let all = &s.engine.deliveries;
+        let timed = !self.window.is_open();
+        let selects = |&at: &usize| {
+            let d = &all[at];
+            whose.is_none_or(|w| d.subscriber_at() == w)
+                && self.status.is_none_or(|st| d.status() == st)
+                && self
+                    .notification
+                    .is_none_or(|n| d.dispatch.notification_id == n)
+                && self.source.is_none_or(|src| d.dispatch.source == src)
+                && self.source_id.is_none_or(|id| d.dispatch.source_id == id)
+                && (!timed
+                    || self
+                        .window
+                        .holds(d.sent_at().unwrap_or(d.dispatch.queued_at)))
+        };
+        // One source's or one notification's deliveries are read from the index by source,
+        // not found among all.
+        // `after`: its place (deliveries are numbered as they are made) and its key.
+        let after = match self.after {
+            Some(id) => {
+                let at = all
+                    .binary_search_by_key(&id, |d| d.delivery_id)
+                    .map_err(|_| format!("after: delivery {id} does not exist"))?;
+                Some((at, all[at].order_key()))
+            }
+            None => None,
+        };
+        // In the order sent, those after it are those made after it; else those with a
+        // later key.
+        let from = match after {
+            Some((at, _)) if !s.engine.out_of_order => at + 1,
+            _ => 0,
+        };
+        let later = |&at: &usize| {
+            after.is_none_or(|(_, key)| !s.engine.out_of_order || all[at].order_key() > key)
+        };
+        let candidates: Box<dyn Iterator<Item = usize>> =
+            match sources_of(s, self.source, self.source_id, self.notification) {
+                Some(sources) => {
+                    let list = s.engine.of_sources(&sources);
+                    let start = list.partition_point(|&at| at < from);
+                    Box::new(list.into_iter().skip(start))
+                }
+                None => Box::new(from..all.len()),
+            };
+        let selected = candidates.filter(later).filter(selects);
+        if !s.engine.out_of_order && !total {
+            // In the order sent already: the page is read up to its end, and no further.
+            let limit = self.page.limit.unwrap_or(usize::MAX);
+            return Ok((selected.skip(self.page.offset).take(limit).collect(), None));
+        }
+        let mut out: Vec<usize> = selected.collect();
+        if s.engine.out_of_order {
+            out.sort_by_key(|&at| all[at].order_key());
+        }
+        let count = out.len();
+        Ok((self.page.slice(&out).to_vec(), Some(count)))
+    }
+}
+
+/// A delivery as a page of `deliveries` gives it, copied out of the site so that what is
+/// made of it (a Python dict) is made after the emulator's lock is let go.
+pub struct DeliveryRow {
+    pub delivery_id: i64,
+    pub subscriber_hash: state::SubscriberHash,
+    pub dispatch: std::sync::Arc<state::Dispatch>,
+    pub status: state::Status,
+    pub sent_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub viewed_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub clicked_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// The page a `deliveries` read selects, as rows of their own.
+pub(super) fn delivery_rows(
+    emu: &Emu,
+    site: Pinned,
+    args: &Args,
+) -> Result<Vec<DeliveryRow>, String> {
+    let sel = Selection::of(args)?;
+    emu.with_site(site, |s, _, _| {
+        let (page, _) = sel.page(s, false)?;
+        Ok(page
             .iter()
-            .filter(|d| whose.is_none_or(|at| d.subscriber_at() == at))
-            .filter(|d| status == "all" || d.status().as_str() == status)
-            .filter(|d| notification.is_none_or(|n| d.dispatch.notification_id == n))
-            .filter(|d| source.as_ref().is_none_or(|src| d.dispatch.source == *src))
-            .filter(|d| source_id.is_none_or(|id| d.dispatch.source_id == id))
-            .filter(|d| window.holds(d.sent_at().unwrap_or(d.dispatch.queued_at)))
+            .map(|&at| {
+                let d = &s.engine.deliveries[at];
+                DeliveryRow {
+                    delivery_id: d.delivery_id,
+                    subscriber_hash: s.subscribers[d.subscriber_at()].subscriber_hash.clone(),
+                    dispatch: d.dispatch.clone(),
+                    status: d.status(),
+                    sent_at: d.sent_at(),
+                    viewed_at: d.viewed_at(),
+                    clicked_at: d.clicked_at(),
+                }
+            })
+            .collect())
+    })?
+}
+
+pub(super) fn deliveries(emu: &Emu, site: Pinned, args: Args) -> Result<Value, String> {
+    let sel = Selection::of(&args)?;
+    let meta = flag(&args, "meta")?;
+    emu.with_site(site, |s, _, _| {
+        let (page, total) = sel.page(s, meta)?;
+        let all = &s.engine.deliveries;
+        let shown: Vec<_> = page
+            .iter()
+            .map(|&at| {
+                let d = &all[at];
+                d.shown(&s.subscribers[d.subscriber_at()].subscriber_hash)
+            })
             .collect();
-        out.sort_by_key(|d| (d.sent_at().unwrap_or(d.dispatch.queued_at), d.delivery_id));
-        Ok(page.of_shown(out, meta, |d| {
-            d.shown(&s.subscribers[d.subscriber_at()].subscriber_hash)
-        }))
+        Ok(match total {
+            Some(total) if meta => json!({"entries": shown, "total": total}),
+            _ => json!(shown),
+        })
     })?
 }
 
@@ -153,6 +318,9 @@ pub(super) fn record_many(
         None => fastrand::Rng::new(),
     };
     emu.with_site(site, |s, _, now| {
+        // One broadcast's (or campaign's) share is drawn from its own deliveries.
+        let candidates = sources_of(s, source, source_id, notification)
+            .map(|sources| s.engine.of_sources(&sources));
         let deliveries = &mut s.engine.deliveries;
         let mut recorded = 0usize;
         let mut record = |d: &mut Delivery| {
@@ -176,14 +344,22 @@ pub(super) fn record_many(
                 }
                 at.into_iter().for_each(|i| record(&mut deliveries[i]));
             }
-            (None, Some(rate)) => deliveries
-                .iter_mut()
-                .filter(|d| d.status() == state::Status::Delivered)
-                .filter(|d| notification.is_none_or(|n| d.dispatch.notification_id == n))
-                .filter(|d| source.as_ref().is_none_or(|src| d.dispatch.source == *src))
-                .filter(|d| source_id.is_none_or(|id| d.dispatch.source_id == id))
-                .filter(|_| rng.f64() < rate)
-                .for_each(record),
+            (None, Some(rate)) => {
+                let mut draw = |d: &mut Delivery| {
+                    let picked = d.status() == state::Status::Delivered
+                        && notification.is_none_or(|n| d.dispatch.notification_id == n)
+                        && source.is_none_or(|src| d.dispatch.source == src)
+                        && source_id.is_none_or(|id| d.dispatch.source_id == id)
+                        && rng.f64() < rate;
+                    if picked {
+                        record(d);
+                    }
+                };
+                match candidates {
+                    Some(at) => at.into_iter().for_each(|at| draw(&mut deliveries[at])),
+                    None => deliveries.iter_mut().for_each(draw),
+                }
+            }
             _ => return Err("give delivery_ids or a rate, one of them".into()),
         }
         Ok(json!({"recorded": recorded}))

@@ -22,5 +22,7 @@ pub mod seed;
 mod sites;
 mod subscribers;
 
-pub use self::ops::{dispatch, operations};
+pub use self::deliveries::DeliveryRow;
+pub use self::ops::{dispatch, operations, rows, Rows};
 pub use self::route::route;
+pub use self::seed::DRAWN as PROFILE_FIELDS;

@@ -14,7 +14,7 @@ use crate::emulator::engine;
 use crate::emulator::state::{Attributes, Counters, Site, Subscriber, SubscriberHash, Sym};
 
 /// The profile fields of a subscriber, which a population draws from a distribution each.
-pub(super) const DRAWN: [&str; 7] = [
+pub const DRAWN: [&str; 7] = [
     "country",
     "state",
     "city",

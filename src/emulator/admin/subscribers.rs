@@ -82,6 +82,23 @@ pub(super) fn subscribers(emu: &Emu, site: Pinned, args: Args) -> Result<Value, 
     })?
 }
 
+/// The page of the site's subscribers a `subscribers` read asks for (`offset`, `limit`),
+/// copied out of the site so that what is made of them is made after the lock is let go.
+pub(super) fn subscriber_rows(
+    emu: &Emu,
+    site: Pinned,
+    args: &Args,
+) -> Result<Vec<crate::emulator::state::Subscriber>, String> {
+    if let Some(k) = args
+        .keys()
+        .find(|k| !["api_key", "offset", "limit"].contains(&k.as_str()))
+    {
+        return Err(format!("{k} is not an argument of a page of subscribers"));
+    }
+    let page = Page::of_args(args)?;
+    emu.with_site(site, |s, _, _| page.slice(&s.subscribers).to_vec())
+}
+
 pub(super) fn create_segment(emu: &Emu, site: Pinned, args: Args) -> Result<Value, String> {
     let name = str_arg(&args, "name")?.ok_or("name is required")?;
     let kind = str_arg(&args, "segment_type")?.unwrap_or_else(|| "custom".into());

@@ -87,12 +87,9 @@ fn of(site: &Site, source: Source, id: i64, notification: Option<i64>, range: Ra
     count(
         site,
         range,
-        site.engine.deliveries.iter().filter(|d| {
-            let d = &d.dispatch;
-            d.source == source
-                && d.source_id == id
-                && notification.is_none_or(|n| d.notification_id == n)
-        }),
+        site.engine
+            .of_source(source, id)
+            .filter(|d| notification.is_none_or(|n| d.dispatch.notification_id == n)),
     )
 }
 

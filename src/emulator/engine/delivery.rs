@@ -150,7 +150,7 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
                 });
                 let held = Delivery::of(ids, &dispatch, at, Status::Capped);
                 dispatch.tally.count(&held);
-                site.engine.deliveries.push(held);
+                site.engine.push_delivery(held);
             }
         }
         _ => {}
@@ -232,7 +232,7 @@ fn hand_over(
             .or_default()
             .push(index);
     }
-    engine.deliveries.push(delivery);
+    engine.push_delivery(delivery);
 }
 
 impl Dispatch {
@@ -290,6 +290,8 @@ pub fn set_online(site: &mut Site, hash: &str, online: bool, now: DateTime<Utc>)
             if now < d.dispatch.expires_at {
                 d.set_status(Status::Delivered);
                 d.set_sent_at(now);
+                // Sent now: after those made since it waited.
+                engine.out_of_order |= i + 1 < engine.deliveries.len();
             } else {
                 d.set_status(Status::Expired);
             }

@@ -408,6 +408,8 @@ impl<'a> EngineImage<'a> {
         }
         Ok(EngineState {
             scheduled: scheduled.into(),
+            by_source: EngineState::index_sources(&deliveries),
+            out_of_order: !deliveries.is_sorted_by_key(|d| d.order_key()),
             deliveries,
             drip_starts: self.drip_starts.into_owned(),
             alerts: self

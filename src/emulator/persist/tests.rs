@@ -205,7 +205,7 @@ fn the_layout_the_file_holds_is_the_one_its_format_names() {
         expires_at: at,
         tally: Default::default(),
     });
-    site.engine.deliveries.push(Delivery::new(
+    site.engine.push_delivery(Delivery::new(
         8,
         dispatch,
         0,

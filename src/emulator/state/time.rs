@@ -46,6 +46,11 @@ impl Stamp {
     pub fn is_some(self) -> bool {
         self != Stamp::NONE
     }
+
+    /// Microseconds since the epoch, or None.
+    pub fn micros(self) -> Option<i64> {
+        self.is_some().then_some(self.0)
+    }
 }
 
 /// A timestamp both ways: as [`iso`] in a human-readable format (the admin API's JSON), and
