@@ -1,8 +1,12 @@
-"""Seeding a history (issue 58, item 8, in part): views and clicks recorded in bulk, by a list
-of deliveries or a share of them, and generated subscribers given profile ids by a pattern,
-so that events and profile calls can name them. Against the emulator, over its admin API."""
+"""Seeding a history and reading it back (issue 58, item 8): views and clicks recorded in
+bulk, by a list of deliveries or a share of them; generated subscribers given profile ids by
+a pattern, so that events and profile calls can name them; subscribers and deliveries read
+a page at a time, in the order sent, the same in this process as over HTTP; campaign
+analytics through the index by source, after a reload too. Against the emulator."""
 
 from __future__ import annotations
+
+import datetime as dt
 
 import pytest
 
@@ -212,3 +216,54 @@ def test_deliveries_paged_after_the_last_row_read_every_one_once(emu, late):
     with pytest.raises(ValueError, match="after: delivery 9999 does not exist"):
         emu.deliveries(after=9999)
     client.close()
+
+
+def test_a_device_online_late_after_the_clock_went_back_reads_in_the_order_sent(tmp_path):
+    """The clock may go back (an emulator started in the future, then following Python's
+    clock): a delivery sent late is then sent before the deliveries made earlier, and every
+    read, by pages or after a reload, puts it first."""
+    from pushwire.testing import Emulator
+
+    with Emulator(start=dt.datetime(2090, 5, 1, 12, tzinfo=dt.timezone.utc)) as emu:
+        emu.add_subscriber("h-a")
+        emu.add_subscriber("h-b", online=False)
+        with emu.client() as client:
+            client.notifications.create(title="One", message="1", url="https://shop.example/1")
+        emu.follow_python_clock(True)  # back to the wall clock, decades before
+        emu.set_online("h-b", True)
+        rows = emu.deliveries()
+        assert [d["subscriber_hash"] for d in rows] == ["h-b", "h-a"]
+        assert rows[0]["sent_at"] < rows[1]["sent_at"]
+        assert emu.deliveries(limit=1) == rows[:1]
+        assert emu.deliveries(after=rows[0]["delivery_id"]) == rows[1:]
+        assert emu.deliveries(after=rows[1]["delivery_id"]) == []
+        path = emu.save(tmp_path / "state.bin")
+    with Emulator.load(path) as again:
+        assert again.deliveries() == rows
+
+
+@pytest.mark.parametrize(
+    "when", ["2030-06-30T23:59:60.5Z", "0000-01-01T00:00:00Z", "2030-06-30T23:59:60Z"]
+)
+def test_a_time_no_reader_can_take_back_is_refused_by_name(emu, when):
+    """A leap second or a year outside 1-9999 would be kept, then fail every read of the
+    subscribers (Python's datetime takes neither): refused as it is given."""
+    with pytest.raises(ValueError, match="subscribed_at must be a time from year 1 to 9999"):
+        emu.add_subscriber("h-odd-time", subscribed_at=when)
+    assert emu.subscribers() == []
+
+
+def test_a_connected_handle_reads_the_site_of_its_own_key(emu):
+    """``Emulator.connect(url, api_key=...)``: reads and seeding without an ``api_key`` act
+    on that key's site, not on the emulator's default one."""
+    emu.add_site("history-other-key")
+    emu.add_subscriber("h-default")
+    remote = type(emu).connect(emu.base_url, api_key="history-other-key")
+    remote.add_subscriber("h-other")
+    assert [s["subscriber_hash"] for s in remote.subscribers()] == ["h-other"]
+    assert [s["subscriber_hash"] for s in emu.subscribers()] == ["h-default"]
+    segment = remote.create_segment("only-there")
+    assert [s["segment_id"] for s in remote.segments()] == [segment]
+    assert emu.segments() == []
+    assert [s["subscriber_hash"] for s in remote.subscribers(api_key=emu.api_key)] == ["h-default"]
+    remote.close()

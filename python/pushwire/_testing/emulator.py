@@ -273,13 +273,20 @@ class Emulator(_Seeding, _Controls, _Inspection, _Clients):
         return int(self._call("add_site", api_key=self.api_key)["site_id"])
 
     def _call(self, op: str, **args: Any) -> Any:
+        return json.loads(self._server.admin(op, self._arguments(args)))
+
+    def _arguments(self, args: dict[str, Any]) -> str:
+        """An operation's arguments as JSON, those not given left out; an ``api_key`` not
+        given is this handle's (a connected emulator's may name a site other than its
+        default one)."""
+        if "api_key" in args and args["api_key"] is None:
+            args["api_key"] = self.api_key
         clean = {k: v for k, v in args.items() if v is not None}
-        return json.loads(self._server.admin(op, json.dumps(clean, default=_jsonable)))
+        return json.dumps(clean, default=_jsonable)
 
     def _rows(self, op: str, **args: Any) -> list[dict[str, Any]]:
         """A page of ``subscribers`` or ``deliveries``, its dicts made by the core."""
-        clean = {k: v for k, v in args.items() if v is not None}
-        return self._server.rows(op, json.dumps(clean, default=_jsonable))
+        return self._server.rows(op, self._arguments(args))
 
     # -- what the service did ----------------------------------------------------------------
     def deliveries(

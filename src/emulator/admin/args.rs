@@ -23,16 +23,32 @@ pub fn time_arg(args: &Map<String, Value>, key: &str) -> Result<Option<DateTime<
     let Some(s) = str_arg(args, key)? else {
         return Ok(None);
     };
-    if let Ok(t) = DateTime::parse_from_rfc3339(&s) {
-        return Ok(Some(t.with_timezone(&Utc)));
+    let parsed = DateTime::parse_from_rfc3339(&s)
+        .map(|t| t.with_timezone(&Utc))
+        .ok()
+        .or_else(|| {
+            chrono::NaiveDate::parse_from_str(&s, "%Y-%m-%d")
+                .ok()
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .map(|t| t.and_utc())
+        })
+        .or_else(|| {
+            chrono::NaiveDateTime::parse_from_str(&s, "%Y-%m-%dT%H:%M:%S%.f")
+                .ok()
+                .map(|t| t.and_utc())
+        });
+    let Some(t) = parsed else {
+        return Err(format!("{key} must be an ISO 8601 date or date-time"));
+    };
+    // Kept only as times every reader takes back: Python's datetime (a year from 1 to
+    // 9999, no leap second) and the admin API's own text.
+    use chrono::{Datelike, Timelike};
+    if !(1..=9999).contains(&t.year()) || t.nanosecond() >= 1_000_000_000 {
+        return Err(format!(
+            "{key} must be a time from year 1 to 9999, without a leap second (:60)"
+        ));
     }
-    if let Ok(d) = chrono::NaiveDate::parse_from_str(&s, "%Y-%m-%d") {
-        return Ok(Some(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc()));
-    }
-    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(&s, "%Y-%m-%dT%H:%M:%S%.f") {
-        return Ok(Some(t.and_utc()));
-    }
-    Err(format!("{key} must be an ISO 8601 date or date-time"))
+    Ok(Some(t))
 }
 
 /// An optional whole-number argument.

@@ -127,7 +127,11 @@ impl Selection {
 
     /// Where in the site's deliveries the page's are, in the order sent (then by id), and
     /// how many are selected in all when `total` is asked for (or costs nothing more).
-    fn page(&self, s: &state::Site, total: bool) -> Result<(Vec<usize>, Option<usize>), String> {
+    fn page(
+        &self,
+        s: &mut state::Site,
+        total: bool,
+    ) -> Result<(Vec<usize>, Option<usize>), String> {
         // A misspelt hash must not read as "received nothing".
         let whose = match self.hash.as_ref() {
             Some(h) => Some(
@@ -136,9 +140,51 @@ impl Selection {
             ),
             None => None,
         };
-        let all = &s.engine.deliveries;
+        // One source's or one notification's deliveries are read from the index by source,
+        // not found among all.
+        let sources = sources_of(s, self.source, self.source_id, self.notification);
+        let in_order = !s.engine.out_of_order;
+        if !in_order && sources.is_none() {
+            s.engine.sent_order();
+        }
+        let engine = &s.engine;
+        let all = &engine.deliveries;
+        let key = |at: usize| all[at].order_key();
+        // `after`: its place (deliveries are numbered as they are made) and its key.
+        let after = match self.after {
+            Some(id) => {
+                let at = all
+                    .binary_search_by_key(&id, |d| d.delivery_id)
+                    .map_err(|_| format!("after: delivery {id} does not exist"))?;
+                Some((at, key(at)))
+            }
+            None => None,
+        };
+        // The candidates in the order sent, from the first after `after`: while the
+        // deliveries stand in that order, by position; else by the engine's sent order (or,
+        // for one source, its deliveries sorted).
+        let candidates: Box<dyn Iterator<Item = usize> + '_> = match (sources, in_order) {
+            (Some(sources), true) => {
+                let list = engine.of_sources(&sources);
+                let start = after.map_or(0, |(at, _)| list.partition_point(|&p| p <= at));
+                Box::new(list.into_iter().skip(start))
+            }
+            (Some(sources), false) => {
+                let mut list = engine.of_sources(&sources);
+                list.sort_by_key(|&p| key(p));
+                let start = after.map_or(0, |(_, k)| list.partition_point(|&p| key(p) <= k));
+                Box::new(list.into_iter().skip(start))
+            }
+            (None, true) => Box::new(after.map_or(0, |(at, _)| at + 1)..all.len()),
+            (None, false) => {
+                let order = engine.sent_order.as_deref().unwrap_or_default();
+                let start =
+                    after.map_or(0, |(_, k)| order.partition_point(|&p| key(p as usize) <= k));
+                Box::new(order[start..].iter().map(|&p| p as usize))
+            }
+        };
         let timed = !self.window.is_open();
-        let selects = |&at: &usize| {
+        let selected = candidates.filter(|&at| {
             let d = &all[at];
             whose.is_none_or(|w| d.subscriber_at() == w)
                 && self.status.is_none_or(|st| d.status() == st)
@@ -151,47 +197,13 @@ impl Selection {
                     || self
                         .window
                         .holds(d.sent_at().unwrap_or(d.dispatch.queued_at)))
-        };
-        // One source's or one notification's deliveries are read from the index by source,
-        // not found among all.
-        // `after`: its place (deliveries are numbered as they are made) and its key.
-        let after = match self.after {
-            Some(id) => {
-                let at = all
-                    .binary_search_by_key(&id, |d| d.delivery_id)
-                    .map_err(|_| format!("after: delivery {id} does not exist"))?;
-                Some((at, all[at].order_key()))
-            }
-            None => None,
-        };
-        // In the order sent, those after it are those made after it; else those with a
-        // later key.
-        let from = match after {
-            Some((at, _)) if !s.engine.out_of_order => at + 1,
-            _ => 0,
-        };
-        let later = |&at: &usize| {
-            after.is_none_or(|(_, key)| !s.engine.out_of_order || all[at].order_key() > key)
-        };
-        let candidates: Box<dyn Iterator<Item = usize>> =
-            match sources_of(s, self.source, self.source_id, self.notification) {
-                Some(sources) => {
-                    let list = s.engine.of_sources(&sources);
-                    let start = list.partition_point(|&at| at < from);
-                    Box::new(list.into_iter().skip(start))
-                }
-                None => Box::new(from..all.len()),
-            };
-        let selected = candidates.filter(later).filter(selects);
-        if !s.engine.out_of_order && !total {
-            // In the order sent already: the page is read up to its end, and no further.
+        });
+        if !total {
+            // The page is read up to its end, and no further.
             let limit = self.page.limit.unwrap_or(usize::MAX);
             return Ok((selected.skip(self.page.offset).take(limit).collect(), None));
         }
-        let mut out: Vec<usize> = selected.collect();
-        if s.engine.out_of_order {
-            out.sort_by_key(|&at| all[at].order_key());
-        }
+        let out: Vec<usize> = selected.collect();
         let count = out.len();
         Ok((self.page.slice(&out).to_vec(), Some(count)))
     }

@@ -290,8 +290,7 @@ pub fn set_online(site: &mut Site, hash: &str, online: bool, now: DateTime<Utc>)
             if now < d.dispatch.expires_at {
                 d.set_status(Status::Delivered);
                 d.set_sent_at(now);
-                // Sent now: after those made since it waited.
-                engine.out_of_order |= i + 1 < engine.deliveries.len();
+                engine.sent_late(i);
             } else {
                 d.set_status(Status::Expired);
             }

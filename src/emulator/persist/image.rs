@@ -410,6 +410,7 @@ impl<'a> EngineImage<'a> {
             scheduled: scheduled.into(),
             by_source: EngineState::index_sources(&deliveries),
             out_of_order: !deliveries.is_sorted_by_key(|d| d.order_key()),
+            sent_order: None,
             deliveries,
             drip_starts: self.drip_starts.into_owned(),
             alerts: self

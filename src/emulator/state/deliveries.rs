@@ -431,6 +431,11 @@ pub struct EngineState {
     /// sent later. While they stand in it, a page of them is read in their order and stops
     /// at its end; once they may not, a read sorts what it selects.
     pub out_of_order: bool,
+    /// Once they may stand out of that order: every delivery's position in the order sent,
+    /// made when a read first needs it and kept until a delivery's place in it changes
+    /// (one made in order is added at its end), so that a read by pages sorts once, not
+    /// once a page.
+    pub sent_order: Option<Vec<u32>>,
 }
 
 impl EngineState {
@@ -445,12 +450,21 @@ impl EngineState {
     /// Adds `delivery` after the others, noting it under its source; returns its position.
     pub fn push_delivery(&mut self, delivery: Delivery) -> usize {
         let at = self.deliveries.len();
+        let key = delivery.order_key();
         if self
             .deliveries
             .last()
-            .is_some_and(|last| last.order_key() > delivery.order_key())
+            .is_some_and(|last| last.order_key() > key)
         {
             self.out_of_order = true;
+        }
+        if let Some(order) = &mut self.sent_order {
+            match order.last() {
+                Some(&last) if self.deliveries[last as usize].order_key() > key => {
+                    self.sent_order = None;
+                }
+                _ => order.push(u32::try_from(at).expect("fewer than 4 billion deliveries")),
+            }
         }
         let d = &delivery.dispatch;
         self.by_source
@@ -459,6 +473,32 @@ impl EngineState {
             .push(u32::try_from(at).expect("fewer than 4 billion deliveries in memory"));
         self.deliveries.push(delivery);
         at
+    }
+
+    /// Notes that the delivery at `at` was sent now, after it waited: it may now stand out of
+    /// the order sent, and its place in that order has changed.
+    pub fn sent_late(&mut self, at: usize) {
+        let key = self.deliveries[at].order_key();
+        let before = at.checked_sub(1).map(|i| self.deliveries[i].order_key());
+        let after = self.deliveries.get(at + 1).map(Delivery::order_key);
+        // Sent at the clock's now, which may stand before the deliveries made earlier (a
+        // clock moved back) as well as after those made since.
+        if before.is_some_and(|b| b > key) || after.is_some_and(|a| a < key) {
+            self.out_of_order = true;
+        }
+        self.sent_order = None;
+    }
+
+    /// Every delivery's position in the order sent (`Delivery::order_key`).
+    pub fn sent_order(&mut self) -> &[u32] {
+        let deliveries = &self.deliveries;
+        self.sent_order.get_or_insert_with(|| {
+            let mut order: Vec<u32> = (0..deliveries.len())
+                .map(|at| u32::try_from(at).expect("fewer than 4 billion deliveries"))
+                .collect();
+            order.sort_by_key(|&at| deliveries[at as usize].order_key());
+            order
+        })
     }
 
     /// The index of `deliveries` by source, made again from the deliveries themselves.
