@@ -113,8 +113,8 @@ def section(quick: bool = False, rounds: int = 7) -> list[str]:
         f"{load:.1f} at the start): each round times {calls:,} sequential `events.track` calls "
         f"of each kind in turns, medians of {rounds} rounds after a warm-up. A new key costs a "
         "claim before the call and a record after it: a write transaction and a statement with "
-        "SQLite (WAL), two "
-        "round trips with Redis.",
+        "SQLite (WAL); with Redis, a round trip for the claim, the records written by the "
+        "store's own thread in batches (one script call each).",
         "",
         "| call | us/call | added to a call without a store, us | runs (min-max) |",
         "|---|---|---|---|",

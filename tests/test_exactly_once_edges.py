@@ -18,7 +18,11 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 import types
@@ -111,6 +115,18 @@ class Stepped:
     def compare_and_delete(self, key: str, expected: str) -> bool:
         with self._call("write"):
             return bool(super().compare_and_delete(key, expected))
+
+    @property
+    def _set_later(self) -> Callable[..., None]:
+        """The store's deferred write (Redis's), its steps run in the thread that queues it;
+        absent (AttributeError) where the store has none."""
+        later = super()._set_later  # type: ignore[misc]
+
+        def stepped(key: str, expected: str, value: str, timeout: float, refused: Any) -> None:
+            with self._call("write"):
+                later(key, expected, value, timeout, refused)
+
+        return stepped
 
 
 class RetriedAdd:
@@ -518,6 +534,147 @@ def test_a_redis_that_forgot_the_stores_scripts_is_sent_them_again(
     assert sorted(n["notification_id"] for n in emu.notifications()) == sorted([sent, other])
 
 
+def _child(emu: Emulator, store: str, then: str) -> subprocess.CompletedProcess[str]:
+    """A process of its own that makes a keyed broadcast with ``store``, then runs ``then``
+    (its way out), printing the broadcast's id first."""
+    script = textwrap.dedent(f"""
+        import os, sys, pushwire
+        client = pushwire.Client(api_key={emu.api_key!r}, base_url={emu.base_url!r},
+                                 idempotency_store={store!r}, timeout=30)
+        print(client.notifications.create(**{BROADCAST!r}, idempotency_key="k"), flush=True)
+        {then}
+    """)
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def stalled_writer(url: str) -> tuple[Any, threading.Event, threading.Event]:
+    """A Redis store whose writer stalls before its first batch until ``go`` is set."""
+    stall, stalled, go = pause("writer")
+
+    class StalledWriter(_keystores.RedisStore):
+        def _write_batch(self, batch: Any) -> None:
+            stall()
+            super()._write_batch(batch)
+
+    return StalledWriter(url), stalled, go
+
+
+def test_a_redis_record_written_after_its_call_is_read_as_done_by_its_own_process(
+    redis_url: str, emu: Emulator
+) -> None:
+    """The record of a keyed call is left to the store's writer (the call returns a round
+    trip sooner). Until it is written, its own process reads the key as done and another
+    waits for it as for a call in flight; a keyed batch's records are written too."""
+    url = _empty_redis(redis_url)
+    store, stalled, go = stalled_writer(url)
+    try:
+        with emu.client(idempotency_store=store) as a, emu.client(idempotency_store=url) as b:
+            sent = a.notifications.create(**BROADCAST, idempotency_key="k")
+            assert stalled.wait(30)
+            assert a.notifications.create(**BROADCAST, idempotency_key="k") == sent
+            with pytest.raises(IdempotencyError, match="in flight") as e:
+                b.notifications.create(**BROADCAST, idempotency_key="k", timeout=0.3)
+            assert e.value.outcome_unknown
+            go.set()
+            assert b.notifications.create(**BROADCAST, idempotency_key="k") == sent
+            events = [viewed(i) for i in range(300)]
+            assert a.events.track_many(events) == [None] * 300
+            assert b.events.track_many(events) == [None] * 300  # each replayed
+            assert {b.idempotency.status(f"view-{i}") for i in range(300)} == {"done"}
+    finally:
+        go.set()
+    assert len(emu.notifications()) == 1
+    assert len(emu.events()) == 300
+
+
+def test_a_redis_store_claims_on_after_a_fork_and_a_dropped_connection(
+    redis_url: str, emu: Emulator
+) -> None:
+    """The store's claims go on a connection of the thread's own: a forked child makes its
+    own (the parent's answers never reach it), and a connection the server dropped is made
+    again (redis-py's retries)."""
+    import redis
+
+    url = _empty_redis(redis_url)
+    store = _keystores.RedisStore(url)
+    with emu.client(idempotency_store=store) as client:
+        first = client.notifications.create(**BROADCAST, idempotency_key="before")
+        parents = store._command("CLIENT", "ID")  # the connection the claims went on
+        pid = os.fork()
+        if pid == 0:  # the child: a claim of its own, then out without the parent's handlers
+            try:
+                sent = client.notifications.create(**BROADCAST, idempotency_key="child")
+                client.close()
+                recorded = store.get(client.idempotency._store()._stored("child"))
+                own = store._command("CLIENT", "ID") != parents
+                os._exit(0 if sent and recorded and own else 1)
+            finally:
+                os._exit(2)
+        assert os.waitpid(pid, 0)[1] == 0
+        admin = redis.Redis.from_url(url)
+        admin.client_kill_filter(_type="normal", skipme=True)  # drops every store connection
+        admin.close()
+        after = client.notifications.create(**BROADCAST, idempotency_key="after")
+        assert client.notifications.create(**BROADCAST, idempotency_key="before") == first
+        assert {client.idempotency.status(k) for k in ("before", "child", "after")} == {"done"}
+        assert after != first
+    assert len(emu.notifications()) == 3
+
+
+@pytest.mark.parametrize(
+    ("then", "state"),
+    [
+        ("", "done"),  # the interpreter's exit writes what is queued
+        ("sys.exit(3)", "done"),
+        ("os._exit(0)", "pending"),  # no exit handlers: the claim stays, never sent twice
+    ],
+)
+def test_a_process_that_ends_after_its_call_leaves_the_key_done_or_claimed(
+    redis_url: str, emu: Emulator, then: str, state: str
+) -> None:
+    url = _empty_redis(redis_url)
+    ended = _child(emu, url, then)
+    assert ended.stdout.strip(), ended.stderr
+    with emu.client(idempotency_store=url, timeout=0.5) as again:
+        assert again.idempotency.status("k") == state
+        if state == "done":
+            replayed = again.notifications.create(**BROADCAST, idempotency_key="k")
+            assert str(replayed) == ended.stdout.strip()
+        else:
+            with pytest.raises(IdempotencyError) as e:
+                again.notifications.create(**BROADCAST, idempotency_key="k")
+            assert e.value.outcome_unknown
+    assert len(emu.notifications()) == 1
+
+
+def test_a_record_the_writer_finds_taken_for_dead_is_recorded_over_the_unknown(
+    redis_url: str, emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A's record waits in the writer (stalled) while its lease runs out; B takes it for
+    dead and marks it unknown. The writer's compare-and-set then fails, and A's outcome is
+    recorded over the unknown (A knows better): C gets A's broadcast, nothing sent twice."""
+    clock = [time.time()]
+    fake = types.SimpleNamespace(time=lambda: clock[0], monotonic=time.monotonic, sleep=time.sleep)
+    monkeypatch.setattr(_idempotency, "time", fake)
+    store, stalled, go = stalled_writer(_empty_redis(redis_url))
+    with emu.client(idempotency_store=store, timeout=5.0) as a:
+        sent = a.notifications.create(**BROADCAST, idempotency_key="k")
+        assert stalled.wait(30)
+        clock[0] += 60  # past A's lease
+        with emu.client(idempotency_store=redis_url.rstrip("/") + "/0") as b:
+            assert b.idempotency.status("k") == "pending"
+            with pytest.raises(IdempotencyError, match="lease ran out"):
+                b.notifications.create(**BROADCAST, idempotency_key="k")
+            assert b.idempotency.status("k") == "unknown"
+            go.set()
+            a.idempotency.status("k")  # waits for the writer
+            assert b.idempotency.status("k") == "done"
+            assert b.notifications.create(**BROADCAST, idempotency_key="k") == sent
+    assert len(emu.notifications()) == 1
+
+
 # -- 4. a dataframe's row ------------------------------------------------------------------
 
 
@@ -669,8 +826,17 @@ class Transitions(RuleBasedStateMachine):
 
 
 def _record(keys: Any) -> Optional[dict[str, Any]]:
-    found = keys.store.get(keys._stored("k"))
-    return None if found is None else dict(json.loads(found))
+    """The key's record as this process reads it: the store's, or the record a write the
+    store has queued is to put over it (Redis's writer writes in its own time, meanwhile)."""
+    stored = keys._stored("k")
+    queued = getattr(keys.store, "_queued", lambda key, expected: None)
+    while True:
+        found = keys.store.get(stored)
+        written = None if found is None else queued(stored, found)
+        if written is not None:
+            return dict(json.loads(written))
+        if keys.store.get(stored) == found:  # not written in between
+            return None if found is None else dict(json.loads(found))
 
 
 def _status(keys: Any) -> Optional[str]:

@@ -75,8 +75,11 @@ class Client(_Base, _Closing):
     )
 
     def close(self) -> None:
-        """Closes the client's idle connections; calls still running finish on theirs."""
+        """Closes the client's idle connections (calls still running finish on theirs) and
+        writes the idempotency records its store has queued."""
         self._core.close()
+        if self._keys is not None:
+            self._keys.flush()
 
 
 class AsyncClient(_Base):
@@ -88,8 +91,11 @@ class AsyncClient(_Base):
     _awaited: Literal[True] = True
 
     async def aclose(self) -> None:
-        """Closes the client's idle connections; calls still running finish on theirs."""
+        """Closes the client's idle connections (calls still running finish on theirs) and
+        writes the idempotency records its store has queued."""
         self._core.close()
+        if self._keys is not None:
+            self._keys.flush()
 
     async def __aenter__(self: _C) -> _C:
         return self

@@ -58,6 +58,9 @@ _LEASE_MARGIN = 5.0
 # A claim whose add took longer than this (a SQLite lock held by another process) renews its
 # lease from the commit, so that the wait is not taken from its margin.
 _LATE_CLAIM = 0.1
+# A call's record is left to the store's writer only while its lease has this many
+# seconds left: time for the writer's wait and its round trip, many times over.
+_LATE = 1.0
 # How many times a change is tried against a record that others keep changing.
 _TRIES = 3
 # How often a call waiting for a key held elsewhere looks again: soon, then less often.
@@ -233,6 +236,12 @@ class Keys:
                 key=key,
             )
         state = record.get("state")
+        if state == "pending":
+            queued = getattr(self.store, "_queued", None)
+            written = None if queued is None else queued(stored, found)
+            if written is not None:
+                # This process's own call, its result queued to be written over it.
+                record, state = json.loads(written), "done"
         if state == "done":
             return _Claim(done=True, result=record.get("result"))
         if state == "pending" and float(record.get("lease", 0)) > time.time():
@@ -288,8 +297,29 @@ class Keys:
 
     # -- the outcome ------------------------------------------------------------------------
     def done(self, held: _Held, result: Any) -> None:
+        """Records the result of the call holding ``held``. A store that can write it later
+        (Redis: ``_set_later``) is left to, so that the call returns without the
+        round trip; this process reads the record as written meanwhile (:meth:`_found`),
+        and other processes wait for it as for a call in flight."""
         record = {"v": 1, "state": "done", "op": held.op, "fp": held.fp, "result": result}
-        self._outcome(held, _text(record), "done")
+        text = _text(record)
+        later = getattr(self.store, "_set_later", None)
+        if later is None or float(json.loads(held.text).get("lease", 0)) < time.time() + _LATE:
+            # A holder near or past its lease (others may take it for dead, a resolve may be
+            # looking at it) records at once, as it would without a writer.
+            self._outcome(held, text, "done")
+            return
+
+        def refused() -> None:
+            _recorded(held.key, lambda: self._outcome(held, text, "done"))
+
+        later(held.stored, held.text, text, self.ttl, refused)
+
+    def flush(self) -> None:
+        """Writes the records the store has queued (:meth:`done`), before returning."""
+        flush = getattr(self.store, "_flush", None)
+        if flush is not None:
+            flush()
 
     def settle(self, held: _Held, error: Optional[BaseException]) -> None:
         """Records how the call holding ``held`` ended, but for a success (see :meth:`done`):
@@ -515,6 +545,7 @@ class Idempotency:
         nothing (never used, released, or expired)."""
         keys = self._store()
         _check_key(key)
+        keys.flush()
         found = keys.store.get(keys._stored(key))
         return None if found is None else str(json.loads(found).get("state"))
 
@@ -528,6 +559,7 @@ class Idempotency:
         outcome): it is read again and judged as it is then."""
         keys = self._store()
         _check_key(key)
+        keys.flush()
         stored = keys._stored(key)
         for _ in range(_TRIES):
             found = keys.store.get(stored)

@@ -4,12 +4,14 @@ names. What the keys mean is ``pushwire._idempotency``'s."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sqlite3
 import threading
 import time
-from typing import Any, Callable, Optional, Protocol, Union, runtime_checkable
+import weakref
+from typing import Any, Callable, NamedTuple, Optional, Protocol, Union, runtime_checkable
 
 from pushwire.errors import ValidationError
 
@@ -190,6 +192,20 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+# _COMPARE_AND_SET for each key: ARGV holds (expected, value, ms) for each in turn.
+_COMPARE_AND_SET_EACH = """
+local out = {}
+for i = 1, #KEYS do
+    local at = (i - 1) * 3
+    if redis.call('GET', KEYS[i]) == ARGV[at + 1] then
+        redis.call('SET', KEYS[i], ARGV[at + 2], 'PX', ARGV[at + 3])
+        out[i] = 1
+    else
+        out[i] = 0
+    end
+end
+return out
+"""
 _COMPARE_AND_DELETE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
     return redis.call('DEL', KEYS[1])
@@ -219,14 +235,43 @@ class RedisStore:
         self._shown = _without_password(url)
         self._compare_and_set = self._redis.register_script(_COMPARE_AND_SET)
         self._compare_and_delete = self._redis.register_script(_COMPARE_AND_DELETE)
+        self._set_each = self._redis.register_script(_COMPARE_AND_SET_EACH)
         self._no_script = redis.exceptions.NoScriptError
+        self._connection_error = redis.exceptions.ConnectionError
         self._checked = False
+        self._later = _Later(self._write_batch)
+        self._mine = threading.local()
 
     def add(self, key: str, value: str, timeout: float) -> bool:
         if not self._checked:
             self._checked = True
             self._warn_of_losses()
-        return bool(self._redis.set(key, value, nx=True, px=_ms(timeout)))
+        return bool(self._command("SET", key, value, "NX", "PX", _ms(timeout)))
+
+    def _command(self, *command: Any) -> Any:
+        """``command``'s answer, on a connection of the calling thread's own, with redis-py's
+        retries on a lost connection. The claim is on every keyed call's path, and a
+        connection taken from the pool and given back for each costs a third of a loopback
+        round trip more (its locks, its bookkeeping, its observability hooks); a forked child
+        makes its own."""
+        mine = self._mine
+        connection: Any = getattr(mine, "connection", None)
+        if connection is None or mine.pid != os.getpid():
+            connection = mine.connection = self._redis.connection_pool.make_connection()
+            mine.pid = os.getpid()
+
+        def send() -> Any:
+            connection.send_command(*command)
+            return connection.read_response()
+
+        try:
+            return send()
+        except self._connection_error:
+            # Closed since its last use (a server's restart or timeout, a CLIENT KILL): made
+            # again once, as the pool does for a connection it finds closed. A command whose
+            # answer was lost is sent again: the claim knows its own record.
+            connection.disconnect()
+        return connection.retry.call_with_retry(send, lambda error: connection.disconnect())
 
     def get(self, key: str) -> Optional[str]:
         value = self._redis.get(key)
@@ -245,6 +290,47 @@ class RedisStore:
 
     def compare_and_delete(self, key: str, expected: str) -> bool:
         return bool(self._run(self._compare_and_delete, key, expected))
+
+    def _set_later(
+        self,
+        key: str,
+        expected: str,
+        value: str,
+        timeout: float,
+        refused: Callable[[], None],
+    ) -> None:
+        """``compare_and_set``, made by the store's writer thread with the others queued with
+        it (one script call, one round trip for all); ``refused()`` runs on that thread for a
+        write that did not take (the key changed, or the batch failed), to decide anew."""
+        self._later.put(_Write(key, expected, value, _ms(timeout), refused))
+
+    def _queued(self, key: str, expected: str) -> Optional[str]:
+        """The value a queued ``_set_later`` is to write over ``expected`` at ``key``, while
+        it is not yet written; else None."""
+        return self._later.queued(key, expected)
+
+    def _flush(self) -> None:
+        """Writes what ``_set_later`` queued, before returning."""
+        self._later.flush()
+
+    def _write_batch(self, batch: list[_Write]) -> None:
+        """The batch's compare-and-sets in one script call: one command to build and send,
+        however many records (a pipeline of one script call each costs the writer, and so
+        the callers waiting for the interpreter, several times as much)."""
+        args: list[Any] = []
+        for w in batch:
+            args += (w.expected, w.value, w.ms)
+        keys = [w.key for w in batch]
+        try:
+            try:
+                answers = self._redis.evalsha(self._set_each.sha, len(keys), *keys, *args)
+            except self._no_script:
+                answers = self._set_each(keys=keys, args=args)
+        except Exception:
+            answers = [0] * len(batch)  # each decided anew, where it fails with its reason
+        for w, answer in zip(batch, answers):
+            if answer != 1:
+                w.refused()
 
     def _run(self, script: Any, key: str, *args: Any) -> Any:
         """``script`` run on ``key`` by its digest (``EVALSHA``: redis-py's ``Script`` call
@@ -296,6 +382,127 @@ class RedisStore:
 
     def __repr__(self) -> str:
         return f"RedisStore({self._shown!r})"
+
+
+def _started(run: Callable[[], None], name: str) -> threading.Thread:
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+class _Write(NamedTuple):
+    key: str
+    expected: str
+    value: str
+    ms: int
+    refused: Callable[[], None]
+
+
+class _Later:
+    """Writes queued by a caller that need not wait for them, made from a thread of their
+    own in batches: a call's record after its send costs it no round trip. Everything
+    queued is written at :meth:`flush`, at the interpreter's exit, and by the thread as soon
+    as it can; a forked child leaves its parent's queue to the parent. A process that dies
+    in between (``kill -9``, ``os._exit``) loses what was queued: those keys stay claimed,
+    then read as unknown, which sends nothing twice."""
+
+    def __init__(self, write: Callable[[list[_Write]], None]) -> None:
+        self._write = write
+        self._queue: list[_Write] = []
+        self._ready = threading.Condition(threading.Lock())
+        # Held while a batch is taken and written: a flush returns once what was queued
+        # before it is written, whichever thread wrote it.
+        self._writing = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
+        _every_later.add(self)
+
+    def put(self, write: _Write) -> None:
+        with self._ready:
+            self._queue.append(write)
+            if self._thread is None:
+                self._thread = _started(self._run, "pushwire-idempotency-writer")
+            elif len(self._queue) == 1:
+                # Woken for the first record only: the others come while it waits to write,
+                # and a wake-up per record costs each caller the interpreter's lock.
+                self._ready.notify()
+
+    def queued(self, key: str, expected: str) -> Optional[str]:
+        with self._ready:
+            for w in self._queue:
+                if w.key == key and w.expected == expected:
+                    return w.value
+        return None
+
+    def flush(self) -> None:
+        with self._writing:
+            self._write_queued()
+
+    def _write_queued(self) -> None:
+        """Writes the queue as it stands, at most ``_MOST`` records a script call (a script
+        holds the server while it runs); the caller holds ``_writing``. Each record stays
+        queued until written, so that :meth:`queued` finds it meanwhile; one interrupted
+        (a Ctrl-C in a flush) stays for the next, and a record written twice is refused by
+        its own compare and found written."""
+        while True:
+            with self._ready:
+                batch = self._queue[:_MOST]
+            if not batch:
+                return
+            try:
+                self._write(batch)
+            except Exception as e:  # refused() logs its own failures: this is a defect
+                _log.warning("idempotency records not written: %s: %s", type(e).__name__, e)
+            with self._ready:
+                del self._queue[: len(batch)]
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                if not self._queue:
+                    self._ready.wait(_IDLE)
+                    if not self._queue:
+                        # Idle: the thread ends (a fork made meanwhile copies one thread
+                        # fewer); the next put starts another.
+                        self._thread = None
+                        return
+            time.sleep(_LINGER)
+            with self._writing:
+                self._write_queued()
+
+    def _forget(self) -> None:
+        """In a forked child: the parent writes what it queued; the child starts afresh."""
+        self._queue = []
+        self._ready = threading.Condition(threading.Lock())
+        self._writing = threading.Lock()
+        self._thread = None
+
+
+# How long the writer lets records gather before it writes them: the writer's own work
+# takes the interpreter from the callers, and one script call for a batch costs little more
+# than for one record. 10 ms makes a batch of tens of sequential calls; it is also the
+# window in which a process killed after its call leaves the key pending, to read as
+# unknown (never sent twice), rather than done.
+_LINGER = 0.010
+# Records a script call writes at most.
+_MOST = 500
+# Seconds the writer waits for work before its thread ends.
+_IDLE = 1.0
+_every_later: weakref.WeakSet[_Later] = weakref.WeakSet()
+
+
+def _flush_every_later() -> None:
+    for later in list(_every_later):
+        later.flush()
+
+
+def _forget_every_later() -> None:
+    for later in list(_every_later):
+        later._forget()
+
+
+atexit.register(_flush_every_later)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_every_later)
 
 
 def _ms(timeout: float) -> int:
