@@ -1,9 +1,9 @@
 """The blocking client beside pyreqwest, on an idle machine and on a busy one (issue 59): wall
-time and CPU time per sequential call, each condition run five times.
+time and CPU time per sequential call, each condition run five times, alternating.
 
-    python benches/busy.py [--calls 1500] [--runs 5]
+    python benches/busy.py [--quick] [--out benches/RESULTS.md]   # also in make bench
 
-One emulator in its own process, 20 segments. A run times ``calls`` sequential calls of each
+One emulator in its own process, 20 segments. A run times 1,500 sequential calls of each
 client in turns, three rounds, best round kept: pushwire's typed ``segments.list()`` and
 pyreqwest's ``SyncClient`` GET with its ``json()`` (the same request, its answer decoded to
 Python objects). CPU time is this process's (user and system, every thread), per call.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
+import datetime as dt
 import os
 import resource
 import statistics
@@ -26,8 +26,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import otel_overhead
 from pyreqwest.client import SyncClientBuilder
 
 import pushwire
@@ -88,27 +90,89 @@ def one_run(server: EmulatorProcess, calls: int) -> dict[str, tuple[float, float
     return best
 
 
-def main() -> None:
-    cli = argparse.ArgumentParser(description=__doc__)
-    cli.add_argument("--calls", type=int, default=1500)
-    cli.add_argument("--runs", type=int, default=5)
-    given = cli.parse_args()
+TITLE = "## On a busy machine (benches/busy.py)"
+
+
+def measure(calls: int, runs: int) -> dict[str, list[dict[str, tuple[float, float]]]]:
+    """Each condition's runs, in turns: idle, busy, idle, ... (the emulator's state alike)."""
+    results: dict[str, list[dict[str, tuple[float, float]]]] = {"idle": [], "busy": []}
     with EmulatorProcess(KEY, record_requests=False) as server:
         for i in range(20):
             server.admin("create_segment", name=f"segment-{i}")
-        results: dict[str, list[dict[str, tuple[float, float]]]] = {}
-        for condition in ("idle", "busy"):
-            with cores_busy(condition == "busy"):
-                results[condition] = [one_run(server, given.calls) for _ in range(given.runs)]
-    for condition, runs in results.items():
-        for r in runs:
+        for _ in range(runs):
+            for condition in results:
+                with cores_busy(condition == "busy"):
+                    results[condition].append(one_run(server, calls))
+    return results
+
+
+def section(quick: bool = False) -> list[str]:
+    """The Markdown section of benches/RESULTS.md: each run's figures and issue 59's
+    targets (sequential and CPU per call), from medians and from every run."""
+    calls, runs = (300, 2) if quick else (1500, 5)
+    started = time.perf_counter()
+    results = measure(calls, runs)
+    elapsed = time.perf_counter() - started
+    lines = [
+        TITLE,
+        "",
+        f"`python benches/busy.py{' --quick' if quick else ''}` "
+        f"({dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {elapsed:.0f} s, "
+        f"{os.cpu_count()} cores): {runs} runs of each condition, alternating; a run times "
+        f"{calls:,} sequential calls of each client in turns, three rounds, best round kept. "
+        "pushwire's typed `segments.list()` (20 segments) against pyreqwest's `SyncClient` GET "
+        "and `json()`; CPU is the process's, every thread, user and system. Busy: one "
+        "CPU-bound process per core beside the client and the emulator.",
+        "",
+        "| condition | pushwire us (CPU us) | pyreqwest us (CPU us) | wall ratio | CPU ratio |",
+        "|---|---|---|---|---|",
+    ]
+    ratios: dict[str, list[tuple[float, float]]] = {}
+    for condition, each in results.items():
+        for r in each:
             (pw, pw_cpu), (rq, rq_cpu) = r["pushwire"], r["pyreqwest"]
-            print(
-                f"{condition}: pushwire {pw:6.1f} us ({pw_cpu:5.1f} CPU), pyreqwest {rq:6.1f} us "
-                f"({rq_cpu:5.1f} CPU): wall {pw / rq:.2f}x, CPU {pw_cpu / rq_cpu:.2f}x"
+            ratios.setdefault(condition, []).append((pw / rq, pw_cpu / rq_cpu))
+            lines.append(
+                f"| {condition} | {pw:.1f} ({pw_cpu:.1f}) | {rq:.1f} ({rq_cpu:.1f}) "
+                f"| {pw / rq:.2f}x | {pw_cpu / rq_cpu:.2f}x |"
             )
     idle = statistics.median(r["pushwire"][0] for r in results["idle"])
-    print(json.dumps({"pushwire_idle_median_us": round(idle, 1)}))
+    busy_own = max(r["pushwire"][0] for r in results["busy"]) / idle
+    idle_wall = statistics.median(w for w, _ in ratios["idle"])
+    busy_wall = max(w for w, _ in ratios["busy"])
+    cpu = {c: statistics.median(u for _, u in ratios[c]) for c in ratios}
+
+    def met(ok: bool) -> str:
+        return "yes" if ok else "**no**"
+
+    lines += [
+        "",
+        "| target (issue 59) | measured | met |",
+        "|---|---|---|",
+        f"| 1. idle: a typed call <= 0.8x pyreqwest's wall time (median) | {idle_wall:.2f}x "
+        f"| {met(idle_wall <= 0.8)} |",
+        f"| 2. busy: <= 1.0x pyreqwest's wall time in every run | worst {busy_wall:.2f}x "
+        f"| {met(busy_wall <= 1.0)} |",
+        f"| 2. busy: <= 1.5x pushwire's own idle time in every run | worst {busy_own:.2f}x "
+        f"| {met(busy_own <= 1.5)} |",
+        f"| 4. CPU per call <= 0.7x pyreqwest's, idle (median) | {cpu['idle']:.2f}x "
+        f"| {met(cpu['idle'] <= 0.7)} |",
+        f"| 4. CPU per call <= 0.7x pyreqwest's, busy (median) | {cpu['busy']:.2f}x "
+        f"| {met(cpu['busy'] <= 0.7)} |",
+        "",
+    ]
+    return lines
+
+
+def main() -> None:
+    cli = argparse.ArgumentParser(description=__doc__)
+    cli.add_argument("--quick", action="store_true", help="fewer calls and runs")
+    cli.add_argument("--out", help="put the section in this RESULTS.md")
+    given = cli.parse_args()
+    lines = section(quick=given.quick)
+    if given.out:
+        otel_overhead.update(Path(given.out), lines, TITLE)
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import aiohttp
+import busy
 import celery_throughput
 import emulator_history
 import emulator_memory
@@ -582,6 +583,9 @@ def main() -> int:
     # Issue 48: what an idempotency key adds to a call, with SQLite and with Redis.
     print("idempotency keys", flush=True)
     lines += idempotency_cost.section(quick=q)
+    # Issue 59: the blocking client beside pyreqwest, idle and with every core busy.
+    print("busy machine", flush=True)
+    lines += busy.section(quick=q)
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
