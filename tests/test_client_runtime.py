@@ -455,25 +455,28 @@ print(time.thread_time() - started)
 """
 
 
+def spin_cpu_seconds(emu, spin_us: str, delay: float) -> float:
+    """The CPU seconds of SPIN_SCRIPT's 50 calls, each answered ``delay`` seconds late, in a
+    process whose calls spin up to ``spin_us``."""
+    emu.inject_fault("/apiv1/segments", delay=delay, times=51)
+    proc = subprocess.run(
+        [sys.executable, "-c", SPIN_SCRIPT, emu.api_key, emu.base_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PUSHWIRE_SPIN_US": spin_us},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return float(proc.stdout)
+
+
 def test_blocking_calls_to_a_slow_service_stop_spinning(emu):
     # A call spins up to PUSHWIRE_SPIN_US before parking, in case the answer is that close.
     # Against a service answering in 20 ms every spin runs out: after two the thread stops
     # spinning (bar one probe in 64). Spinning 5 ms on each of 50 calls would burn 250 ms of
     # CPU more than not spinning at all; backing off keeps it near the no-spin figure.
-    def cpu_seconds(spin_us: str) -> float:
-        emu.inject_fault("/apiv1/segments", delay=0.02, times=51)
-        proc = subprocess.run(
-            [sys.executable, "-c", SPIN_SCRIPT, emu.api_key, emu.base_url],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, "PUSHWIRE_SPIN_US": spin_us},
-        )
-        assert proc.returncode == 0, proc.stderr
-        return float(proc.stdout)
-
-    without = cpu_seconds("0")
-    spinning = cpu_seconds("5000")
+    without = spin_cpu_seconds(emu, "0", delay=0.02)
+    spinning = spin_cpu_seconds(emu, "5000", delay=0.02)
     assert spinning < without + 0.1, (spinning, without)
 
 
@@ -482,25 +485,13 @@ def test_a_spin_preempted_by_other_work_gives_the_core_up(emu):
     # comes in 8 is preempted within its first spin; it stops there, and its thread stops
     # spinning (as after misses), so the cores go to the work waiting for them. Spinning on
     # through each wait would cost its share of 50 x 8 ms of CPU.
-    def cpu_seconds(spin_us: str) -> float:
-        emu.inject_fault("/apiv1/segments", delay=0.008, times=51)
-        proc = subprocess.run(
-            [sys.executable, "-c", SPIN_SCRIPT, emu.api_key, emu.base_url],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, "PUSHWIRE_SPIN_US": spin_us},
-        )
-        assert proc.returncode == 0, proc.stderr
-        return float(proc.stdout)
-
     hogs = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"])
         for _ in range(os.cpu_count() or 1)
     ]
     try:
-        without = cpu_seconds("0")
-        spinning = cpu_seconds("10000")
+        without = spin_cpu_seconds(emu, "0", delay=0.008)
+        spinning = spin_cpu_seconds(emu, "10000", delay=0.008)
     finally:
         for hog in hogs:
             hog.kill()
