@@ -57,19 +57,26 @@ pub fn tick(site: &mut Site, ids: &mut Counters, now: DateTime<Utc>) {
 
 /// The subscribers (by position) a broadcast of `request` going out at `at` is handed to:
 /// those its filters select who had subscribed by then (a test may seed a subscriber dated
-/// later than a broadcast that is only now being caught up on).
-pub fn targets(site: &Site, request: &NewNotification, at: DateTime<Utc>) -> Vec<usize> {
-    let selector = Selector::of(request);
-    let chosen = |s: &Subscriber| s.subscribed_at <= at && selector.selects(s);
+/// later than a broadcast that is only now being caught up on), each with whether its device
+/// is online: handing over reads no subscriber again (a large audience's subscribers have
+/// left the cache by then).
+pub fn targets(site: &Site, request: &NewNotification, at: DateTime<Utc>) -> Vec<(u32, bool)> {
+    let mut selector = Selector::of(request);
     let subscribers = &site.subscribers;
+    let target = |i: u32, s: &Subscriber| (i, s.online);
     match selector.candidates(site) {
         Some(few) => few
             .iter()
-            .map(|at| at as usize)
-            .filter(|&at| chosen(&subscribers[at]))
+            .filter_map(|i| {
+                let s = &subscribers[i as usize];
+                (s.subscribed_at <= at && selector.selects_candidate(s)).then(|| target(i, s))
+            })
             .collect(),
-        None => (0..subscribers.len())
-            .filter(|&at| chosen(&subscribers[at]))
+        None => subscribers
+            .iter()
+            .zip(0u32..)
+            .filter(|&(s, _)| s.subscribed_at <= at && selector.selects(s))
+            .map(|(s, i)| target(i, s))
             .collect(),
     }
 }
@@ -90,8 +97,9 @@ fn fire(site: &mut Site, ids: &mut Counters, item: Scheduled) {
             site.engine.deliveries.reserve(targets.len());
             let dispatch = Dispatch::of(&item);
             let mut made = Counts::default();
-            for at in targets {
-                hand_over(site, ids, &dispatch, at, &mut made);
+            for (at, online) in targets {
+                // Selected, so subscribed.
+                hand_over_as(site, ids, &dispatch, at as usize, online, &mut made);
             }
             dispatch.tally.add(made);
             if made.deliveries > 0 {
@@ -207,10 +215,22 @@ fn hand_over(
     made: &mut Counts,
 ) {
     let sub = &site.subscribers[at];
-    if sub.unsubscribed_at.is_some() {
-        return;
+    if sub.unsubscribed_at.is_none() {
+        let online = sub.online;
+        hand_over_as(site, ids, dispatch, at, online, made);
     }
-    let status = if sub.online {
+}
+
+/// [`hand_over`] to a subscriber known to be subscribed, its device `online` or not.
+fn hand_over_as(
+    site: &mut Site,
+    ids: &mut Counters,
+    dispatch: &Arc<Dispatch>,
+    at: usize,
+    online: bool,
+    made: &mut Counts,
+) {
+    let status = if online {
         Status::Delivered
     } else {
         Status::Pending

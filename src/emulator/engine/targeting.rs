@@ -41,6 +41,13 @@ pub struct Selector<'a> {
     include_cities: Vec<Sym>,
     include_device_types: Vec<Sym>,
     include_browsers: Vec<Sym>,
+    /// The attribute rules' keys as interned texts (`None`: a key no subscriber holds),
+    /// group by group: compared by number with each subscriber's attributes.
+    attribute_keys: Vec<Vec<Option<Sym>>>,
+    /// Whether the include filters the site's indexes answer exactly (segments, countries,
+    /// states, cities, device types, browsers) were applied by [`Selector::candidates`]:
+    /// [`Selector::selects_candidate`] leaves them out.
+    indexed: bool,
 }
 
 /// The interned texts of `list`'s values that were ever interned.
@@ -79,6 +86,13 @@ impl<'a> Selector<'a> {
             include_cities: interned(given(&n.include_cities)),
             include_device_types: interned(given(&n.include_device_types)),
             include_browsers: interned(given(&n.include_browsers)),
+            attribute_keys: n
+                .attributes
+                .iter()
+                .flatten()
+                .map(|group| group.iter().map(|r| Sym::existing(&r.key)).collect())
+                .collect(),
+            indexed: false,
         }
     }
 
@@ -87,7 +101,7 @@ impl<'a> Selector<'a> {
     /// and its hash and profile look-ups; `None` when no filter narrows it (then every
     /// subscriber is a candidate). A superset of the audience: each candidate is still
     /// checked with [`Selector::selects`], so the answer is the walk's, in the same order.
-    pub fn candidates(&self, site: &Site) -> Option<RoaringBitmap> {
+    pub fn candidates(&mut self, site: &Site) -> Option<RoaringBitmap> {
         let n = self.n;
         let index = site.index();
         let mut narrowed: Option<RoaringBitmap> = None;
@@ -129,6 +143,7 @@ impl<'a> Selector<'a> {
                     .collect(),
             );
         }
+        self.indexed = narrowed.is_some();
         narrowed
     }
 
@@ -139,14 +154,31 @@ impl<'a> Selector<'a> {
         }
         let in_segments = |ids: &[i64]| ids.iter().any(|id| sub.segments.contains(id));
         (n.include_segments.is_none() || in_segments(&self.include_segments))
-            && !in_segments(&self.exclude_segments)
             && (n.include_countries.is_none() || one_of(&self.include_countries, sub.country))
-            && !one_of(&self.exclude_countries, sub.country)
             && (n.include_states.is_none() || one_of(&self.include_states, sub.state))
             && (n.include_cities.is_none() || one_of(&self.include_cities, sub.city))
             && (n.include_device_types.is_none()
                 || one_of(&self.include_device_types, sub.device_type))
             && (n.include_browsers.is_none() || one_of(&self.include_browsers, sub.browser))
+            && self.selects_the_rest(sub)
+    }
+
+    /// [`Selector::selects`] of one of [`Selector::candidates`]: the include filters the
+    /// indexes answered are not read again (a subscriber's segments lie apart from it, and
+    /// reading them for each candidate of a large audience cost as much as its delivery).
+    pub fn selects_candidate(&self, sub: &Subscriber) -> bool {
+        if !self.indexed {
+            return self.selects(sub);
+        }
+        sub.unsubscribed_at.is_none() && self.selects_the_rest(sub)
+    }
+
+    /// The filters no index answers: exclusions, profile ids, hashes, dates, attributes.
+    fn selects_the_rest(&self, sub: &Subscriber) -> bool {
+        let n = self.n;
+        let in_segments = |ids: &[i64]| ids.iter().any(|id| sub.segments.contains(id));
+        (self.exclude_segments.is_empty() || !in_segments(&self.exclude_segments))
+            && !one_of(&self.exclude_countries, sub.country)
             && n.profile_id
                 .as_ref()
                 .is_none_or(|ids| any_of(ids, &sub.profile_id))
@@ -155,17 +187,19 @@ impl<'a> Selector<'a> {
             && self.to.is_none_or(|to| sub.subscribed_at < to)
             && n.attributes
                 .as_ref()
-                .is_none_or(|groups| attributes_match(groups, sub))
+                .is_none_or(|groups| self.attributes_match(groups, sub))
     }
-}
 
-/// Groups OR-ed, rules in a group AND-ed; no groups selects everyone.
-pub fn attributes_match(groups: &[Vec<AttributeRule>], sub: &Subscriber) -> bool {
-    groups.is_empty()
-        || groups.iter().any(|g| {
-            g.iter()
-                .all(|r| scalar_holds(r, sub.attributes.scalar(&r.key)))
-        })
+    /// The attribute filter: groups OR-ed, rules in a group AND-ed, no groups selecting
+    /// everyone; each rule's key found by its interned number.
+    fn attributes_match(&self, groups: &[Vec<AttributeRule>], sub: &Subscriber) -> bool {
+        groups.is_empty()
+            || groups.iter().zip(&self.attribute_keys).any(|(g, keys)| {
+                g.iter()
+                    .zip(keys)
+                    .all(|(r, key)| scalar_holds(r, key.and_then(|k| sub.attributes.scalar_of(k))))
+            })
+    }
 }
 
 /// [`rule_holds`] on an attribute as a subscriber holds it: a text compared where it lies,
@@ -370,16 +404,17 @@ mod tests {
                 subscriber_hash: some(&mut rng, &["h1", "h2", "h3", "h9", "h300"]),
                 ..Default::default()
             };
-            let selector = Selector::of(&n);
+            let mut selector = Selector::of(&n);
             let walk: Vec<usize> = (0..site.subscribers.len())
                 .filter(|&at| selector.selects(&site.subscribers[at]))
                 .collect();
+            // The candidates checked without the filters the indexes answered: exact.
             let indexed: Vec<usize> = match selector.candidates(&site) {
                 Some(few) => {
                     narrowed += 1;
                     few.iter()
                         .map(|at| at as usize)
-                        .filter(|&at| selector.selects(&site.subscribers[at]))
+                        .filter(|&at| selector.selects_candidate(&site.subscribers[at]))
                         .collect()
                 }
                 None => walk.clone(),

@@ -84,6 +84,11 @@ impl Attributes {
             .map(|(_, v)| v)
     }
 
+    /// The value of the attribute named `key`'s interned text, as held.
+    pub fn scalar_of(&self, key: Sym) -> Option<&Scalar> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
     /// The pairs, name and value, in the order given.
     pub fn pairs(&self) -> &[(Sym, Scalar)] {
         &self.0

@@ -13,6 +13,10 @@ use super::hash::SubscriberHash;
 use super::time::{loose, ser_opt_time, ser_time, Stamp};
 use crate::model::Action;
 
+/// Where each source's deliveries are ([`EngineState::by_source`]): looked up once a delivery
+/// made, so hashed by foldhash (a source's id is the site's own, not an attacker's).
+pub type BySource = HashMap<(Source, i64), Vec<u32>, foldhash::fast::RandomState>;
+
 /// What a notification shows.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct Content {
@@ -425,7 +429,7 @@ pub struct EngineState {
     /// a million subscribers' history). Positions as `u32`, 4 bytes a delivery: a site
     /// holds far fewer than 4 billion (48 bytes each). Kept by `push_delivery`, the one
     /// way a delivery is added; not in the state file (a load makes it again).
-    pub by_source: HashMap<(Source, i64), Vec<u32>>,
+    pub by_source: BySource,
     /// Whether `deliveries` may stand out of the order sent (`Delivery::order_key`): a
     /// delivery made before one sent earlier, or one that waited for its device and was
     /// sent later. While they stand in it, a page of them is read in their order and stops
@@ -502,8 +506,8 @@ impl EngineState {
     }
 
     /// The index of `deliveries` by source, made again from the deliveries themselves.
-    pub fn index_sources(deliveries: &[Delivery]) -> HashMap<(Source, i64), Vec<u32>> {
-        let mut by_source: HashMap<(Source, i64), Vec<u32>> = HashMap::new();
+    pub fn index_sources(deliveries: &[Delivery]) -> BySource {
+        let mut by_source = BySource::default();
         for (at, d) in deliveries.iter().enumerate() {
             let d = &d.dispatch;
             by_source
