@@ -40,6 +40,7 @@ import psutil
 import requests
 import state_file
 from alternatives import MList, to_dataclass
+from pyreqwest.client import ClientBuilder
 
 import pushwire
 from pushwire.testing import EmulatorProcess
@@ -238,6 +239,21 @@ async def httpx_concurrent(server: EmulatorProcess, n: int, inflight: int) -> fl
         return await rate(worker, per, inflight)
 
 
+async def pyreqwest_concurrent(server: EmulatorProcess, n: int, inflight: int) -> float:
+    url = f"{server.events_url}/api/v1/events"
+    per = n // inflight
+    builder = ClientBuilder().default_headers({"Api-Key": KEY}).max_connections(inflight)
+    async with builder.build() as s:
+
+        async def worker() -> None:
+            for _ in range(per):
+                r = await s.post(url).body_json(EVENT).build().send()
+                await r.json()
+                assert r.status < 300, r.status
+
+        return await rate(worker, per, inflight)
+
+
 def case_concurrent(
     server: EmulatorProcess, n: int, repeats: int
 ) -> tuple[dict[str, Row], Row, Row]:
@@ -246,11 +262,13 @@ def case_concurrent(
     runners = {
         "pushwire AsyncClient": lambda: asyncio.run(pushwire_concurrent(server, n, 64)),
         "aiohttp": lambda: asyncio.run(aiohttp_concurrent(server, n, 64)),
+        "pyreqwest Client": lambda: asyncio.run(pyreqwest_concurrent(server, n, 64)),
         "httpx.AsyncClient": lambda: asyncio.run(httpx_concurrent(server, n // 10, 64)),
     }
     warmups = {
         "pushwire AsyncClient": lambda: asyncio.run(pushwire_concurrent(server, 640, 64)),
         "aiohttp": lambda: asyncio.run(aiohttp_concurrent(server, 640, 64)),
+        "pyreqwest Client": lambda: asyncio.run(pyreqwest_concurrent(server, 640, 64)),
         "httpx.AsyncClient": lambda: asyncio.run(httpx_concurrent(server, 640, 64)),
     }
     rows = {k: Row("2. concurrent events.track, 64 in flight", k, "req/s") for k in runners}
@@ -454,6 +472,21 @@ def main() -> int:
             p_conc >= 6 * m[("2.", "aiohttp")],
         )
     )
+    targets.append(
+        (
+            "2. (issue 59) pushwire >= 1.5x pyreqwest's async client",
+            f"{p_conc / m[('2.', 'pyreqwest Client')]:.2f}x",
+            p_conc >= 1.5 * m[("2.", "pyreqwest Client")],
+        )
+    )
+    if ceiling_events:
+        targets.append(
+            (
+                "2. (issue 59) pushwire >= 60% of wrk on the same endpoint",
+                f"{p_conc / ceiling_events.median:.0%}",
+                p_conc >= 0.6 * ceiling_events.median,
+            )
+        )
     if ceiling_events:
         p_batch = m[("3.", "pushwire events.track_many")]
         targets.append(
