@@ -19,6 +19,7 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -621,6 +622,98 @@ def test_a_redis_store_claims_on_after_a_fork_and_a_dropped_connection(
         assert {client.idempotency.status(k) for k in ("before", "child", "after")} == {"done"}
         assert after != first
     assert len(emu.notifications()) == 3
+
+
+def test_a_claim_interrupted_before_its_answer_is_read_leaves_no_answer_behind(
+    redis_url: str, emu: Emulator
+) -> None:
+    """An exception between the claim's SET NX and its answer (a Ctrl-C, a signal handler's,
+    a task's time limit) must not leave that answer for the thread's next command to read:
+    a done key is replayed after it, not sent again."""
+    store = _keystores.RedisStore(_empty_redis(redis_url))
+    with emu.client(idempotency_store=store) as client:
+        first = client.notifications.create(**BROADCAST, idempotency_key="old")
+        connection = store._mine.connection
+        real = connection.read_response
+
+        def interrupted(*args: Any, **kwargs: Any) -> Any:
+            connection.read_response = real
+            raise KeyboardInterrupt  # as a signal landing right after the command went out
+
+        connection.read_response = interrupted
+        with pytest.raises(KeyboardInterrupt):
+            client.notifications.create(**BROADCAST, idempotency_key="new")
+        assert client.notifications.create(**BROADCAST, idempotency_key="old") == first
+        assert client.notifications.create(**BROADCAST, idempotency_key="old") == first
+    assert len(emu.notifications()) == 1
+
+
+def test_short_lived_threads_do_not_use_up_the_pool(redis_url: str, emu: Emulator) -> None:
+    """Each thread's claims go on a connection of its own, outside the pool's count: 150
+    threads one after another (redis-py's default limit is 100) each make a keyed call."""
+    url = _empty_redis(redis_url)
+    with emu.client(idempotency_store=url) as client:
+        track = client.events.track
+        for i in range(150):
+            key = f"view-{i}"
+            Running(key, lambda k=key: track("viewed", profile_id="p", idempotency_key=k)).result()
+        assert {client.idempotency.status(f"view-{i}") for i in range(150)} == {"done"}
+    assert len(emu.events()) == 150
+
+
+def test_a_multiprocessing_child_writes_its_records_on_its_way_out(
+    redis_url: str, emu: Emulator
+) -> None:
+    """A multiprocessing child ends with os._exit, after threading's exit handlers: the
+    records of its successful calls are written there, not left pending."""
+    import multiprocessing
+
+    url = _empty_redis(redis_url)
+    settings = {"api_key": emu.api_key, "base_url": emu.base_url, "events_url": emu.events_url}
+    context = multiprocessing.get_context("fork")
+    child = context.Process(target=_keyed_events, args=(settings, url, 5))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    with emu.client(idempotency_store=url) as client:
+        assert {client.idempotency.status(f"view-{i}") for i in range(5)} == {"done"}
+    assert len(emu.events()) == 5
+
+
+def _keyed_events(settings: dict[str, str], store: str, n: int) -> None:
+    client = pushwire.Client(**settings, idempotency_store=store)  # type: ignore[arg-type]
+    for i in range(n):
+        client.events.track("viewed", profile_id="p", idempotency_key=f"view-{i}")
+
+
+def test_an_exception_from_outside_the_call_leaves_its_key_unknown(
+    keyed_store: Any, emu: Emulator
+) -> None:
+    """An exception that is not pushwire's (a signal handler's, a task's time limit) may
+    have come after the request went out: the key reads unknown, and the next call with it
+    is refused rather than sent again."""
+
+    class TimeLimit(Exception):
+        pass
+
+    def time_is_up(signum: int, frame: Any) -> None:
+        raise TimeLimit
+
+    emu.inject_fault(NOTIFICATIONS, delay=0.5, times=1)
+    before = signal.signal(signal.SIGALRM, time_is_up)
+    try:
+        with emu.client(idempotency_store=keyed_store) as client:
+            signal.setitimer(signal.ITIMER_REAL, 0.1)  # while the request waits for its answer
+            with pytest.raises(TimeLimit):
+                client.notifications.create(**BROADCAST, idempotency_key="k")
+            assert client.idempotency.status("k") == "unknown"
+            with pytest.raises(IdempotencyError) as e:
+                client.notifications.create(**BROADCAST, idempotency_key="k")
+            assert e.value.outcome_unknown
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert len(emu.notifications()) <= 1
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ one module per resource; what both clients share (settings, ``with_options``) in
 
 from __future__ import annotations
 
+import asyncio
 from types import TracebackType
 from typing import Literal, Optional, TypeVar
 
@@ -95,7 +96,8 @@ class AsyncClient(_Base):
         writes the idempotency records its store has queued."""
         self._core.close()
         if self._keys is not None:
-            self._keys.flush()
+            # Off the event loop: a store's write may wait for its server.
+            await asyncio.to_thread(self._keys.flush)
 
     async def __aenter__(self: _C) -> _C:
         return self

@@ -43,7 +43,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 from pushwire._args import _given
 from pushwire._keystores import IdempotencyStore, compare_and_delete, compare_and_set
-from pushwire.errors import IdempotencyError, ValidationError
+from pushwire.errors import IdempotencyError, PushwireError, ValidationError
 
 __all__ = ["Idempotency", "Keys", "lease"]
 
@@ -481,13 +481,13 @@ def _deadline(timeout: float) -> float:
 
 
 def _may_have_acted(error: BaseException) -> bool:
-    """Whether a call that raised ``error`` may have acted: an outcome-unknown failure, or an
-    interruption (Ctrl-C, a cancelled task) with the request possibly on its way."""
-    if not isinstance(error, Exception):
-        return True
-    if isinstance(error, asyncio.CancelledError):
-        return True
-    return bool(getattr(error, "outcome_unknown", False))
+    """Whether a call that raised ``error`` may have acted: pushwire's own errors say
+    (``outcome_unknown``: a 4xx, a refused connection, bad input did not act); anything else
+    came from outside the call (Ctrl-C, a cancelled task, a signal handler's exception, a
+    task's time limit) at a moment that may have been after the request went out."""
+    if isinstance(error, PushwireError):
+        return bool(getattr(error, "outcome_unknown", False))
+    return True
 
 
 def _unknown(key: str, op: str, held: bool) -> IdempotencyError:

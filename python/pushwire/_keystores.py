@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import queue
 import sqlite3
 import threading
 import time
@@ -252,17 +253,25 @@ class RedisStore:
         """``command``'s answer, on a connection of the calling thread's own, with redis-py's
         retries on a lost connection. The claim is on every keyed call's path, and a
         connection taken from the pool and given back for each costs a third of a loopback
-        round trip more (its locks, its bookkeeping, its observability hooks); a forked child
-        makes its own."""
+        round trip more (its locks, its bookkeeping, its observability hooks). The
+        connection is made outside the pool's count (a thread's own, never given back, would
+        use up ``max_connections``); a forked child makes its own; one left with an answer
+        unread (an exception between the command and its answer: a Ctrl-C, a signal
+        handler's, a task's time limit) is closed, so that no later command reads it."""
         mine = self._mine
         connection: Any = getattr(mine, "connection", None)
         if connection is None or mine.pid != os.getpid():
-            connection = mine.connection = self._redis.connection_pool.make_connection()
+            pool = self._redis.connection_pool
+            connection = mine.connection = pool.connection_class(**pool.connection_kwargs)
             mine.pid = os.getpid()
 
         def send() -> Any:
-            connection.send_command(*command)
-            return connection.read_response()
+            try:
+                connection.send_command(*command)
+                return connection.read_response()
+            except BaseException:
+                connection.disconnect()
+                raise
 
         try:
             return send()
@@ -270,7 +279,7 @@ class RedisStore:
             # Closed since its last use (a server's restart or timeout, a CLIENT KILL): made
             # again once, as the pool does for a connection it finds closed. A command whose
             # answer was lost is sent again: the claim knows its own record.
-            connection.disconnect()
+            pass
         return connection.retry.call_with_retry(send, lambda error: connection.disconnect())
 
     def get(self, key: str) -> Optional[str]:
@@ -310,24 +319,23 @@ class RedisStore:
         return self._later.queued(key, expected)
 
     def _flush(self) -> None:
-        """Writes what ``_set_later`` queued, before returning."""
-        self._later.flush()
+        """Writes what ``_set_later`` queued, before returning (or, where the writer is held
+        up, once ``_FLUSH_WAIT`` seconds have passed: its keys read as pending meanwhile)."""
+        self._later.flush(within=_FLUSH_WAIT)
 
     def _write_batch(self, batch: list[_Write]) -> None:
         """The batch's compare-and-sets in one script call: one command to build and send,
         however many records (a pipeline of one script call each costs the writer, and so
-        the callers waiting for the interpreter, several times as much)."""
+        the callers waiting for the interpreter, several times as much). A record whose key
+        changed is decided anew (``refused``); a failure of the call itself is raised."""
         args: list[Any] = []
         for w in batch:
             args += (w.expected, w.value, w.ms)
         keys = [w.key for w in batch]
         try:
-            try:
-                answers = self._redis.evalsha(self._set_each.sha, len(keys), *keys, *args)
-            except self._no_script:
-                answers = self._set_each(keys=keys, args=args)
-        except Exception:
-            answers = [0] * len(batch)  # each decided anew, where it fails with its reason
+            answers = self._redis.evalsha(self._set_each.sha, len(keys), *keys, *args)
+        except self._no_script:
+            answers = self._set_each(keys=keys, args=args)
         for w, answer in zip(batch, answers):
             if answer != 1:
                 w.refused()
@@ -401,79 +409,99 @@ class _Write(NamedTuple):
 class _Later:
     """Writes queued by a caller that need not wait for them, made from a thread of their
     own in batches: a call's record after its send costs it no round trip. Everything
-    queued is written at :meth:`flush`, at the interpreter's exit, and by the thread as soon
-    as it can; a forked child leaves its parent's queue to the parent. A process that dies
-    in between (``kill -9``, ``os._exit``) loses what was queued: those keys stay claimed,
-    then read as unknown, which sends nothing twice."""
+    queued is written at :meth:`flush`, at the interpreter's exit (a ``multiprocessing``
+    child's too), and by the thread as soon as it can; a forked child leaves its parent's
+    queue to the parent. A process that dies in between (``kill -9``, ``os._exit``) loses
+    what was queued: those keys stay claimed, then read as unknown, which sends nothing
+    twice.
+
+    A caller only puts into a ``SimpleQueue`` and a dict (each one step, in C): no lock
+    of Python's is held on its side while Python code runs, so a signal handler that raises
+    cannot leave one taken."""
 
     def __init__(self, write: Callable[[list[_Write]], None]) -> None:
         self._write = write
-        self._queue: list[_Write] = []
-        self._ready = threading.Condition(threading.Lock())
-        # Held while a batch is taken and written: a flush returns once what was queued
-        # before it is written, whichever thread wrote it.
-        self._writing = threading.Lock()
+        self._inbox: queue.SimpleQueue[_Write] = queue.SimpleQueue()
+        # Each key's write until it is written: what :meth:`queued` reads.
+        self._pending: dict[str, _Write] = {}
         self._thread: Optional[threading.Thread] = None
+        self._starting = threading.Lock()
         _every_later.add(self)
 
     def put(self, write: _Write) -> None:
-        with self._ready:
-            self._queue.append(write)
-            if self._thread is None:
-                self._thread = _started(self._run, "pushwire-idempotency-writer")
-            elif len(self._queue) == 1:
-                # Woken for the first record only: the others come while it waits to write,
-                # and a wake-up per record costs each caller the interpreter's lock.
-                self._ready.notify()
+        self._pending[write.key] = write
+        self._inbox.put(write)
+        if self._thread is None:
+            with self._starting:
+                if self._thread is None:
+                    self._thread = _started(self._run, "pushwire-idempotency-writer")
 
     def queued(self, key: str, expected: str) -> Optional[str]:
-        with self._ready:
-            for w in self._queue:
-                if w.key == key and w.expected == expected:
-                    return w.value
-        return None
+        write = self._pending.get(key)
+        return write.value if write is not None and write.expected == expected else None
 
-    def flush(self) -> None:
-        with self._writing:
-            self._write_queued()
+    def flush(self, within: Optional[float] = None) -> None:
+        """Writes what is queued, and waits for the writer's batch under way (at most
+        ``within`` seconds, then leaves the rest to the writer)."""
+        deadline = None if within is None else time.monotonic() + within
+        self._write_all(self._taken())
+        while self._pending and (deadline is None or time.monotonic() < deadline):
+            if self._thread is None:  # no writer left to write them: this thread does
+                self._write_all(list(self._pending.values()))
+                break
+            time.sleep(0.001)
 
-    def _write_queued(self) -> None:
-        """Writes the queue as it stands, at most ``_MOST`` records a script call (a script
-        holds the server while it runs); the caller holds ``_writing``. Each record stays
-        queued until written, so that :meth:`queued` finds it meanwhile; one interrupted
-        (a Ctrl-C in a flush) stays for the next, and a record written twice is refused by
-        its own compare and found written."""
+    def _taken(self) -> list[_Write]:
+        taken = []
         while True:
-            with self._ready:
-                batch = self._queue[:_MOST]
-            if not batch:
-                return
             try:
-                self._write(batch)
-            except Exception as e:  # refused() logs its own failures: this is a defect
-                _log.warning("idempotency records not written: %s: %s", type(e).__name__, e)
-            with self._ready:
-                del self._queue[: len(batch)]
+                taken.append(self._inbox.get_nowait())
+            except queue.Empty:
+                return taken
+
+    def _write_all(self, writes: list[_Write]) -> None:
+        """Writes ``writes``, at most ``_MOST`` a script call (a script holds the server while
+        it runs). A batch that fails as a whole (the server gone) is tried once more, then
+        left: its keys stay claimed and read as unknown, and one warning says so."""
+        for at in range(0, len(writes), _MOST):
+            batch = writes[at : at + _MOST]
+            for attempt in range(2):
+                try:
+                    self._write(batch)
+                    break
+                except Exception as e:
+                    if attempt:
+                        _log.warning(
+                            "idempotency store: %d records of successful calls not written "
+                            "(%s: %s); their keys read as unknown once their claims run out",
+                            len(batch),
+                            type(e).__name__,
+                            e,
+                        )
+            for w in batch:
+                if self._pending.get(w.key) is w:
+                    del self._pending[w.key]
 
     def _run(self) -> None:
         while True:
-            with self._ready:
-                if not self._queue:
-                    self._ready.wait(_IDLE)
-                    if not self._queue:
+            try:
+                first = self._inbox.get(timeout=_IDLE)
+            except queue.Empty:
+                with self._starting:
+                    if self._inbox.empty():
                         # Idle: the thread ends (a fork made meanwhile copies one thread
                         # fewer); the next put starts another.
                         self._thread = None
                         return
+                continue
             time.sleep(_LINGER)
-            with self._writing:
-                self._write_queued()
+            self._write_all([first, *self._taken()])
 
     def _forget(self) -> None:
         """In a forked child: the parent writes what it queued; the child starts afresh."""
-        self._queue = []
-        self._ready = threading.Condition(threading.Lock())
-        self._writing = threading.Lock()
+        self._inbox = queue.SimpleQueue()
+        self._pending = {}
+        self._starting = threading.Lock()
         self._thread = None
 
 
@@ -483,6 +511,10 @@ class _Later:
 # window in which a process killed after its call leaves the key pending, to read as
 # unknown (never sent twice), rather than done.
 _LINGER = 0.010
+# Seconds a flush (a close, a status, the interpreter's exit) waits for the records the
+# writer is writing: one whose thread is held up (its server frozen, or a lock another
+# thread took and never gave back) must not hold the caller or the exit for ever.
+_FLUSH_WAIT = _EXIT_WAIT = 10.0
 # Records a script call writes at most.
 _MOST = 500
 # Seconds the writer waits for work before its thread ends.
@@ -492,7 +524,7 @@ _every_later: weakref.WeakSet[_Later] = weakref.WeakSet()
 
 def _flush_every_later() -> None:
     for later in list(_every_later):
-        later.flush()
+        later.flush(within=_EXIT_WAIT)
 
 
 def _forget_every_later() -> None:
@@ -501,6 +533,11 @@ def _forget_every_later() -> None:
 
 
 atexit.register(_flush_every_later)
+# A multiprocessing child ends with os._exit, after threading's own exit handlers: those
+# write its records too (the interpreter's exit, later, finds nothing left).
+_register_threading_exit = getattr(threading, "_register_atexit", None)
+if _register_threading_exit is not None:
+    _register_threading_exit(_flush_every_later)
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_every_later)
 
