@@ -1094,3 +1094,43 @@ def test_a_slow_progress_callback_does_not_leave_the_next_chunk_a_closed_connect
     assert result.ok and result.succeeded == 1000, result
     assert reports == [500, 1000]
     client.close()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="CPython reads Py_mod_gil from 3.13")
+def test_the_extension_declares_that_it_needs_the_gil():
+    # Until the suite has run on a free-threaded CPython, the module must not claim to be
+    # safe there: its Py_mod_gil slot says Py_MOD_GIL_USED (pyo3's default says the opposite).
+    import ctypes
+
+    from pushwire import _core
+
+    class Slot(ctypes.Structure):
+        _fields_ = [("slot", ctypes.c_int), ("value", ctypes.c_void_p)]
+
+    class Definition(ctypes.Structure):
+        # PyModuleDef: its base (the object's header, m_init, m_index, m_copy), then m_name,
+        # m_doc, m_size, m_methods, m_slots.
+        _fields_ = [
+            ("header", ctypes.c_byte * object.__basicsize__),
+            ("m_init", ctypes.c_void_p),
+            ("m_index", ctypes.c_ssize_t),
+            ("m_copy", ctypes.c_void_p),
+            ("m_name", ctypes.c_char_p),
+            ("m_doc", ctypes.c_char_p),
+            ("m_size", ctypes.c_ssize_t),
+            ("m_methods", ctypes.c_void_p),
+            ("m_slots", ctypes.POINTER(Slot)),
+        ]
+
+    get_def = ctypes.pythonapi.PyModule_GetDef
+    get_def.argtypes = [ctypes.py_object]
+    get_def.restype = ctypes.POINTER(Definition)
+    definition = get_def(_core).contents
+    assert definition.m_name == b"_core"
+    slots, i = {}, 0
+    while definition.m_slots[i].slot != 0:
+        slots[definition.m_slots[i].slot] = definition.m_slots[i].value
+        i += 1
+    py_mod_gil, py_mod_gil_used = 4, None  # Py_MOD_GIL_USED is (void *)0
+    assert py_mod_gil in slots
+    assert slots[py_mod_gil] == py_mod_gil_used

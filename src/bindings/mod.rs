@@ -46,7 +46,10 @@ fn reset_log_cache(py: Python<'_>) {
     logs::refresh_now(py);
 }
 
-#[pymodule]
+// Declares that the module needs the GIL: a free-threaded CPython (3.13t, 3.14t) turns it
+// back on when the module is imported, with a warning, until the suite has run there
+// (docs/runtime.md). pyo3's default since 0.28 would claim the opposite unchecked.
+#[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Rust `log` records go to Python's `logging`, under the `pushwire` logger.
     logs::install(m.py());
