@@ -4,16 +4,14 @@ names. What the keys mean is ``pushwire._idempotency``'s."""
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
-import queue
 import sqlite3
 import threading
 import time
-import weakref
-from typing import Any, Callable, NamedTuple, Optional, Protocol, Union, runtime_checkable
+from typing import Any, Callable, Optional, Protocol, Union, runtime_checkable
 
+from pushwire._keywriter import FLUSH_WAIT, Later, Write
 from pushwire.errors import ValidationError
 
 __all__ = [
@@ -240,7 +238,7 @@ class RedisStore:
         self._no_script = redis.exceptions.NoScriptError
         self._connection_error = redis.exceptions.ConnectionError
         self._checked = False
-        self._later = _Later(self._write_batch)
+        self._later = Later(self._write_batch)
         self._mine = threading.local()
 
     def add(self, key: str, value: str, timeout: float) -> bool:
@@ -311,7 +309,7 @@ class RedisStore:
         """``compare_and_set``, made by the store's writer thread with the others queued with
         it (one script call, one round trip for all); ``refused()`` runs on that thread for a
         write that did not take (the key changed, or the batch failed), to decide anew."""
-        self._later.put(_Write(key, expected, value, _ms(timeout), refused))
+        self._later.put(Write(key, expected, value, _ms(timeout), refused))
 
     def _queued(self, key: str, expected: str) -> Optional[str]:
         """The value a queued ``_set_later`` is to write over ``expected`` at ``key``, while
@@ -320,10 +318,10 @@ class RedisStore:
 
     def _flush(self) -> None:
         """Writes what ``_set_later`` queued, before returning (or, where the writer is held
-        up, once ``_FLUSH_WAIT`` seconds have passed: its keys read as pending meanwhile)."""
-        self._later.flush(within=_FLUSH_WAIT)
+        up, once ``FLUSH_WAIT`` seconds have passed: its keys read as pending meanwhile)."""
+        self._later.flush(within=FLUSH_WAIT)
 
-    def _write_batch(self, batch: list[_Write]) -> None:
+    def _write_batch(self, batch: list[Write]) -> None:
         """The batch's compare-and-sets in one script call: one command to build and send,
         however many records (a pipeline of one script call each costs the writer, and so
         the callers waiting for the interpreter, several times as much). A record whose key
@@ -390,156 +388,6 @@ class RedisStore:
 
     def __repr__(self) -> str:
         return f"RedisStore({self._shown!r})"
-
-
-def _started(run: Callable[[], None], name: str) -> threading.Thread:
-    thread = threading.Thread(target=run, name=name, daemon=True)
-    thread.start()
-    return thread
-
-
-class _Write(NamedTuple):
-    key: str
-    expected: str
-    value: str
-    ms: int
-    refused: Callable[[], None]
-
-
-class _Later:
-    """Writes queued by a caller that need not wait for them, made from a thread of their
-    own in batches: a call's record after its send costs it no round trip. Everything
-    queued is written at :meth:`flush`, at the interpreter's exit (a ``multiprocessing``
-    child's too), and by the thread as soon as it can; a forked child leaves its parent's
-    queue to the parent. A process that dies in between (``kill -9``, ``os._exit``) loses
-    what was queued: those keys stay claimed, then read as unknown, which sends nothing
-    twice.
-
-    A caller only puts into a ``SimpleQueue`` and a dict (each one step, in C): no lock
-    of Python's is held on its side while Python code runs, so a signal handler that raises
-    cannot leave one taken."""
-
-    def __init__(self, write: Callable[[list[_Write]], None]) -> None:
-        self._write = write
-        self._inbox: queue.SimpleQueue[_Write] = queue.SimpleQueue()
-        # Each key's write until it is written: what :meth:`queued` reads.
-        self._pending: dict[str, _Write] = {}
-        self._thread: Optional[threading.Thread] = None
-        self._starting = threading.Lock()
-        _every_later.add(self)
-
-    def put(self, write: _Write) -> None:
-        self._pending[write.key] = write
-        self._inbox.put(write)
-        if self._thread is None:
-            with self._starting:
-                if self._thread is None:
-                    self._thread = _started(self._run, "pushwire-idempotency-writer")
-
-    def queued(self, key: str, expected: str) -> Optional[str]:
-        write = self._pending.get(key)
-        return write.value if write is not None and write.expected == expected else None
-
-    def flush(self, within: Optional[float] = None) -> None:
-        """Writes what is queued, and waits for the writer's batch under way (at most
-        ``within`` seconds, then leaves the rest to the writer)."""
-        deadline = None if within is None else time.monotonic() + within
-        self._write_all(self._taken())
-        while self._pending and (deadline is None or time.monotonic() < deadline):
-            if self._thread is None:  # no writer left to write them: this thread does
-                self._write_all(list(self._pending.values()))
-                break
-            time.sleep(0.001)
-
-    def _taken(self) -> list[_Write]:
-        taken = []
-        while True:
-            try:
-                taken.append(self._inbox.get_nowait())
-            except queue.Empty:
-                return taken
-
-    def _write_all(self, writes: list[_Write]) -> None:
-        """Writes ``writes``, at most ``_MOST`` a script call (a script holds the server while
-        it runs). A batch that fails as a whole (the server gone) is tried once more, then
-        left: its keys stay claimed and read as unknown, and one warning says so."""
-        for at in range(0, len(writes), _MOST):
-            batch = writes[at : at + _MOST]
-            for attempt in range(2):
-                try:
-                    self._write(batch)
-                    break
-                except Exception as e:
-                    if attempt:
-                        _log.warning(
-                            "idempotency store: %d records of successful calls not written "
-                            "(%s: %s); their keys read as unknown once their claims run out",
-                            len(batch),
-                            type(e).__name__,
-                            e,
-                        )
-            for w in batch:
-                if self._pending.get(w.key) is w:
-                    del self._pending[w.key]
-
-    def _run(self) -> None:
-        while True:
-            try:
-                first = self._inbox.get(timeout=_IDLE)
-            except queue.Empty:
-                with self._starting:
-                    if self._inbox.empty():
-                        # Idle: the thread ends (a fork made meanwhile copies one thread
-                        # fewer); the next put starts another.
-                        self._thread = None
-                        return
-                continue
-            time.sleep(_LINGER)
-            self._write_all([first, *self._taken()])
-
-    def _forget(self) -> None:
-        """In a forked child: the parent writes what it queued; the child starts afresh."""
-        self._inbox = queue.SimpleQueue()
-        self._pending = {}
-        self._starting = threading.Lock()
-        self._thread = None
-
-
-# How long the writer lets records gather before it writes them: the writer's own work
-# takes the interpreter from the callers, and one script call for a batch costs little more
-# than for one record. 10 ms makes a batch of tens of sequential calls; it is also the
-# window in which a process killed after its call leaves the key pending, to read as
-# unknown (never sent twice), rather than done.
-_LINGER = 0.010
-# Seconds a flush (a close, a status, the interpreter's exit) waits for the records the
-# writer is writing: one whose thread is held up (its server frozen, or a lock another
-# thread took and never gave back) must not hold the caller or the exit for ever.
-_FLUSH_WAIT = _EXIT_WAIT = 10.0
-# Records a script call writes at most.
-_MOST = 500
-# Seconds the writer waits for work before its thread ends.
-_IDLE = 1.0
-_every_later: weakref.WeakSet[_Later] = weakref.WeakSet()
-
-
-def _flush_every_later() -> None:
-    for later in list(_every_later):
-        later.flush(within=_EXIT_WAIT)
-
-
-def _forget_every_later() -> None:
-    for later in list(_every_later):
-        later._forget()
-
-
-atexit.register(_flush_every_later)
-# A multiprocessing child ends with os._exit, after threading's own exit handlers: those
-# write its records too (the interpreter's exit, later, finds nothing left).
-_register_threading_exit = getattr(threading, "_register_atexit", None)
-if _register_threading_exit is not None:
-    _register_threading_exit(_flush_every_later)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_every_later)
 
 
 def _ms(timeout: float) -> int:
