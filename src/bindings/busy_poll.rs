@@ -1,44 +1,35 @@
 //! A short spin before a blocking call parks its thread.
 //!
-//! A blocking call sends its request and then waits for the answer in `epoll_wait`. Parking
-//! and being woken costs the thread a context switch each way, and when the answer comes
-//! within about that long (a service on the same machine: a sidecar, the emulator in a test
-//! suite, on cores that are awake) polling the socket a little longer answers sooner for no
-//! more CPU. So the call first keeps polling its socket, without blocking, for up to
-//! `PUSHWIRE_SPIN_US` microseconds (25 by default, about what a park and a wake-up cost the
-//! thread; at most 10,000; 0 turns it off), and parks only after. A longer spin wins an idle
-//! benchmark on a machine whose idle cores are slow to wake (a VM) and spends the same time
-//! in CPU: on a server whose cores are shared, that CPU is another process's.
+//! A blocking call sends its request and then waits for the answer in `epoll_wait`. When
+//! the answer takes tens of microseconds (a service on the same machine or network: a
+//! sidecar, the emulator in a test suite), parking costs more than the wait itself: the
+//! core goes idle, and waking it again (through the hypervisor on a VM) can take as long as
+//! the round trip. So the call first keeps polling its socket, without blocking, for up to
+//! `PUSHWIRE_SPIN_US` microseconds (150 by default, at most 10,000; 0 turns it off), and
+//! parks only after. In `benches/` this halved the sequential call's time when the machine
+//! was otherwise idle.
 //!
-//! Bounded four ways:
-//! - It adapts: a thread whose last two spins both ran out (a service answering later than
-//!   the budget) stops spinning, apart from one call in 64 that checks whether answers got
-//!   fast again.
-//! - It yields to other work: a spin that finds it was preempted (a gap between two of its
-//!   own steps: the core was given to another thread) stops at once, and the thread stops
-//!   spinning as after two misses. A busy machine's cores go to the work waiting for them.
+//! Bounded three ways:
+//! - It adapts: a thread whose last two spins both ran out (a remote service, answering in
+//!   milliseconds) stops spinning, apart from one call in 64 that checks whether answers got
+//!   fast again. Against a remote service it costs a few microseconds of CPU a call on
+//!   average.
 //! - At most one thread fewer than the machine has cores spins at a time, so spinning never
 //!   takes the last core from the thread holding the GIL or from the service answering;
 //!   other calls park at once meanwhile. On a single core it never spins.
 //! - Only calls of one request spin: a batch (`track_many`, the bulk methods) always
 //!   outlasts the budget, and would only teach the thread to stop spinning.
-//!
-//! It spins with the GIL released and checks Python's signals no later than usual after.
+//! - It spins with the GIL released and checks Python's signals no later than usual after.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Spins that ran out in a row, after which a thread spins only to probe.
 const MISSES_TO_STOP: u32 = 2;
 /// While stopped, one call in this many spins anyway, to notice answers getting fast again.
 const PROBE_EVERY: u32 = 64;
-
-/// The spin's budget unless `PUSHWIRE_SPIN_US` says otherwise.
-const DEFAULT_US: u64 = 25;
-/// A gap this long between two steps of a spin means its thread was preempted.
-pub const PREEMPTED: Duration = Duration::from_micros(40);
 
 /// How long a call may spin, and how many threads may spin at once.
 fn settings() -> Option<(Duration, usize)> {
@@ -48,7 +39,7 @@ fn settings() -> Option<(Duration, usize)> {
         let us = std::env::var("PUSHWIRE_SPIN_US")
             .ok()
             .and_then(|v| v.trim().parse::<u64>().ok())
-            .map_or(DEFAULT_US, |us| us.min(10_000));
+            .map_or(150, |us| us.min(10_000));
         (cores > 1 && us > 0).then(|| (Duration::from_micros(us), cores - 1))
     })
 }
@@ -63,8 +54,7 @@ thread_local! {
 
 /// A spin in progress: holds one of the spinning places until dropped.
 pub struct Spin {
-    /// How long it may go on once the request is written.
-    pub budget: Duration,
+    pub deadline: Instant,
 }
 
 impl Drop for Spin {
@@ -88,7 +78,9 @@ pub fn start() -> Option<Spin> {
         SPINNING.fetch_sub(1, Ordering::Relaxed);
         return None;
     }
-    Some(Spin { budget })
+    Some(Spin {
+        deadline: Instant::now() + budget,
+    })
 }
 
 /// In a forked child: the threads that were spinning in the parent do not exist here, and
@@ -96,12 +88,6 @@ pub fn start() -> Option<Spin> {
 #[cfg(unix)]
 pub fn forget_other_threads() {
     SPINNING.store(0, Ordering::Relaxed);
-}
-
-/// Records a spin stopped because its thread was preempted: the thread spins again only to
-/// probe, as after misses.
-pub fn preempted() {
-    MISSES.set(MISSES_TO_STOP);
 }
 
 /// Records how the spin went: whether the call ended within it.

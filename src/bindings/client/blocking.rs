@@ -136,12 +136,9 @@ impl CoreClient {
                 let fut = with_options(options, run);
                 tokio::pin!(fut);
                 if let Some(spin) = may_spin.then(busy_poll::start).flatten() {
-                    // Polls the socket without parking until the answer, the deadline or a
-                    // preemption (see `busy_poll`): each `yield_now` lets the runtime check
-                    // its I/O with a zero timeout before polling the call again.
-                    // Timed from the first poll's end: that poll writes the request.
-                    let mut last: Option<std::time::Instant> = None;
-                    let mut deadline = None;
+                    // Polls the socket without parking until the answer or the deadline
+                    // (see `busy_poll`): each `yield_now` lets the runtime check its I/O with a
+                    // zero timeout before polling the call again.
                     loop {
                         tokio::select! {
                             biased;
@@ -153,16 +150,10 @@ impl CoreClient {
                             _ = stop::requested() => return Ok(Err(stopped())),
                             _ = tokio::task::yield_now() => {}
                         }
-                        let now = std::time::Instant::now();
-                        if last.is_some_and(|last| now - last >= busy_poll::PREEMPTED) {
-                            busy_poll::preempted();
-                            break;
-                        }
-                        if now >= *deadline.get_or_insert(now + spin.budget) {
+                        if std::time::Instant::now() >= spin.deadline {
                             busy_poll::record(false);
                             break;
                         }
-                        last = Some(now);
                     }
                 }
                 loop {
