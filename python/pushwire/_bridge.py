@@ -9,6 +9,14 @@ of the byte depends on what it supports:
 - a loop without ``add_reader`` (Windows' default ``ProactorEventLoop`` raises
   ``NotImplementedError``) gets a daemon thread per loop that blocks reading the pipe and
   schedules the drain with ``call_soon_threadsafe``.
+
+Under trio (and anyio's trio backend) the same pipe and queue serve each ``trio.run``: a
+system task of the run waits for the pipe (``trio.lowlevel.wait_readable``; on Windows, where
+trio waits on sockets only, a thread reads it and hands the drain to the run's token), and
+each awaiting task sleeps in ``wait_task_rescheduled``, rescheduled with its outcome. A
+cancelled task's abort function abandons its request as asyncio's ``CancelledError`` does.
+The other async primitives the client needs (a sleep, a thread for blocking work, a report
+handed to the loop from another thread) are here too, for either library.
 """
 
 from __future__ import annotations
@@ -18,7 +26,8 @@ import os
 import sys
 import threading
 import weakref
-from typing import Any, Callable, Optional
+from types import ModuleType
+from typing import Any, Callable, Optional, TypeVar
 
 from pushwire._core import Completions, CoreClient, PreparedCall
 
@@ -184,6 +193,35 @@ def _bridge_for(loop: asyncio.AbstractEventLoop) -> _LoopBridge:
     return bridge
 
 
+_WRONG_ENVIRONMENT = (
+    "pushwire.AsyncClient runs under asyncio (uvloop included) or trio (anyio on either "
+    "backend), and neither is running here: await it from a coroutine that asyncio.run() or "
+    "trio.run() runs, or use the blocking pushwire.Client"
+)
+
+
+def _trio() -> Optional[ModuleType]:
+    """trio, if this thread is running inside ``trio.run`` (it cannot be if trio was never
+    imported)."""
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return None
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        return None
+    return trio
+
+
+def check_environment() -> None:
+    """Raises, naming what to do, unless asyncio or trio runs this thread's coroutine."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        if _trio() is None:
+            raise RuntimeError(_WRONG_ENVIRONMENT) from None
+
+
 async def submit(
     core: CoreClient, call: PreparedCall, options: Optional[dict[str, Any]] = None
 ) -> Any:
@@ -192,11 +230,10 @@ async def submit(
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        raise RuntimeError(
-            "pushwire.AsyncClient runs on asyncio (uvloop and anyio's asyncio backend "
-            "included), and no asyncio loop is running here: under trio, call the blocking "
-            "pushwire.Client through trio.to_thread.run_sync"
-        ) from None
+        trio = _trio()
+        if trio is None:
+            raise RuntimeError(_WRONG_ENVIRONMENT) from None
+        return await _submit_trio(trio, core, call, options)
     bridge = _bridge_for(loop)
     if options is None:
         call_id = core.submit(call, bridge.completions)
@@ -211,3 +248,174 @@ async def submit(
         bridge.futures.pop(call_id, None)
         bridge.completions.cancel(call_id)
         raise
+
+
+# -- trio ----------------------------------------------------------------------------------
+
+
+class _TrioBridge:
+    """One ``trio.run``'s pipe and queue, and its tasks waiting for their calls."""
+
+    def __init__(self, trio: ModuleType) -> None:
+        import outcome  # trio's own dependency
+
+        self._trio = trio
+        self._value, self._error = outcome.Value, outcome.Error
+        self.waiting: dict[int, Any] = {}
+        self._read_fd = -1
+        read_fd, write_fd = os.pipe()
+        if _WINDOWS:
+            self.completions = _completions_of_pipe(write_fd, read_fd)
+            token = trio.lowlevel.current_trio_token()
+            threading.Thread(
+                target=_watch_for_trio,
+                args=(read_fd, weakref.ref(self), token),
+                name="pushwire-trio-bridge",
+                daemon=True,
+            ).start()
+            return
+        os.set_blocking(write_fd, False)
+        self.completions = _completions_of_pipe(write_fd, read_fd)
+        os.set_blocking(read_fd, False)
+        self._read_fd = read_fd
+        trio.lowlevel.spawn_system_task(self._watch, name="pushwire-bridge")
+
+    async def _watch(self) -> None:
+        """The run's system task: drains the queue each time the pipe has a byte; cancelled,
+        with the pipe closed, when the run ends."""
+        try:
+            while True:
+                await self._trio.lowlevel.wait_readable(self._read_fd)
+                self._drain()
+        finally:
+            os.close(self._read_fd)
+            self._read_fd = -1
+
+    def _drain(self) -> None:
+        # Never raises: an exception here would end the trio run (a system task's crash).
+        if self._read_fd >= 0:
+            try:
+                os.read(self._read_fd, 65536)
+            except BlockingIOError:
+                pass
+        for call_id, ok, value in self.completions.drain():
+            task = self.waiting.pop(call_id, None)
+            if task is not None:
+                done = self._value(value) if ok else self._error(value)
+                self._trio.lowlevel.reschedule(task, done)
+
+
+def _watch_for_trio(read_fd: int, bridge: weakref.ref[_TrioBridge], token: Any) -> None:
+    """Windows' trio path: each wake-up byte hands a drain to the run; ends when the pipe's
+    write end closes (the bridge's Completions dropped), the bridge is gone or the run has
+    finished."""
+    try:
+        while os.read(read_fd, 65536):
+            alive = bridge()
+            if alive is None:
+                return
+            try:
+                token.run_sync_soon(alive._drain)
+            except RuntimeError:  # trio.RunFinishedError
+                return
+            del alive
+    except OSError:
+        return
+    finally:
+        os.close(read_fd)
+
+
+# Each trio run's bridge, kept by the run (a RunVar, made at the first call under trio).
+_trio_bridges: Any = None
+
+
+def _trio_bridge(trio: ModuleType) -> _TrioBridge:
+    global _trio_bridges
+    if _trio_bridges is None:
+        _trio_bridges = trio.lowlevel.RunVar("pushwire_bridge")
+    try:
+        bridge: _TrioBridge = _trio_bridges.get()
+    except LookupError:
+        bridge = _TrioBridge(trio)
+        _trio_bridges.set(bridge)
+    return bridge
+
+
+async def _submit_trio(
+    trio: ModuleType, core: CoreClient, call: PreparedCall, options: Optional[dict[str, Any]]
+) -> Any:
+    # A call made in a scope already cancelled sends nothing (trio's rule: a cancelled
+    # checkpoint acts not at all).
+    await trio.lowlevel.checkpoint_if_cancelled()
+    bridge = _trio_bridge(trio)
+    if options is None:
+        call_id = core.submit(call, bridge.completions)
+    else:
+        call_id = core.submit_with(call, options, bridge.completions)
+    bridge.waiting[call_id] = trio.lowlevel.current_task()
+
+    def abort(_raise_cancel: Any) -> Any:
+        # Cancelled (a cancel scope, move_on_after, KeyboardInterrupt): the request is
+        # abandoned, its connection closed, as under asyncio.
+        bridge.waiting.pop(call_id, None)
+        bridge.completions.cancel(call_id)
+        return trio.lowlevel.Abort.SUCCEEDED
+
+    return await trio.lowlevel.wait_task_rescheduled(abort)
+
+
+# -- what else the client awaits, on either library ----------------------------------------
+
+T = TypeVar("T")
+
+
+async def sleep(seconds: float) -> None:
+    """Sleeps on the running loop, asyncio's or trio's."""
+    trio = _trio() if _no_asyncio() else None
+    if trio is not None:
+        await trio.sleep(seconds)
+    else:
+        await asyncio.sleep(seconds)
+
+
+async def to_thread(fn: Callable[[], T]) -> T:
+    """Runs blocking ``fn`` in a worker thread, off the loop, asyncio's or trio's."""
+    trio = _trio() if _no_asyncio() else None
+    if trio is not None:
+        return await trio.to_thread.run_sync(fn)  # type: ignore[no-any-return]
+    return await asyncio.to_thread(fn)
+
+
+def from_other_threads(fn: Callable[..., Any]) -> Callable[..., None]:
+    """``fn`` as a function any thread may call, each call run on this loop's thread (the
+    running asyncio loop's, or this trio run's); calls after the loop is gone are dropped."""
+    if _no_asyncio():
+        trio = _trio()
+        if trio is None:
+            raise RuntimeError(_WRONG_ENVIRONMENT)
+        token = trio.lowlevel.current_trio_token()
+
+        def on_trio(*args: Any) -> None:
+            try:
+                token.run_sync_soon(fn, *args)
+            except trio.RunFinishedError:
+                pass
+
+        return on_trio
+    loop = asyncio.get_running_loop()
+
+    def on_asyncio(*args: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the loop is closed
+            pass
+
+    return on_asyncio
+
+
+def _no_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return True
+    return False

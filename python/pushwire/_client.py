@@ -9,11 +9,11 @@ one module per resource; what both clients share (settings, ``with_options``) in
 
 from __future__ import annotations
 
-import asyncio
 from types import TracebackType
 from typing import Literal, Optional, TypeVar
 
 from pushwire._base import _Base
+from pushwire._bridge import check_environment, to_thread
 from pushwire._closing import _Closing
 
 # The namespaces' classes, found here by the names they have always had here.
@@ -85,9 +85,9 @@ class Client(_Base, _Closing):
 
 class AsyncClient(_Base):
     __doc__ = (
-        "The asyncio client: the same surface as :class:`Client`, every call awaited. It runs "
-        "on asyncio (uvloop and anyio's asyncio backend included), on any number of loops."
-        + _CLIENT_DOC
+        "The async client: the same surface as :class:`Client`, every call awaited. It runs "
+        "on asyncio (uvloop included) and on trio (anyio on either backend), on any number of "
+        "loops." + _CLIENT_DOC
     )
     _awaited: Literal[True] = True
 
@@ -97,9 +97,11 @@ class AsyncClient(_Base):
         self._core.close()
         if self._keys is not None:
             # Off the event loop: a store's write may wait for its server.
-            await asyncio.to_thread(self._keys.flush)
+            await to_thread(self._keys.flush)
 
     async def __aenter__(self: _C) -> _C:
+        # Outside asyncio and trio every call would fail: say so once, here.
+        check_environment()
         return self
 
     async def __aexit__(

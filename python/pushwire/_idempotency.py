@@ -28,7 +28,6 @@ that two sites' keys never meet.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import datetime as _dt
@@ -42,6 +41,7 @@ from collections.abc import Awaitable, Iterator, Mapping
 from typing import Any, Callable, Optional, TypeVar
 
 from pushwire._args import _given
+from pushwire._bridge import sleep
 from pushwire._keystores import IdempotencyStore, compare_and_delete, compare_and_set
 from pushwire.errors import IdempotencyError, PushwireError, ValidationError
 
@@ -281,7 +281,7 @@ class Keys:
             claim = self._poll(key, op, fp, lease, deadline, pause)
             if claim is not None:
                 return claim
-            await asyncio.sleep(pause)
+            await sleep(pause)
             pause = min(pause * 2, _LONGEST_PAUSE)
 
     def _poll(

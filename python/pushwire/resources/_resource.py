@@ -34,7 +34,6 @@ frames of its own: ``_call``, then ``_send``.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import logging
@@ -42,7 +41,7 @@ from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequenc
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, cast, overload
 
 from pushwire import _telemetry
-from pushwire._bridge import submit
+from pushwire._bridge import from_other_threads, submit
 from pushwire._bulk import BulkResult, Progress, build_result, reporting
 from pushwire._core import CoreClient, Page, PreparedCall
 from pushwire._idempotency import Keys, Outcome
@@ -417,10 +416,10 @@ def _on_loop(
     callback: Optional[Callable[[int, int], Any]],
 ) -> Optional[Callable[[int, int], Any]]:
     """An async bulk call reports progress from a Rust worker thread: hand each report to the
-    event loop, so the callback runs on the loop's thread like the rest of the user's code."""
+    event loop (asyncio's or trio's), so the callback runs on the loop's thread like the rest
+    of the user's code."""
     if callback is None:
         return None
-    loop = asyncio.get_running_loop()
 
     def guarded(done: int, total: int) -> None:
         # As with the blocking client: a failing callback is logged and the call goes on
@@ -430,7 +429,4 @@ def _on_loop(
         except Exception as e:
             _log.warning("progress callback failed: %s: %s", type(e).__name__, e)
 
-    def report(done: int, total: int) -> None:
-        loop.call_soon_threadsafe(guarded, done, total)
-
-    return report
+    return from_other_threads(guarded)

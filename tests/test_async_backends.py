@@ -1,0 +1,267 @@
+"""``AsyncClient`` under asyncio and under trio, the same tests for both (anyio's pytest
+plugin, the ``anyio_backend`` fixture parametrised): calls in flight by the thousand, a cancel
+scope that abandons its request and its connection, a cancelled keyed broadcast left unknown
+and never sent again, the client's timeout, ``track_many`` and its progress reports, keys
+shared by tasks, tracing; then what is trio's own (a call in a scope already cancelled, many
+runs one after another) and an environment that is neither. Over real HTTP against the
+emulator of the package's pytest fixture."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from client_support import api_requests
+
+import pushwire
+from pushwire.errors import APITimeoutError, IdempotencyError
+from pushwire.testing import Emulator
+
+trio = pytest.importorskip("trio", reason="trio (requirements-dev.txt)")
+
+BROADCAST = {"title": "Sale", "message": "Half price", "url": "https://shop.example/sale"}
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+pytestmark = pytest.mark.anyio
+
+
+def _bridge_is_idle() -> bool:
+    """No call of this loop or run is waiting in the bridge, and none runs in the core."""
+    from pushwire import _bridge
+
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        import asyncio
+
+        bridge = _bridge._bridges[asyncio.get_running_loop()]()
+        return bridge is not None and bridge.futures == {} and bridge.completions.pending == 0
+    tb = _bridge._trio_bridge(trio)
+    return tb.waiting == {} and tb.completions.pending == 0
+
+
+async def test_a_thousand_calls_in_flight_each_get_their_own_answer(emu: Emulator) -> None:
+    got: dict[int, Any] = {}
+    async with emu.async_client() as client:
+
+        async def one(i: int) -> None:
+            got[i] = await client.events.track("viewed", profile_id=f"p{i}", data={"i": i})
+
+        async with anyio.create_task_group() as tg:
+            for i in range(1000):
+                tg.start_soon(one, i)
+        assert _bridge_is_idle()
+    assert len(got) == 1000
+    assert sorted(e["data"]["i"] for e in emu.events()) == list(range(1000))
+
+
+async def test_a_cancel_scope_abandons_the_request_and_its_connection(emu: Emulator) -> None:
+    emu.create_segment("before")
+    emu.inject_fault("/apiv1/segments", delay=3, times=1)
+    async with emu.async_client(max_retries=0) as client:
+        started = time.monotonic()
+        with anyio.move_on_after(0.2) as scope:
+            await client.segments.list()
+        assert scope.cancelled_caught
+        assert time.monotonic() - started < 1.5
+        assert _bridge_is_idle()
+        # The connection that carried the abandoned request is not used again: the delayed
+        # answer (one segment) never reaches the next call, which sees the second one.
+        emu.create_segment("after")
+        names = {s.segment_name for s in await client.segments.list()}
+        assert names == {"before", "after"}
+
+
+async def test_a_cancelled_keyed_broadcast_is_unknown_and_never_sent_again(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    emu.inject_fault("/apiv1/notifications", delay=1, times=1)
+    store = f"sqlite:///{tmp_path / 'keys.sqlite'}"
+    async with emu.async_client(idempotency_store=store, max_retries=0) as client:
+        with anyio.move_on_after(0.3) as scope:
+            await client.notifications.create(**BROADCAST, idempotency_key="sale-1")
+        assert scope.cancelled_caught
+        # The request may have been received: the key says so, and a second call with it
+        # sends nothing.
+        assert client.idempotency.status("sale-1") == "unknown"
+        with pytest.raises(IdempotencyError) as raised:
+            await client.notifications.create(**BROADCAST, idempotency_key="sale-1")
+        assert raised.value.outcome_unknown
+    assert len(api_requests(emu, "/apiv1/notifications")) == 1
+
+
+async def test_the_clients_timeout_ends_a_call_held_by_the_service(emu: Emulator) -> None:
+    emu.inject_fault("/apiv1/drips", delay=3, times=1)
+    async with emu.async_client(timeout=0.3, max_retries=0) as client:
+        started = time.monotonic()
+        with pytest.raises(APITimeoutError):
+            await client.drips.list()
+        assert time.monotonic() - started < 1.5
+        assert (await client.drips.list()).total == 0
+
+
+async def test_track_many_sends_every_event(emu: Emulator) -> None:
+    events = [{"event_name": "viewed", "profile_id": f"p{i}"} for i in range(3000)]
+    async with emu.async_client() as client:
+        errors = await client.events.track_many(events, concurrency=16)
+    assert errors == [None] * 3000
+    assert len(emu.events()) == 3000
+
+
+async def test_a_bulk_calls_progress_is_reported_on_the_loops_thread(emu: Emulator) -> None:
+    segment = emu.create_segment("s")
+    hashes = [emu.add_subscriber(f"h{i:04}") for i in range(1200)]
+    reports: list[tuple[int, int, int]] = []
+    async with emu.async_client() as client:
+        result = await client.segments.add_subscribers_bulk(
+            segment,
+            hashes,
+            concurrency=1,
+            progress=lambda done, total: reports.append((done, total, threading.get_ident())),
+        )
+        # A report handed to the loop runs at its next turn.
+        await anyio.sleep(0.05)
+    assert result.ok
+    assert [r[:2] for r in reports] == [(500, 1200), (1000, 1200), (1200, 1200)]
+    assert {ident for _, _, ident in reports} == {threading.get_ident()}
+
+
+async def test_tasks_sharing_a_key_send_once(emu: Emulator, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'keys.sqlite'}"
+    ids: list[int] = []
+    emu.inject_fault("/apiv1/notifications", delay=0.3, times=1)
+    async with emu.async_client(idempotency_store=store) as client:
+
+        async def send() -> None:
+            ids.append(await client.notifications.create(**BROADCAST, idempotency_key="k"))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(send)
+    assert len(set(ids)) == 1 and len(ids) == 8
+    assert len(emu.notifications()) == 1
+
+
+async def test_each_call_is_traced_under_the_tasks_span(emu: Emulator) -> None:
+    pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra (requirements-dev.txt)")
+    from otel_support import Telemetry, instrumented
+
+    with instrumented(Telemetry()) as telemetry:
+        async with emu.async_client() as client:
+
+            async def one(i: int) -> None:
+                with telemetry.app.start_as_current_span(f"task-{i}"):
+                    await anyio.sleep(0)
+                    await client.events.track("viewed", profile_id=f"p{i}")
+
+            async with anyio.create_task_group() as tg:
+                for i in range(10):
+                    tg.start_soon(one, i)
+        tasks = {s.context.span_id: s.name for s in telemetry.finished() if s.name[:5] == "task-"}
+        ops = telemetry.named("events.track")
+    assert len(ops) == 10
+    assert sorted(tasks[op.parent.span_id] for op in ops if op.parent) == sorted(tasks.values())
+
+
+# -- trio's own ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_under_trio_a_call_in_a_cancelled_scope_sends_nothing(emu: Emulator) -> None:
+    async with emu.async_client() as client:
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await client.events.track("viewed", profile_id="never")
+        assert scope.cancelled_caught
+        await client.events.track("viewed", profile_id="sent")
+    assert [e["profile_id"] for e in emu.events()] == ["sent"]
+
+
+def test_ctrl_c_under_trio_abandons_the_call_and_reaches_the_caller(emu: Emulator) -> None:
+    emu.inject_fault("/apiv1/drips", delay=3, times=1)
+    client = emu.async_client(max_retries=0)
+
+    async def main() -> None:
+        # Ctrl-C while the run waits, as a user's would: from outside the run's code.
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+        await client.drips.list()
+
+    # trio turns SIGINT into KeyboardInterrupt only where Python's own handler is in place:
+    # put it there, whatever the suite was started with (`make test &` ignores SIGINT).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            trio.run(main)
+        assert time.monotonic() - started < 1.5
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    emu.clear_faults()
+    assert trio.run(client.drips.list).total == 0
+
+
+def _open_pipes() -> int:
+    """This process's open pipes: a bridge is one (the emulator's and the client's sockets
+    are not counted: the client keeps idle connections)."""
+    pipes = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            pipes += os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+        except OSError:  # the listing's own descriptor, closed since
+            pass
+    return pipes
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd (Linux)")
+def test_trio_runs_one_after_another_leave_nothing_open(emu: Emulator) -> None:
+    # Each run gets its own bridge (a pipe and a system task); a run that ends with a call
+    # abandoned in the core lets go of it all once the core lets go of the call (and the
+    # garbage collector of the run's cycles, as for asyncio's loops).
+    client = emu.async_client(max_retries=0)
+    emu.inject_fault("/apiv1/drips", delay=0.3)
+
+    async def run() -> None:
+        assert await client.segments.list() == []
+        with trio.move_on_after(0.05):
+            await client.drips.list()
+
+    trio.run(run)
+    gc.collect()
+    before = _open_pipes()
+    for _ in range(20):
+        trio.run(run)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        gc.collect()
+        if _open_pipes() <= before:
+            break
+        time.sleep(0.05)
+    assert _open_pipes() <= before
+    emu.clear_faults()
+    assert trio.run(client.segments.list) == []
+
+
+def test_outside_asyncio_and_trio_async_with_says_what_to_do(emu: Emulator) -> None:
+    client = emu.async_client()
+    entering = client.__aenter__()
+    with pytest.raises(RuntimeError, match=r"asyncio.*or trio.*asyncio\.run\(\) or trio\.run\(\)"):
+        entering.send(None)
+    entering.close()
+    call = client.segments.list()
+    with pytest.raises(RuntimeError, match="neither is running here"):
+        call.send(None)
+    call.close()
+    assert api_requests(emu) == []
+    assert isinstance(client, pushwire.AsyncClient)
