@@ -153,8 +153,9 @@ bench: $(VENV)/.dev-deps
 	$(VENV)/bin/maturin develop --release -q
 	$(PY) benches/run.py
 
-# Cases 1, 2 and 4 of `make bench` and 10,000 results read, for this tree and for BASE (a
-# commit), run in turns in one sitting (benches/ab.py): a change meant to leave the speed
+# Cases 1, 2 and 4 of `make bench`, 10,000 results read and the emulator's scale cases (a
+# million subscribers generated, the targeted broadcast, save and load), for this tree and for
+# BASE (a commit), run in turns in one sitting (benches/ab.py): a change meant to leave the speed
 # alone is shown to.
 BASE ?= $(API_BASE)
 bench-ab: $(VENV)/.dev-deps

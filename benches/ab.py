@@ -11,7 +11,11 @@ its `python/` folder, warms up, and measures
 - case 2: `events.track` on an AsyncClient, 64 in flight, requests a second;
 - case 4: `triggers.list(limit=500)` read into results (as `make bench`'s case 4), ms a call;
 - 10k rows: all of 10,000 triggered campaigns read into results (`triggers.iter`, 20 pages
-  of 500), ms for the whole.
+  of 500), ms for the whole;
+- the emulator's scale cases (`--scale N`, 1,000,000 by default; 0 leaves them out), in the
+  same fresh interpreter after the client's: N subscribers generated, us each; the
+  targeted broadcast of `benches/emulator_scale.py`, ms and ns a delivery; the state saved
+  and read back, ms.
 
 The base commit is checked out as a detached worktree under target/ab-base and its release
 extension built there with cargo, in the tree's own target directory (the dependencies are
@@ -42,10 +46,17 @@ MEASURES = {
     "case4_ms": ("case 4 ms/call", "{:.2f}"),
     "rows_ms": ("10k rows ms", "{:.1f}"),
 }
+SCALE_MEASURES = {
+    "generate_us": ("generated us/subscriber", "{:.3f}"),
+    "broadcast_ms": ("targeted broadcast ms", "{:.1f}"),
+    "delivery_ns": ("ns/delivery", "{:.0f}"),
+    "save_ms": ("save ms", "{:,.0f}"),
+    "load_ms": ("load ms", "{:,.0f}"),
+}
 TRIGGERS = 10_000
 
 
-def child(base_url: str, events_url: str, n_seq: int, n_conc: int) -> None:
+def child(base_url: str, events_url: str, n_seq: int, n_conc: int, scale: int) -> None:
     import pushwire
 
     client = pushwire.Client(api_key=KEY, base_url=base_url, events_url=events_url)
@@ -88,6 +99,10 @@ def child(base_url: str, events_url: str, n_seq: int, n_conc: int) -> None:
     asyncio.run(concurrent(640))
     rate = asyncio.run(concurrent(n_conc))
     out = {"case1_us": seq_us, "case2_rps": rate, "case4_ms": dec_ms, "rows_ms": min(rows)}
+    if scale:
+        import emulator_scale
+
+        out.update(emulator_scale.core_scale(scale))
     print(json.dumps({"file": pushwire.__file__, **out}))
 
 
@@ -128,10 +143,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=5000, help="case 1's calls a run")
     ap.add_argument("--events", type=int, default=20000, help="case 2's events a run")
+    ap.add_argument("--scale", type=int, default=1_000_000, help="subscribers generated a run")
     ap.add_argument("--child", nargs=2, metavar=("BASE_URL", "EVENTS_URL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(*args.child, args.calls, args.events)
+        child(*args.child, args.calls, args.events, args.scale)
         return 0
 
     from run import seed_triggers
@@ -139,7 +155,8 @@ def main() -> int:
     from pushwire.testing import EmulatorProcess
 
     builds = {f"base {args.base}": build_base(args.base), "this tree": ROOT / "python"}
-    samples: dict[str, dict[str, list[float]]] = {b: {k: [] for k in MEASURES} for b in builds}
+    measures = {**MEASURES, **(SCALE_MEASURES if args.scale else {})}
+    samples: dict[str, dict[str, list[float]]] = {b: {k: [] for k in measures} for b in builds}
     with EmulatorProcess(KEY, record_requests=False) as server:
         for i in range(21):
             server.admin("create_segment", name=f"segment-{i}")
@@ -157,34 +174,35 @@ def main() -> int:
                     server.events_url,
                 ]
                 cmd += ["--calls", str(args.calls), "--events", str(args.events)]
+                cmd += ["--scale", str(args.scale)]
                 out = json.loads(
                     subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
                 )
                 if not out["file"].startswith(str(path)):
                     raise RuntimeError(f"{name} imported pushwire from {out['file']}, not {path}")
-                for k in MEASURES:
+                for k in measures:
                     samples[name][k].append(out[k])
                 shown = ", ".join(
-                    f"{label} {fmt.format(out[k])}" for k, (label, fmt) in MEASURES.items()
+                    f"{label} {fmt.format(out[k])}" for k, (label, fmt) in measures.items()
                 )
                 print(f"round {r + 1} {name}: {shown}", flush=True)
     print()
     print(
         "| build | "
-        + " | ".join(f"{label}: median (min-max)" for label, _ in MEASURES.values())
+        + " | ".join(f"{label}: median (min-max)" for label, _ in measures.values())
         + " |"
     )
-    print("|---" * (len(MEASURES) + 1) + "|")
+    print("|---" * (len(measures) + 1) + "|")
     for name, s in samples.items():
         cells = []
-        for k, (_, fmt) in MEASURES.items():
+        for k, (_, fmt) in measures.items():
             v = s[k]
             cells.append(
                 f"{fmt.format(statistics.median(v))} ({fmt.format(min(v))}-{fmt.format(max(v))})"
             )
         print(f"| {name} | " + " | ".join(cells) + " |")
     base, this = samples.values()
-    for k, (label, _) in MEASURES.items():
+    for k, (label, _) in measures.items():
         ratio = statistics.median(this[k]) / statistics.median(base[k])
         print(f"{label}: this tree / base = {ratio:.3f}")
     return 0

@@ -6,17 +6,20 @@ time and CPU time per sequential call, each condition run five times, alternatin
 One emulator in its own process, 20 segments. A run times 1,500 sequential calls of each
 client in turns, three rounds, best round kept: pushwire's typed ``segments.list()`` and
 pyreqwest's ``SyncClient`` GET with its ``json()`` (the same request, its answer decoded to
-Python objects). CPU time is this process's (user and system, every thread), per call.
-"Busy" starts one CPU-bound process per core beside the client and the emulator.
+Python objects). CPU time is this process's (user and system, every thread), per call. Then
+64 in flight: pushwire's ``AsyncClient`` ``events.track`` against pyreqwest's async client
+POSTing the same event and reading its ``json()``. "Busy" starts one CPU-bound process per
+core beside the client and the emulator.
 
 Issue 59's targets, each a ratio of the same run: idle, pushwire <= 0.8x pyreqwest's wall
-time; busy, <= 1.0x in every run and <= 1.5x pushwire's own idle time; CPU per call <= 0.7x
-pyreqwest's in both.
+time; busy, <= 1.0x in every run and <= 1.5x pushwire's own idle time; 64 in flight, >= 1.5x
+pyreqwest's rate in both; CPU per call <= 0.7x pyreqwest's in both.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import datetime as dt
 import os
@@ -68,8 +71,9 @@ def cores_busy(busy: bool) -> Iterator[None]:
             p.wait()
 
 
-def one_run(server: EmulatorProcess, calls: int) -> dict[str, tuple[float, float]]:
-    """Each client's best round of three (by wall time): (wall us, CPU us) per call."""
+def one_run(server: EmulatorProcess, calls: int, events: int) -> dict[str, tuple[float, float]]:
+    """Each client's best round of three: sequential, (wall us, CPU us) per call (by wall
+    time); 64 in flight (`<name> 64`), (requests a second, CPU us a request) (by rate)."""
     client = pushwire.Client(api_key=KEY, base_url=server.base_url, events_url=server.events_url)
     raw = SyncClientBuilder().default_headers({"Api-Key": KEY}).build()
     url = f"{server.base_url}/apiv1/segments"
@@ -87,13 +91,32 @@ def one_run(server: EmulatorProcess, calls: int) -> dict[str, tuple[float, float
                 best[name] = got
     client.close()
     raw.close()
+    # 64 in flight: pushwire's AsyncClient `events.track` against pyreqwest's async client
+    # POSTing the same event and reading its `json()`, best of three rounds by rate.
+    import run  # noqa: PLC0415 (run.py imports this module)
+
+    rates = {
+        "pushwire": lambda: run.pushwire_concurrent(server, events, 64),
+        "pyreqwest": lambda: run.pyreqwest_concurrent(server, events, 64),
+    }
+    for go in rates.values():
+        asyncio.run(go())  # warm: connections, the I/O threads
+    for _ in range(3):
+        for name, go in rates.items():
+            cpu, wall = cpu_seconds(), time.perf_counter()
+            got = asyncio.run(go())
+            # Requests a second, and CPU microseconds a request.
+            used = (cpu_seconds() - cpu) / (got * (time.perf_counter() - wall)) * 1e6
+            key = f"{name} 64"
+            if key not in best or got > best[key][0]:
+                best[key] = (got, used)
     return best
 
 
 TITLE = "## On a busy machine (benches/busy.py)"
 
 
-def measure(calls: int, runs: int) -> dict[str, list[dict[str, tuple[float, float]]]]:
+def measure(calls: int, runs: int, events: int) -> dict[str, list[dict[str, tuple[float, float]]]]:
     """Each condition's runs, in turns: idle, busy, idle, ... (the emulator's state alike)."""
     results: dict[str, list[dict[str, tuple[float, float]]]] = {"idle": [], "busy": []}
     with EmulatorProcess(KEY, record_requests=False) as server:
@@ -102,16 +125,16 @@ def measure(calls: int, runs: int) -> dict[str, list[dict[str, tuple[float, floa
         for _ in range(runs):
             for condition in results:
                 with cores_busy(condition == "busy"):
-                    results[condition].append(one_run(server, calls))
+                    results[condition].append(one_run(server, calls, events))
     return results
 
 
 def section(quick: bool = False) -> list[str]:
     """The Markdown section of benches/RESULTS.md: each run's figures and issue 59's
     targets (sequential and CPU per call), from medians and from every run."""
-    calls, runs = (300, 2) if quick else (1500, 5)
+    calls, runs, events = (300, 2, 3_200) if quick else (1500, 5, 12_800)
     started = time.perf_counter()
-    results = measure(calls, runs)
+    results = measure(calls, runs, events)
     elapsed = time.perf_counter() - started
     lines = [
         TITLE,
@@ -122,43 +145,100 @@ def section(quick: bool = False) -> list[str]:
         f"{calls:,} sequential calls of each client in turns, three rounds, best round kept. "
         "pushwire's typed `segments.list()` (20 segments) against pyreqwest's `SyncClient` GET "
         "and `json()`; CPU is the process's, every thread, user and system. Busy: one "
-        "CPU-bound process per core beside the client and the emulator.",
+        "CPU-bound process per core beside the client and the emulator. 64 in flight: "
+        f"{events:,} `events.track` calls of pushwire's `AsyncClient` against pyreqwest's async "
+        "client POSTing the same event and reading its `json()`, three rounds, best kept.",
         "",
-        "| condition | pushwire us (CPU us) | pyreqwest us (CPU us) | wall ratio | CPU ratio |",
-        "|---|---|---|---|---|",
+        "| condition | pushwire us (CPU us) | pyreqwest us (CPU us) | wall ratio | CPU ratio "
+        "| 64 in flight: pushwire req/s (CPU us/req) | pyreqwest req/s (CPU us/req) "
+        "| rate ratio | CPU ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     ratios: dict[str, list[tuple[float, float]]] = {}
+    rate_ratios: dict[str, list[tuple[float, float]]] = {}
     for condition, each in results.items():
         for r in each:
             (pw, pw_cpu), (rq, rq_cpu) = r["pushwire"], r["pyreqwest"]
+            (pa, pa_cpu), (ra, ra_cpu) = r["pushwire 64"], r["pyreqwest 64"]
             ratios.setdefault(condition, []).append((pw / rq, pw_cpu / rq_cpu))
+            rate_ratios.setdefault(condition, []).append((pa / ra, pa_cpu / ra_cpu))
             lines.append(
                 f"| {condition} | {pw:.1f} ({pw_cpu:.1f}) | {rq:.1f} ({rq_cpu:.1f}) "
-                f"| {pw / rq:.2f}x | {pw_cpu / rq_cpu:.2f}x |"
+                f"| {pw / rq:.2f}x | {pw_cpu / rq_cpu:.2f}x "
+                f"| {pa:,.0f} ({pa_cpu:.1f}) | {ra:,.0f} ({ra_cpu:.1f}) "
+                f"| {pa / ra:.2f}x | {pa_cpu / ra_cpu:.2f}x |"
             )
     idle = statistics.median(r["pushwire"][0] for r in results["idle"])
     busy_own = max(r["pushwire"][0] for r in results["busy"]) / idle
     idle_wall = statistics.median(w for w, _ in ratios["idle"])
     busy_wall = max(w for w, _ in ratios["busy"])
     cpu = {c: statistics.median(u for _, u in ratios[c]) for c in ratios}
+    rate = {c: min(x for x, _ in rate_ratios[c]) for c in rate_ratios}
+    rate_cpu = {c: statistics.median(u for _, u in rate_ratios[c]) for c in rate_ratios}
 
-    def met(ok: bool) -> str:
-        return "yes" if ok else "**no**"
+    def row(target: str, measured: str, ok: bool, why: str) -> str:
+        return f"| {target} | {measured} | {'yes' if ok else '**no**'} | {'' if ok else why} |"
 
+    # Why a target is missed, from the profiles of docs/performance.md ("On a busy machine").
+    spin = "the 150 us spin that case 1's targets need spends the wait in CPU"
     lines += [
         "",
-        "| target (issue 59) | measured | met |",
-        "|---|---|---|",
-        f"| 1. idle: a typed call <= 0.8x pyreqwest's wall time (median) | {idle_wall:.2f}x "
-        f"| {met(idle_wall <= 0.8)} |",
-        f"| 2. busy: <= 1.0x pyreqwest's wall time in every run | worst {busy_wall:.2f}x "
-        f"| {met(busy_wall <= 1.0)} |",
-        f"| 2. busy: <= 1.5x pushwire's own idle time in every run | worst {busy_own:.2f}x "
-        f"| {met(busy_own <= 1.5)} |",
-        f"| 4. CPU per call <= 0.7x pyreqwest's, idle (median) | {cpu['idle']:.2f}x "
-        f"| {met(cpu['idle'] <= 0.7)} |",
-        f"| 4. CPU per call <= 0.7x pyreqwest's, busy (median) | {cpu['busy']:.2f}x "
-        f"| {met(cpu['busy'] <= 0.7)} |",
+        "| target (issue 59) | measured | met | why not, where not met |",
+        "|---|---|---|---|",
+        row(
+            "1. idle: a typed call <= 0.8x pyreqwest's wall time (median)",
+            f"{idle_wall:.2f}x",
+            idle_wall <= 0.8,
+            "the idle core's wake-up after the spin runs out",
+        ),
+        row(
+            "2. busy: <= 1.0x pyreqwest's wall time in every run",
+            f"worst {busy_wall:.2f}x",
+            busy_wall <= 1.0,
+            "a run where the client shares its core with a CPU-bound process",
+        ),
+        row(
+            "2. busy: <= 1.5x pushwire's own idle time in every run",
+            f"worst {busy_own:.2f}x",
+            busy_own <= 1.5,
+            "a run where the client shares its core with a CPU-bound process",
+        ),
+        row(
+            "3. 64 in flight: >= 1.5x pyreqwest's async client, idle (worst run)",
+            f"{rate['idle']:.2f}x",
+            rate["idle"] >= 1.5,
+            "the emulator's own CPU, on the same two cores",
+        ),
+        row(
+            "3. 64 in flight: >= 1.5x pyreqwest's async client, busy (worst run)",
+            f"{rate['busy']:.2f}x",
+            rate["busy"] >= 1.5,
+            "the emulator's own CPU, on the same two cores",
+        ),
+        row(
+            "4. CPU per call <= 0.7x pyreqwest's, idle (median)",
+            f"{cpu['idle']:.2f}x",
+            cpu["idle"] <= 0.7,
+            spin,
+        ),
+        row(
+            "4. CPU per call <= 0.7x pyreqwest's, busy (median)",
+            f"{cpu['busy']:.2f}x",
+            cpu["busy"] <= 0.7,
+            "the kernel's context switches of each park and wake-up, and the Rust core",
+        ),
+        row(
+            "4. CPU per request at 64 in flight <= 0.7x pyreqwest's, idle (median)",
+            f"{rate_cpu['idle']:.2f}x",
+            rate_cpu["idle"] <= 0.7,
+            "the kernel's TCP path, paid alike by both clients",
+        ),
+        row(
+            "4. CPU per request at 64 in flight <= 0.7x pyreqwest's, busy (median)",
+            f"{rate_cpu['busy']:.2f}x",
+            rate_cpu["busy"] <= 0.7,
+            "the kernel's TCP path, paid alike by both clients",
+        ),
         "",
     ]
     return lines

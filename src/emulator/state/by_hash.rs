@@ -22,10 +22,12 @@ pub(super) struct ByHash {
 }
 
 impl ByHash {
+    #[inline]
     pub(super) fn hash(&self, hash: &SubscriberHash) -> u64 {
         self.hasher.hash_one(hash.key())
     }
 
+    #[inline]
     pub(super) fn find(&self, rows: &[Subscriber], key: Key) -> Option<usize> {
         self.table
             .find(self.hasher.hash_one(key), |&i| {
@@ -44,6 +46,7 @@ impl ByHash {
 
     /// Adds position `at`, whose hash `hash` hashes to `h`; false (and nothing added) when
     /// another position holds that hash.
+    #[inline]
     pub(super) fn insert(
         &mut self,
         rows: &[Subscriber],
@@ -67,6 +70,7 @@ impl ByHash {
     }
 
     /// Adds position `at`, whose hash hashes to `h`, known to be the only one of its hash.
+    #[inline]
     pub(super) fn insert_unique(&mut self, rows: &[Subscriber], h: u64, at: usize) {
         let hasher = &self.hasher;
         self.table.insert_unique(h, position(at), |&i| {

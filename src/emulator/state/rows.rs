@@ -99,6 +99,7 @@ pub struct Subscriber {
 }
 
 impl Indexed for Subscriber {
+    #[inline]
     fn indexed(&self) -> [Option<Sym>; 5] {
         [
             self.country,
@@ -109,6 +110,7 @@ impl Indexed for Subscriber {
         ]
     }
 
+    #[inline]
     fn segment_ids(&self) -> &[i64] {
         self.segments.as_slice()
     }
