@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import os
 import shutil
 import subprocess
 import sys
@@ -176,3 +177,15 @@ def make_driver(kind: str, emu: Emulator, **kwargs: Any) -> Driver:
 def api_requests(emu: Emulator, path: str | None = None) -> list[dict[str, Any]]:
     """The API requests the emulator received (optionally only those to ``path``)."""
     return [r for r in emu.requests() if path is None or r["path"] == path]
+
+
+def open_pipes() -> int:
+    """This process's open pipes (Linux: /proc/self/fd): an async bridge holds one. Sockets
+    are not counted (a client keeps idle connections)."""
+    pipes = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            pipes += os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+        except FileNotFoundError:  # the listing's own descriptor, closed since
+            pass
+    return pipes

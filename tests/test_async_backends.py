@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from client_support import api_requests
+from client_support import api_requests, open_pipes
 
 import pushwire
 from pushwire.errors import APITimeoutError, IdempotencyError
@@ -212,18 +212,6 @@ def test_ctrl_c_under_trio_abandons_the_call_and_reaches_the_caller(emu: Emulato
     assert trio.run(client.drips.list).total == 0
 
 
-def _open_pipes() -> int:
-    """This process's open pipes: a bridge is one (the emulator's and the client's sockets
-    are not counted: the client keeps idle connections)."""
-    pipes = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            pipes += os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
-        except OSError:  # the listing's own descriptor, closed since
-            pass
-    return pipes
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd (Linux)")
 def test_trio_runs_one_after_another_leave_nothing_open(emu: Emulator) -> None:
     # Each run gets its own bridge (a pipe and a system task); a run that ends with a call
@@ -239,16 +227,16 @@ def test_trio_runs_one_after_another_leave_nothing_open(emu: Emulator) -> None:
 
     trio.run(run)
     gc.collect()
-    before = _open_pipes()
+    before = open_pipes()
     for _ in range(20):
         trio.run(run)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         gc.collect()
-        if _open_pipes() <= before:
+        if open_pipes() <= before:
             break
         time.sleep(0.05)
-    assert _open_pipes() <= before
+    assert open_pipes() <= before
     emu.clear_faults()
     assert trio.run(client.segments.list) == []
 

@@ -17,7 +17,7 @@ import time
 from typing import Callable
 
 import pytest
-from client_support import BROADCAST, FAST, api_requests, drip_notification
+from client_support import BROADCAST, FAST, api_requests, drip_notification, open_pipes
 from conftest import run_pytest, seed_trigger
 
 import pushwire
@@ -716,16 +716,6 @@ def test_cancelling_an_awaited_call_is_prompt_and_the_client_still_works(emu):
     asyncio.run(asyncio.wait_for(main(), 15))
 
 
-def _open_pipes() -> int:
-    pipes = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            pipes += os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
-        except FileNotFoundError:  # the listing's own descriptor, closed since
-            pass
-    return pipes
-
-
 def test_a_loop_closed_with_calls_in_flight_is_freed(emu):
     # A worker that makes a loop per job and closes it with a call still in flight (a
     # background task, asyncio.wait with a timeout) must not keep the loop, its tasks and
@@ -736,7 +726,7 @@ def test_a_loop_closed_with_calls_in_flight_is_freed(emu):
     client = emu.async_client(**FAST)
     emu.inject_fault("/apiv1/segments", delay=0.3, times=10)
     gc.collect()
-    pipes = _open_pipes()
+    pipes = open_pipes()
     loops = []
     for _ in range(10):
         loop = asyncio.new_event_loop()
@@ -753,7 +743,7 @@ def test_a_loop_closed_with_calls_in_flight_is_freed(emu):
     time.sleep(0.5)  # every request has finished
     gc.collect()
     assert [r for r in loops if r() is not None] == []
-    assert _open_pipes() <= pipes
+    assert open_pipes() <= pipes
     # and the client goes on, on a new loop
     assert asyncio.run(client.segments.list()) == []
 

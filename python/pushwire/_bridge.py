@@ -51,6 +51,17 @@ def _completions_of_pipe(write_fd: int, read_fd: int) -> Completions:
         os.close(write_fd)
 
 
+def _finished(read_fd: int, completions: Completions) -> list[tuple[int, bool, Any]]:
+    """The calls finished since the last drain, the wake-up bytes read off the pipe first
+    (when this side reads it: ``read_fd`` is -1 where a thread does)."""
+    if read_fd >= 0:
+        try:
+            os.read(read_fd, 65536)
+        except BlockingIOError:
+            pass
+    return completions.drain()
+
+
 class _LoopBridge:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         read_fd, write_fd = os.pipe()
@@ -88,12 +99,7 @@ class _LoopBridge:
         loop.call_later(_KEEP_SECONDS, _keep, self)
 
     def _drain(self) -> None:
-        if self._read_fd >= 0:
-            try:
-                os.read(self._read_fd, 65536)
-            except BlockingIOError:
-                pass
-        for call_id, ok, value in self.completions.drain():
+        for call_id, ok, value in _finished(self._read_fd, self.completions):
             fut = self.futures.pop(call_id, None)
             if fut is None or fut.done():
                 continue
@@ -293,12 +299,7 @@ class _TrioBridge:
 
     def _drain(self) -> None:
         # Never raises: an exception here would end the trio run (a system task's crash).
-        if self._read_fd >= 0:
-            try:
-                os.read(self._read_fd, 65536)
-            except BlockingIOError:
-                pass
-        for call_id, ok, value in self.completions.drain():
+        for call_id, ok, value in _finished(self._read_fd, self.completions):
             task = self.waiting.pop(call_id, None)
             if task is not None:
                 done = self._value(value) if ok else self._error(value)
