@@ -46,7 +46,7 @@ def _bridge_is_idle() -> bool:
     except RuntimeError:
         import asyncio
 
-        bridge = _bridge._bridges[asyncio.get_running_loop()]()
+        bridge = _bridge._bridge_of(asyncio.get_running_loop())
         return bridge is not None and bridge.futures == {} and bridge.completions.pending == 0
     tb = _bridge._trio_bridge(trio)
     return tb.waiting == {} and tb.completions.pending == 0
@@ -187,6 +187,128 @@ async def test_under_trio_a_call_in_a_cancelled_scope_sends_nothing(emu: Emulato
         assert scope.cancelled_caught
         await client.events.track("viewed", profile_id="sent")
     assert [e["profile_id"] for e in emu.events()] == ["sent"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_under_trio_a_keyed_call_cancelled_before_it_sends_frees_its_key(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    store = f"sqlite:///{tmp_path / 'keys.sqlite'}"
+    events = [{"event_name": "signup", "profile_id": f"p{i}", "idempotency_key": f"e{i}"}
+              for i in range(3)]  # fmt: skip
+    async with emu.async_client(idempotency_store=store) as client:
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await client.notifications.create(**BROADCAST, idempotency_key="sale-1")
+        with trio.CancelScope() as batch_scope:
+            batch_scope.cancel()
+            await client.events.track_many(events)
+        assert scope.cancelled_caught and batch_scope.cancelled_caught
+        # Nothing went out: the keys hold nothing, and the calls send when made again.
+        assert [client.idempotency.status(k) for k in ("sale-1", "e0", "e1", "e2")] == [None] * 4
+        await client.notifications.create(**BROADCAST, idempotency_key="sale-1")
+        assert await client.events.track_many(events) == [None] * 3
+    assert len(emu.notifications()) == 1 and len(emu.events()) == 3
+
+
+class _FlushCounted:
+    """A key store (a dict) whose queued records a flush writes: counts the flushes."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, str] = {}
+        self.flushes = 0
+
+    def add(self, key: str, value: str, ttl: float) -> bool:
+        return self.data.setdefault(key, value) == value
+
+    def get(self, key: str) -> Any:
+        return self.data.get(key)
+
+    def set(self, key: str, value: str, ttl: float) -> None:
+        self.data[key] = value
+
+    def delete(self, key: str) -> None:
+        self.data.pop(key, None)
+
+    def _flush(self) -> None:
+        self.flushes += 1
+
+
+async def test_closing_in_a_cancelled_scope_still_writes_the_queued_records(
+    emu: Emulator,
+) -> None:
+    store = _FlushCounted()
+    with anyio.CancelScope() as scope:
+        async with emu.async_client(idempotency_store=store) as client:
+            await client.events.track("signup", profile_id="a", idempotency_key="k")
+            scope.cancel()
+    assert store.flushes == 1
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_under_trio_a_progress_callback_that_raises_does_not_end_the_run(
+    emu: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    segment = emu.create_segment("s")
+    hashes = [emu.add_subscriber(f"h{i:04}") for i in range(600)]
+
+    def interrupting(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    async with emu.async_client() as client:
+        result = await client.segments.add_subscribers_bulk(segment, hashes, progress=interrupting)
+        await trio.sleep(0.05)
+    assert result.ok
+    assert "KeyboardInterrupt under trio: dropped" in caplog.text
+
+
+def test_a_trio_run_started_from_asyncio_code_waits_as_trio(emu: Emulator) -> None:
+    # A notebook's cell runs on an asyncio loop; trio.run from it (or a trio guest run on
+    # that loop) makes trio the running library for its tasks.
+    import asyncio
+
+    client = emu.async_client()
+
+    async def in_trio() -> int:
+        async with trio.open_nursery() as nursery:
+            for i in range(20):
+                nursery.start_soon(lambda i=i: client.events.track("viewed", profile_id=f"p{i}"))
+        return len(await client.segments.list())
+
+    async def cell() -> int:
+        return trio.run(in_trio)
+
+    assert asyncio.run(cell()) == 0
+    assert len(emu.events()) == 20
+
+
+def test_under_trio_a_call_left_before_it_parks_is_abandoned(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An exception between the call's submission and its task's park (as a KeyboardInterrupt
+    # raised by code there would be): the call is abandoned, and no answer comes back later
+    # to wake the task out of whatever it awaits next.
+    from pushwire import _bridge
+
+    emu.inject_fault("/apiv1/drips", delay=0.3, times=1)
+    client = emu.async_client(max_retries=0)
+    parked = trio.lowlevel.wait_task_rescheduled
+
+    async def interrupted(abort: Any) -> Any:
+        monkeypatch.setattr(trio.lowlevel, "wait_task_rescheduled", parked)
+        raise KeyboardInterrupt
+
+    async def main() -> None:
+        monkeypatch.setattr(trio.lowlevel, "wait_task_rescheduled", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            await client.drips.list()
+        bridge = _bridge._trio_bridge(trio)
+        assert bridge.waiting == {}
+        await trio.sleep(0.5)  # past the held answer: nothing wakes this sleep early
+        assert bridge.completions.pending == 0
+
+    trio.run(main)
+    assert trio.run(client.segments.list) == []
 
 
 def test_ctrl_c_under_trio_abandons_the_call_and_reaches_the_caller(emu: Emulator) -> None:

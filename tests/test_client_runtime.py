@@ -683,7 +683,7 @@ def test_ctrl_c_in_a_rows_own_code_is_raised_and_nothing_is_sent(emu):
 
 
 def test_cancelling_an_awaited_call_is_prompt_and_the_client_still_works(emu):
-    from pushwire._bridge import _bridges
+    from pushwire._bridge import _bridge_of
 
     async def main() -> None:
         client = emu.async_client(**FAST)
@@ -704,7 +704,7 @@ def test_cancelling_an_awaited_call_is_prompt_and_the_client_still_works(emu):
         assert task.cancelled()
 
         # the Rust tasks were aborted, and the client carries on
-        bridge = _bridges[asyncio.get_running_loop()]()
+        bridge = _bridge_of(asyncio.get_running_loop())
         assert bridge is not None
         assert bridge.completions.pending == 0 and bridge.futures == {}
         emu.clear_faults()

@@ -22,6 +22,7 @@ handed to the loop from another thread) are here too, for either library.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 import threading
@@ -32,6 +33,7 @@ from typing import Any, Callable, Optional, TypeVar
 from pushwire._core import Completions, CoreClient, PreparedCall
 
 _WINDOWS = sys.platform == "win32"
+_log = logging.getLogger("pushwire")
 
 
 def _completions_of_pipe(write_fd: int, read_fd: int) -> Completions:
@@ -168,19 +170,34 @@ def _watch(
 # the reader it watches), and the bridge's pending futures keep the loop alive. Held strongly
 # here, a bridge would keep a loop closed with calls in flight, its tasks and its pipe alive
 # for ever; held weakly, they are one cycle the garbage collector frees.
-_bridges: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.ref[_LoopBridge]] = (
-    weakref.WeakKeyDictionary()
-)
+#
+# A plain dict by the loop's id, under a lock, rather than a WeakKeyDictionary: threads may
+# start their loops' first calls at once, and without the GIL (a free-threaded CPython) a
+# WeakKeyDictionary changed by two of them, or by its removal callbacks run by the garbage
+# collector on any thread, is not safe. Entries whose loop is gone are dropped whenever one
+# is added (an id may be reused: the loop's weak reference tells).
+_bridges: dict[int, tuple[weakref.ref[asyncio.AbstractEventLoop], weakref.ref[_LoopBridge]]] = {}
+_bridges_lock = threading.Lock()
 
 
 def _none() -> None:
     return None
 
 
-# The last loop seen and its bridge (both weakly): one loop is the common case.
+# The last loop seen and its bridge (both weakly): one loop is the common case. A tuple
+# replaced whole, so a thread reads either the old pair or the new one.
 _last: tuple[
     Callable[[], Optional[asyncio.AbstractEventLoop]], Callable[[], Optional[_LoopBridge]]
 ] = (_none, _none)
+
+
+def _bridge_of(loop: asyncio.AbstractEventLoop) -> Optional[_LoopBridge]:
+    """The loop's bridge, if it has one."""
+    with _bridges_lock:
+        known = _bridges.get(id(loop))
+    if known is None or known[0]() is not loop:
+        return None
+    return known[1]()
 
 
 def _bridge_for(loop: asyncio.AbstractEventLoop) -> _LoopBridge:
@@ -190,11 +207,14 @@ def _bridge_for(loop: asyncio.AbstractEventLoop) -> _LoopBridge:
         bridge = last_bridge()
         if bridge is not None:
             return bridge
-    known = _bridges.get(loop)
-    bridge = known() if known is not None else None
-    if bridge is None:
-        bridge = _LoopBridge(loop)
-        _bridges[loop] = weakref.ref(bridge)
+    with _bridges_lock:
+        known = _bridges.get(id(loop))
+        bridge = known[1]() if known is not None and known[0]() is loop else None
+        if bridge is None:
+            for key in [k for k, (held, _) in _bridges.items() if held() is None]:
+                del _bridges[key]
+            bridge = _LoopBridge(loop)
+            _bridges[id(loop)] = (weakref.ref(loop), weakref.ref(bridge))
     _last = (weakref.ref(loop), weakref.ref(bridge))
     return bridge
 
@@ -207,11 +227,16 @@ _WRONG_ENVIRONMENT = (
 
 
 def _trio() -> Optional[ModuleType]:
-    """trio, if this thread is running inside ``trio.run`` (it cannot be if trio was never
-    imported)."""
+    """trio, if the running code is a trio task (it cannot be if trio was never imported).
+    Asked before asyncio: a trio run may be a guest on an asyncio loop
+    (``trio.lowlevel.start_guest_run``), or be started from code an asyncio loop runs (a
+    notebook's cell), and its tasks must wait as trio's."""
     trio = sys.modules.get("trio")
     if trio is None:
         return None
+    in_task = getattr(trio.lowlevel, "in_trio_task", None)
+    if in_task is not None:
+        return trio if in_task() else None
     try:
         trio.lowlevel.current_task()
     except RuntimeError:
@@ -221,11 +246,8 @@ def _trio() -> Optional[ModuleType]:
 
 def check_environment() -> None:
     """Raises, naming what to do, unless asyncio or trio runs this thread's coroutine."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        if _trio() is None:
-            raise RuntimeError(_WRONG_ENVIRONMENT) from None
+    if _trio() is None and _no_asyncio():
+        raise RuntimeError(_WRONG_ENVIRONMENT)
 
 
 async def submit(
@@ -233,13 +255,13 @@ async def submit(
 ) -> Any:
     """Runs ``call`` on the Rust runtime and awaits its result; cancelling aborts the
     request. ``options`` are the call's own (see ``pushwire._response.per_call``)."""
+    trio = _trio()
+    if trio is not None:
+        return await _submit_trio(trio, core, call, options)
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        trio = _trio()
-        if trio is None:
-            raise RuntimeError(_WRONG_ENVIRONMENT) from None
-        return await _submit_trio(trio, core, call, options)
+        raise RuntimeError(_WRONG_ENVIRONMENT) from None
     bridge = _bridge_for(loop)
     if options is None:
         call_id = core.submit(call, bridge.completions)
@@ -333,7 +355,9 @@ _trio_bridges: Any = None
 def _trio_bridge(trio: ModuleType) -> _TrioBridge:
     global _trio_bridges
     if _trio_bridges is None:
-        _trio_bridges = trio.lowlevel.RunVar("pushwire_bridge")
+        with _bridges_lock:
+            if _trio_bridges is None:
+                _trio_bridges = trio.lowlevel.RunVar("pushwire_bridge")
     try:
         bridge: _TrioBridge = _trio_bridges.get()
     except LookupError:
@@ -348,6 +372,17 @@ async def _submit_trio(
     # A call made in a scope already cancelled sends nothing (trio's rule: a cancelled
     # checkpoint acts not at all).
     await trio.lowlevel.checkpoint_if_cancelled()
+    return await _protected(trio)(trio, core, call, options)
+
+
+async def _submit_and_wait(
+    trio: ModuleType, core: CoreClient, call: PreparedCall, options: Optional[dict[str, Any]]
+) -> Any:
+    """The call submitted and its task parked until its answer, protected from Ctrl-C
+    (``_protected``): trio raises KeyboardInterrupt into unprotected code at any bytecode, and
+    one landing between the call's submission and the park would leave the call running with
+    a task registered that no longer waits for it. Here it is delivered through ``abort``,
+    at the park, as a cancellation is."""
     bridge = _trio_bridge(trio)
     if options is None:
         call_id = core.submit(call, bridge.completions)
@@ -362,7 +397,26 @@ async def _submit_trio(
         bridge.completions.cancel(call_id)
         return trio.lowlevel.Abort.SUCCEEDED
 
-    return await trio.lowlevel.wait_task_rescheduled(abort)
+    try:
+        return await trio.lowlevel.wait_task_rescheduled(abort)
+    except BaseException:
+        # Left other than through `abort` or an answer (an exception raised before the task
+        # parked): the call is abandoned all the same, and no answer wakes this task later.
+        if bridge.waiting.pop(call_id, None) is not None:
+            bridge.completions.cancel(call_id)
+        raise
+
+
+_protected_submit: Any = None
+
+
+def _protected(trio: ModuleType) -> Any:
+    """``_submit_and_wait`` under trio's KeyboardInterrupt protection (made once, trio being
+    imported only by those who use it)."""
+    global _protected_submit
+    if _protected_submit is None:
+        _protected_submit = trio.lowlevel.enable_ki_protection(_submit_and_wait)
+    return _protected_submit
 
 
 # -- what else the client awaits, on either library ----------------------------------------
@@ -372,33 +426,51 @@ T = TypeVar("T")
 
 async def sleep(seconds: float) -> None:
     """Sleeps on the running loop, asyncio's or trio's."""
-    trio = _trio() if _no_asyncio() else None
+    trio = _trio()
     if trio is not None:
         await trio.sleep(seconds)
     else:
         await asyncio.sleep(seconds)
 
 
-async def to_thread(fn: Callable[[], T]) -> T:
-    """Runs blocking ``fn`` in a worker thread, off the loop, asyncio's or trio's."""
-    trio = _trio() if _no_asyncio() else None
+async def checkpoint_if_cancelled() -> None:
+    """Under trio, raises if the task's scope is already cancelled (asyncio has no such
+    check: a cancelled task is told at its next await). A keyed call asks before it sends,
+    so that a call cancelled before anything went out frees its key."""
+    trio = _trio()
     if trio is not None:
-        return await trio.to_thread.run_sync(fn)  # type: ignore[no-any-return]
+        await trio.lowlevel.checkpoint_if_cancelled()
+
+
+async def to_thread(fn: Callable[[], T]) -> T:
+    """Runs blocking ``fn`` in a worker thread, off the loop, asyncio's or trio's, to its
+    end: under trio in a shielded scope (a cancelled one would not even start it; asyncio's
+    thread runs on when its awaiting task is cancelled)."""
+    trio = _trio()
+    if trio is not None:
+        with trio.CancelScope(shield=True):
+            return await trio.to_thread.run_sync(fn)  # type: ignore[no-any-return]
     return await asyncio.to_thread(fn)
 
 
 def from_other_threads(fn: Callable[..., Any]) -> Callable[..., None]:
     """``fn`` as a function any thread may call, each call run on this loop's thread (the
-    running asyncio loop's, or this trio run's); calls after the loop is gone are dropped."""
-    if _no_asyncio():
-        trio = _trio()
-        if trio is None:
-            raise RuntimeError(_WRONG_ENVIRONMENT)
+    running asyncio loop's, or this trio run's); calls after the loop is gone are dropped.
+    Under trio, an exception ``fn`` lets out (a BaseException: ``fn`` is expected to handle
+    the rest) is logged and dropped: raised from the run's callback, it would end the run."""
+    trio = _trio()
+    if trio is not None:
         token = trio.lowlevel.current_trio_token()
+
+        def guarded(*args: Any) -> None:
+            try:
+                fn(*args)
+            except BaseException as e:
+                _log.warning("%s raised %s under trio: dropped", fn, type(e).__name__)
 
         def on_trio(*args: Any) -> None:
             try:
-                token.run_sync_soon(fn, *args)
+                token.run_sync_soon(guarded, *args)
             except trio.RunFinishedError:
                 pass
 

@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Iterator, Mapping
 from typing import Any, Callable, Optional, TypeVar
 
 from pushwire._args import _given
-from pushwire._bridge import sleep
+from pushwire._bridge import checkpoint_if_cancelled, sleep
 from pushwire._keystores import IdempotencyStore, compare_and_delete, compare_and_set
 from pushwire.errors import IdempotencyError, PushwireError, ValidationError
 
@@ -407,6 +407,12 @@ class Keys:
         held = _noted_new(claim, note)
         if held is None:
             return claim.result  # type: ignore[no-any-return]
+        try:
+            # Cancelled before anything went out (trio): the key is freed, not unknown.
+            await checkpoint_if_cancelled()
+        except BaseException:
+            _recorded(key, lambda: self.release(held))
+            raise
         with self._settled_on_failure(held):
             result = await send()
         _recorded(key, lambda: self.done(held, result))

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Iterator, Mapping
 from typing import Any, Callable, Optional
 
 from pushwire._args import _given
+from pushwire._bridge import checkpoint_if_cancelled
 from pushwire._idempotency import (
     Keys,
     _Claim,
@@ -240,6 +241,8 @@ class Batch:
         with self._holding():
             self._claim_all()
             await self.wait_async()
+            # Cancelled before anything went out (trio): the keys are freed, not unknown.
+            await checkpoint_if_cancelled()
             self._sending = True
             sent = await send(self.to_send) if self.to_send else []
         return self.settle(sent)
