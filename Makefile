@@ -14,7 +14,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 SYSTEM_DEPS := redis-server chromium chromium-driver faketime
 
 .PHONY: demo test develop docs lint fmt clean bench bench-ab soak fuzz dist dist-check cross \
-	py314-wheel test-py314 loom
+	py314-wheel test-py314 test-ft loom
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,14 @@ py314-wheel: $(VENV)/.maturin $(VENV)/.zig
 test-py314: py314-wheel
 	$(PY) tools/py314.py test $(PY314_WHEEL) $(PY314_TESTS)
 
+# The threaded, async, forking and idempotency tests under a free-threaded CPython 3.13t with
+# the GIL off, against this tree's extension built for it (tools/py313t.py: the interpreter
+# built from Debian's source once, about 8 minutes, and kept in ~/.cache/pushwire; needs root
+# the first time). FT_TESTS: pytest's arguments instead.
+FT_TESTS ?=
+test-ft: $(VENV)/.maturin
+	$(PY) tools/py313t.py test $(FT_TESTS)
+
 # The other platforms, on this machine (tools/cross.py says how each is exercised):
 # Windows with mingw-w64, its Rust tests and emulator under wine; an aarch64 manylinux2014
 # wheel run under qemu-user; both Macs checked. Installs the Debian packages it needs.
@@ -88,7 +96,8 @@ docs: $(VENV)/.docs-deps develop
 
 # The async tests again, on asyncio loops that refuse `add_reader` as Windows' default loop
 # does: the async bridge's portable path (tests/conftest.py leaves the blocking client out).
-ASYNC_TESTS = tests/test_async_bridge.py tests/test_client_*.py tests/test_bulk.py \
+ASYNC_TESTS = tests/test_async_bridge.py tests/test_async_backends.py tests/test_client_*.py \
+	tests/test_bulk.py \
 	tests/test_read_models_as_input.py tests/test_redirects.py tests/test_bounded_memory.py \
 	tests/test_isolation.py tests/test_jupyter.py
 

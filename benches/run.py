@@ -405,6 +405,20 @@ def fmt(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:,.2f}"
 
 
+# Why a target is missed where it is, from the profiles (benches/PROFILE.md,
+# docs/performance.md).
+WHY_NOT = {
+    "2. pushwire >= 6x aiohttp throughput": (
+        "the client's own CPU a request (about 30 us, a third of it the kernel's TCP path) on "
+        "the two cores the emulator shares"
+    ),
+    "2. (issue 59) pushwire >= 60% of wrk on the same endpoint": (
+        "wrk spends a few us of CPU a request, the client about 30 (a third the kernel's TCP "
+        "path, a fifth the HTTP client), on the two cores the emulator shares"
+    ),
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=5)
@@ -533,10 +547,13 @@ def main() -> int:
         "",
         "## Targets",
         "",
-        "| target | measured | met |",
-        "|---|---|---|",
+        "| target | measured | met | why not, where not met |",
+        "|---|---|---|---|",
     ]
-    lines += [f"| {t} | {v} | {'yes' if ok else '**no**'} |" for t, v, ok in targets]
+    lines += [
+        f"| {t} | {v} | {'yes' if ok else '**no**'} | {'' if ok else WHY_NOT.get(t, '')} |"
+        for t, v, ok in targets
+    ]
     lines += [
         "",
         "## All measurements",

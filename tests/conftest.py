@@ -315,6 +315,15 @@ def clock_start(wall: dt.datetime) -> dt.datetime:
 CLOCK_START = clock_start(dt.datetime.now(dt.timezone.utc))
 
 
+@pytest.fixture(autouse=True)
+def _gil_stays_off() -> Iterator[None]:
+    """Under `make test-ft` (a free-threaded CPython, PYTHON_GIL=0): the GIL still off after
+    each test, whatever it imported or ran."""
+    yield
+    if os.environ.get("PUSHWIRE_EXPECT_NO_GIL") == "1":
+        assert not getattr(sys, "_is_gil_enabled", lambda: True)(), "the GIL came back on"
+
+
 @pytest.fixture
 def emu(pushwire_emulator: Emulator) -> Emulator:
     """The emulator of the package's pytest fixture, fresh for each test, its clock running
