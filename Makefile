@@ -37,17 +37,20 @@ $(VENV)/.zig: | $(PY)
 	$(PY) -m pip install -q "ziglang>=0.13,<0.14"
 	touch $@
 
-# One manylinux2014 wheel per CPython 3.9-3.13 found, the CPython 3.14 one (built without a
-# 3.14 interpreter: pyo3 is told the version), and the sdist, into dist/.
+# One manylinux2014 wheel per CPython 3.9-3.13 found, the CPython 3.14 and free-threaded 3.14t
+# ones (built without an interpreter: pyo3 is told the version), Alpine's musllinux_1_2 one
+# for CPython 3.13, and the sdist, into dist/.
 dist: $(VENV)/.maturin $(VENV)/.zig
 	$(PY) tools/dist.py build
 
 # The wheels installed in a fresh venv per CPython found (no compiler or cargo on PATH), the
 # quick start and a smoke subset of the tests run against each; the cp314 one the same way in
 # Debian unstable's CPython 3.14, in a root kept outside the clone (tools/py314.py: needs root,
-# installs debootstrap).
+# installs debootstrap); the cp314t one's extension checked; the musllinux one the same way in
+# a CPython 3.13 linked to musl (tools/musl.py: built once, about 5 minutes, kept in
+# ~/.cache/pushwire; needs root), then $(ASYNC_TESTS) against it.
 dist-check: dist
-	$(PY) tools/dist.py check
+	$(PY) tools/dist.py check $(ASYNC_TESTS)
 	# What the package index shows of them (PYPI.md, the metadata), checked as it renders it.
 	$(PY) -m pip install -q "twine>=5"
 	$(VENV)/bin/twine check --strict dist/*

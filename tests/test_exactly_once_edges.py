@@ -918,16 +918,87 @@ class Transitions(RuleBasedStateMachine):
             assert record["result"] in self.sent.values()
 
 
+class WrittenAtEachGet:
+    """A Redis store whose writer writes what it has queued right after each read of a key:
+    the moment a claim reads a record its own process is about to write over."""
+
+    def get(self, key: str) -> Optional[str]:
+        found: Optional[str] = super().get(key)  # type: ignore[misc]
+        self._flush()  # type: ignore[attr-defined]
+        return found
+
+
+def test_a_claim_finds_done_a_record_written_between_its_read_and_its_look_at_the_queue(
+    request: pytest.FixtureRequest,
+) -> None:
+    """A second call of a key finds the first call's result, though the writer writes it
+    (and drops it from its queue) between that call's read of the key, still pending, and
+    its look at what the writer holds: not a call still in flight to wait for."""
+    store = store_of_kind("redis", WrittenAtEachGet, request)
+    # No writer thread: a record waits in the queue until a get writes it.
+    store._later._thread = threading.current_thread()
+    keys = _idempotency.Keys(store, uuid.uuid4().hex, ttl=60)
+    first = keys.claim("k", "notifications.create", "fp", 30.0)
+    keys.done(first.held, 7)
+    assert store._queued(keys._stored("k")) is not None  # queued, not written
+    again = keys.claim("k", "notifications.create", "fp", 30.0)
+    assert (again.done, again.result, again.waiting) == (True, 7, False)
+    assert json.loads(store.get(keys._stored("k")))["state"] == "done"
+
+
+class _EmptyThenPut:
+    """The writer's queue, where a record is put by another thread just after the writer
+    has found the queue empty and before it gives its thread up: the moment a put could
+    find the writer still there, count on it, and be left unwritten."""
+
+    def __init__(self, later: Any, write: Any) -> None:
+        self._queue, self._later, self._write = later._inbox, later, write
+        self.putter: Optional[threading.Thread] = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._queue, name)
+
+    def empty(self) -> bool:
+        empty: bool = self._queue.empty()
+        if empty and self.putter is None:
+            self.putter = threading.Thread(target=self._later.put, args=(self._write,))
+            self.putter.start()
+            wait_until(lambda: not self._queue.empty(), "the put")
+            # The put looks for the writer right after queueing: a put that found none waits
+            # for the writer's lock here, so this returns either way.
+            self.putter.join(0.2)
+        return empty
+
+
+def test_a_record_put_as_the_writer_goes_idle_is_written_without_a_flush(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pushwire import _keywriter
+
+    monkeypatch.setattr(_keywriter, "_IDLE", 0.01)
+    written: list[str] = []
+    later = _keywriter.Later(lambda batch: written.extend(w.key for w in batch))
+    first = _keywriter.Write("a", "", "1", 1000, lambda: None)
+    second = _keywriter.Write("b", "", "2", 1000, lambda: None)
+    queue = _EmptyThenPut(later, second)
+    later._inbox = queue  # type: ignore[assignment]
+    later.put(first)
+    wait_until(lambda: written == ["a", "b"], "both records written by a writer")
+    assert later._pending == {}
+    assert queue.putter is not None
+    queue.putter.join(5)
+
+
 def _record(keys: Any) -> Optional[dict[str, Any]]:
     """The key's record as this process reads it: the store's, or the record a write the
     store has queued is to put over it (Redis's writer writes in its own time, meanwhile)."""
     stored = keys._stored("k")
-    queued = getattr(keys.store, "_queued", lambda key, expected: None)
+    queued = getattr(keys.store, "_queued", lambda key: None)
     while True:
         found = keys.store.get(stored)
-        written = None if found is None else queued(stored, found)
-        if written is not None:
-            return dict(json.loads(written))
+        write = queued(stored)
+        if found is not None and write is not None and write[0] == found:
+            return dict(json.loads(write[1]))
         if keys.store.get(stored) == found:  # not written in between
             return None if found is None else dict(json.loads(found))
 

@@ -7,6 +7,8 @@ skip, saying so."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -47,6 +49,17 @@ def in_threads(n: int, work: Callable[[int], Any]) -> list[Any]:
         raise errors[0]
     assert not sys._is_gil_enabled()  # type: ignore[attr-defined]
     return results
+
+
+def test_importing_the_package_leaves_the_gil_off() -> None:
+    """Without PYTHON_GIL, as a user runs it: the extension's declaration keeps the GIL off,
+    and the import warns of nothing."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHON_GIL"}
+    script = "import sys, pushwire, pushwire.testing; print(sys._is_gil_enabled())"
+    out = subprocess.run(
+        [sys.executable, "-W", "error", "-c", script], env=env, capture_output=True, text=True
+    )
+    assert (out.returncode, out.stdout.strip(), out.stderr) == (0, "False", "")
 
 
 def test_sixteen_threads_share_one_blocking_client(emu: Emulator) -> None:

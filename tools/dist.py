@@ -1,15 +1,26 @@
 """Builds the wheels and the sdist (`make dist`) and checks that they install and work on every
-CPython from 3.9 to 3.13 found on this machine, and on CPython 3.14 (`make dist-check`).
+CPython from 3.9 to 3.13 found on this machine, on CPython 3.14, and on a musl CPython 3.13
+(`make dist-check`).
 
     python tools/dist.py build     # dist/: one manylinux2014 wheel per CPython found, the cp314
-                                   # wheel, the sdist
+                                   # and cp314t wheels, the cp313 musllinux_1_2 one, the sdist
     python tools/dist.py build-cp314 DIR   # only the cp314 wheel, into DIR
-    python tools/dist.py check     # a fresh venv per CPython: install, quick start, smoke tests
+    python tools/dist.py check [TESTS]     # a fresh venv per CPython: install, quick start,
+                                   # smoke tests; TESTS (pytest's) run against the musl wheel too
     python tools/dist.py smoke     # the same checks, in this interpreter, of the wheel installed
 
 CPython 3.14 needs no interpreter here to be built: pyo3 is told the version and maturin
 describes that CPython from its own data. It is checked in Debian unstable's python3.14, in a
-root of its own under chroot (tools/py314.py), with the same quick start and smoke tests.
+root of its own under chroot (tools/py314.py), with the same quick start and smoke tests. No
+free-threaded 3.14t can be had here: its wheel is built the same way and checked for the
+extension 3.14t imports; the free-threaded tests run under a free-threaded 3.13 built from
+Debian's source (tools/py313t.py, `make test-ft`).
+
+Alpine's wheel (musllinux_1_2, x86_64) is cross-built with zig and checked in a CPython 3.13
+linked to musl that tools/musl.py builds from Debian's sources: installed in a bare venv, the
+quick start, the smoke tests, the emulator command, then the async and extension tests with
+their dependencies' musllinux wheels. The release workflow builds the other versions and
+aarch64's, and runs the smoke tests in Alpine's images.
 
 One wheel per CPython version rather than one abi3 wheel: abi3 measured 3.5-10.7% slower in
 bench case 2 on this machine (README, "Performance"). The wheels are manylinux2014 (glibc
@@ -26,15 +37,21 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import py314  # noqa: E402  (tools/ is not a package)
+import musl  # noqa: E402  (tools/ is not a package)
+import py313t  # noqa: E402
+import py314  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 VERSIONS = ["3.9", "3.10", "3.11", "3.12", "3.13"]
 # Built whether or not this machine has it, and checked in a Debian root (tools/py314.py).
 CP314 = "3.14"
+# Alpine's (musl libc): the musllinux_1_2 x86_64 wheel of the CPython that tools/musl.py makes
+# and checks it in. The release workflow builds the rest (every version, aarch64 too).
+MUSL_TARGET = "x86_64-unknown-linux-musl"
 # The release builds' own target directory: zig as the C compiler would otherwise rebuild the
 # development build's C dependencies (and the next `make develop` rebuild them back). Every
 # wheel's build shares it, so the dependencies are compiled once for all the versions.
@@ -93,28 +110,49 @@ def pip_install(bin_: Path, *args: str, **kwargs: object) -> None:
     run([str(bin_ / "python"), "-m", "pip", "install", "-q", *args], **kwargs)
 
 
-def maturin_build(out: Path, interpreters: list[str], env: dict[str, str]) -> None:
+def maturin_build(
+    out: Path,
+    interpreters: list[str],
+    env: dict[str, str],
+    compatibility: str = "manylinux2014",
+    target: Optional[str] = None,
+) -> None:
     """`maturin build` of the release wheels for `interpreters` (paths, or `python3.X` for one
-    this machine has not), manylinux2014 with zig, into `out`."""
+    this machine has not, or of another target), `compatibility` with zig, into `out`."""
     maturin = shutil.which("maturin") or sys.exit("maturin is not installed")
     env = dict(env, CARGO_TARGET_DIR=TARGET_DIR)
-    cmd = [maturin, "build", "--release", "--zig", "--compatibility", "manylinux2014"]
-    cmd += ["--out", str(out)]
+    cmd = [maturin, "build", "--release", "--zig", "--compatibility", compatibility]
+    cmd += ["--out", str(out), *(["--target", target] if target else [])]
     for exe in interpreters:
         cmd += ["--interpreter", exe]
     run(cmd, cwd=ROOT, env=env)
 
 
-def build_cp314(out: Path) -> Path:
-    """The CPython 3.14 wheel, built without a 3.14 interpreter: pyo3 is told the version
-    (PYO3_CROSS_PYTHON_VERSION) and maturin takes that interpreter's layout (ABI flags, the
-    extension's suffix) from its own data (it warns that it could not ask that interpreter
-    its platform: the wheel's platform tag comes from --compatibility). Returns the wheel."""
-    maturin_build(out, [f"python{CP314}"], dict(os.environ, PYO3_CROSS_PYTHON_VERSION=CP314))
+def build_cp314(out: Path, abi: str = "") -> Path:
+    """The CPython 3.14 wheel (``abi="t"``: the free-threaded 3.14t's), built without a 3.14
+    interpreter: pyo3 is told the version (PYO3_CROSS_PYTHON_VERSION) and maturin takes that
+    interpreter's layout (ABI flags, the extension's suffix) from its own data (it warns
+    that it could not ask that interpreter its platform: the wheel's platform tag comes from
+    --compatibility). Returns the wheel."""
+    version = CP314 + abi
+    maturin_build(out, [f"python{version}"], dict(os.environ, PYO3_CROSS_PYTHON_VERSION=version))
     tag = "cp" + CP314.replace(".", "")
-    wheels = sorted(out.glob(f"*-{tag}-{tag}-*manylinux2014_x86_64*.whl"))
+    wheels = sorted(out.glob(f"*-{tag}-{tag}{abi}-manylinux2014_x86_64*.whl"))
     if len(wheels) != 1:
-        sys.exit(f"the {tag} build left {[w.name for w in wheels]} in {out}, not one wheel")
+        sys.exit(f"the {version} build left {[w.name for w in wheels]} in {out}, not one wheel")
+    return wheels[0]
+
+
+def build_musl(out: Path) -> Path:
+    """The musllinux_1_2 x86_64 wheel for tools/musl.py's CPython, cross-built with zig as
+    the linker (musl-gcc would link it to glibc's libgcc_s). Returns the wheel."""
+    if shutil.which("rustup"):
+        run(["rustup", "target", "add", MUSL_TARGET])
+    maturin_build(out, [f"python{musl.VERSION}"], dict(os.environ), "musllinux_1_2", MUSL_TARGET)
+    tag = "cp" + musl.VERSION.replace(".", "")
+    wheels = sorted(out.glob(f"*-{tag}-{tag}-musllinux_1_2_x86_64.whl"))
+    if len(wheels) != 1:
+        sys.exit(f"the musl build left {[w.name for w in wheels]} in {out}, not one wheel")
     return wheels[0]
 
 
@@ -124,6 +162,8 @@ def build() -> None:
     shutil.rmtree(DIST, ignore_errors=True)
     maturin_build(DIST, list(found.values()), dict(os.environ))
     build_cp314(DIST)
+    build_cp314(DIST, abi="t")
+    build_musl(DIST)
     maturin = shutil.which("maturin") or sys.exit("maturin is not installed")
     run(
         [maturin, "sdist", "--out", str(DIST)],
@@ -237,13 +277,14 @@ def smoke(python: list[str], emulator: list[str], env: dict[str, str], tmp: Path
     serve_once(emulator, env)
 
 
-def check() -> None:
+def check(musl_tests: list[str]) -> None:
     found = interpreters()
     report(found)
     version = crate_version()
-    wheels = sorted(DIST.glob("*.whl"))
-    if not wheels:
+    every = sorted(DIST.glob("*.whl"))
+    if not every:
         sys.exit("no wheel in dist/: run `make dist` first")
+    wheels = [w for w in every if "manylinux" in w.name]
     failed = []
     for py, exe in found.items():
         tag = "cp" + py.replace(".", "")
@@ -263,15 +304,26 @@ def check() -> None:
                 print(f"CPython {py}: ok", flush=True)
             except subprocess.CalledProcessError as e:
                 failed.append(f"{py}: {' '.join(map(str, e.cmd))} exited {e.returncode}")
-    cp314 = [w for w in wheels if "-cp314-" in w.name]
-    if len(cp314) != 1:
-        failed.append(f"{CP314}: want one cp314 wheel in dist/, found {len(cp314)}")
-    else:
+    checks: list[tuple[str, list[Path], Callable[[Path], None]]] = [
+        (f"CPython {CP314}", [w for w in wheels if "-cp314-cp314-" in w.name], check_cp314),
+        (f"CPython {CP314}t", [w for w in wheels if "-cp314-cp314t-" in w.name], check_cp314t),
+        (
+            f"CPython {musl.VERSION} on musl",
+            [w for w in every if "musllinux" in w.name],
+            lambda wheel: check_musl(wheel, musl_tests),
+        ),
+    ]
+    for name, found_wheels, check_one in checks:
+        if len(found_wheels) != 1:
+            failed.append(f"{name}: want one wheel in dist/, found {found_wheels}")
+            continue
         try:
-            check_cp314(cp314[0])
-            print(f"CPython {CP314}: ok", flush=True)
+            check_one(found_wheels[0])
+            print(f"{name}: ok", flush=True)
         except subprocess.CalledProcessError as e:
-            failed.append(f"{CP314}: {' '.join(map(str, e.cmd))} exited {e.returncode}")
+            failed.append(f"{name}: {' '.join(map(str, e.cmd))} exited {e.returncode}")
+        except ValueError as e:
+            failed.append(f"{name}: {e}")
     newest = list(found)[-1]
     try:
         check_sdist(found[newest], version)
@@ -281,7 +333,8 @@ def check() -> None:
         sys.exit("dist-check failed:\n  " + "\n  ".join(failed))
     print(
         f"dist-check: the wheel installs and works on CPython {', '.join([*found, CP314])} "
-        f"({CP314}: Debian's, in a root under chroot); the sdist builds and works on {newest}"
+        f"({CP314}: Debian's, in a root under chroot) and on CPython {musl.VERSION} with musl "
+        f"libc; the sdist builds and works on {newest}"
     )
 
 
@@ -307,6 +360,50 @@ def check_cp314(wheel: Path) -> None:
         run([*pip, "--only-binary", ":all:", "--no-index", str(wheel)], env=env, cwd=tmp)
         run([*pip, "pytest"], env=env, cwd=tmp)
         smoke([*inside, str(bin_ / "python")], [*inside, str(bin_ / "pushwire-emulator")], env, tmp)
+
+
+def check_cp314t(path: Path) -> None:
+    """The free-threaded 3.14t wheel, as far as this machine can check it with no 3.14t to
+    run it (`make test-ft` runs the tests under a free-threaded 3.13 instead): its extension
+    has the suffix 3.14t imports (``cpython-314t``), and its metadata is the others'.
+    Raises ValueError saying what is wrong."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as wheel:
+        names = wheel.namelist()
+        metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        fields = wheel.read(metadata).decode()
+    extension = "pushwire/_core.cpython-314t-x86_64-linux-gnu.so"
+    if extension not in names:
+        shown = [n for n in names if n.endswith(".so")]
+        raise ValueError(f"{path.name} has no {extension} (its extensions: {shown})")
+    if f"Version: {crate_version()}" not in fields:
+        raise ValueError(f"{path.name}'s metadata is not version {crate_version()}")
+    print(f"CPython {CP314}t: {path.name} holds {extension}", flush=True)
+
+
+def check_musl(wheel: Path, tests: list[str]) -> None:
+    """The musllinux wheel in a fresh venv of the musl CPython that tools/musl.py keeps, with
+    nothing else on PATH: installed alone, the quick start, the smoke tests and the
+    `pushwire-emulator` command as for every wheel, then the clone's `tests` (the async and
+    extension subset) against it, with the test dependencies from the registry (their
+    musllinux wheels: the machine's glibc ones would not load)."""
+    python = musl.interpreter()
+    with tempfile.TemporaryDirectory(prefix="pushwire-dist-musl-") as t:
+        tmp = Path(t)
+        bin_ = new_venv(str(python), t)
+        env = {"PATH": str(bin_), "HOME": t, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        pip_install(bin_, "--only-binary", ":all:", "--no-index", str(wheel), env=env)
+        pip_install(bin_, "--only-binary", ":all:", *musl.TEST_DEPS, env=env)
+        # The extension the wheel installed is musl's, loaded by a CPython linked to musl.
+        run(
+            [str(bin_ / "python"), "-c", musl.CHECK_EXTENSION],
+            env=env,
+            cwd=tmp,
+        )
+        smoke([str(bin_ / "python")], [str(bin_ / "pushwire-emulator")], env, tmp)
+        if tests:
+            py313t.installed_tests(str(bin_ / "python"), tests, env)
 
 
 def check_sdist(exe: str, version: str) -> None:
@@ -350,8 +447,9 @@ if __name__ == "__main__":
         for old in out.glob("*.whl"):
             old.unlink()
         print(f"built {build_cp314(out)}")
-    elif sys.argv[1:] == ["check"]:
-        check()
+    elif sys.argv[1:2] == ["check"]:
+        # What follows `check`: the tests run against the musl wheel too (pytest's arguments).
+        check(sys.argv[2:])
     elif sys.argv[1:] == ["smoke"]:
         # The release workflow, on each platform, after installing a wheel and pytest.
         with tempfile.TemporaryDirectory(prefix="pushwire-smoke-") as tmp:

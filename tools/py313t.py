@@ -12,13 +12,13 @@ deb-src line this adds), `./configure --disable-gil`: about 8 minutes on two cor
 kept outside the clone, in ~/.cache/pushwire/py313t ($PUSHWIRE_PY313T to put it elsewhere),
 marked with its recipe once whole; a folder without the mark is made anew.
 
-The extension declares that it needs the GIL (`#[pymodule(gil_used = true)]`: nothing has
-shown it safe without). Imported normally, 3.13t would turn the GIL back on; the tests run
-with PYTHON_GIL=0, which keeps it off whatever a module declares, so they exercise the
-extension as a free-threaded build of it would run, and `PUSHWIRE_EXPECT_NO_GIL=1` makes the
-suite check after every test that it is still off. pyo3 0.29 no longer builds for 3.13t by
-itself (its free-threaded support starts at 3.14t); UNSAFE_PYO3_SKIP_VERSION_CHECK=1 builds
-it anyway, for this test build only: no wheel made here is shipped.
+The extension declares that it runs without the GIL (`#[pymodule(gil_used = false)]`), and
+`tests/test_free_threaded.py` checks that importing it leaves the GIL off. The tests run with
+PYTHON_GIL=0 all the same, so that a test dependency declaring nothing cannot turn it back
+on, and `PUSHWIRE_EXPECT_NO_GIL=1` makes the suite check after every test that it is still
+off. pyo3 0.29 no longer builds for 3.13t by itself (its free-threaded support starts at
+3.14t); UNSAFE_PYO3_SKIP_VERSION_CHECK=1 builds it anyway, for this test build only: no wheel
+made here is shipped.
 
 It needs root and apt-get the first time (the deb-src line, the build's -dev packages).
 """
@@ -49,20 +49,6 @@ RECIPE = "trixie python3.13 orig source, ./configure --disable-gil --with-ensure
 TEST_DEPS = ["pytest>=8", "requests>=2.31", "anyio>=4.4", "trio>=0.25", "hypothesis>=6.100"]
 TEST_DEPS += ["redis>=5", "pandas>=2", "opentelemetry-api>=1.27", "opentelemetry-sdk>=1.27"]
 TEST_DEPS += ["opentelemetry-instrumentation>=0.48b0"]
-# What the free-threaded run found, left out of it until mended (docs/runtime.md): each was
-# seen failing with the GIL off only, and passes with it.
-KNOWN = {
-    "tests/test_client_runtime.py::"
-    "test_children_forked_while_threads_call_and_start_and_end_all_work": (
-        "a child forked while other threads run Python can hang (1 child of 25): a lock the "
-        "core takes while it holds the GIL can be held by another thread at the fork once "
-        "there is no GIL"
-    ),
-    "tests/test_exactly_once_edges.py::test_transitions_in_any_order[redis]": (
-        "the Redis store's writer (its queue and the records it overlays) was written for a "
-        "GIL's atomic steps: a claim found a key pending that no live claim held"
-    ),
-}
 FT_TESTS = [
     "tests/test_free_threaded.py",
     "tests/test_async_backends.py",
@@ -97,17 +83,23 @@ def works(prefix: Path) -> bool:
     return subprocess.run([str(python(prefix)), "-c", check], capture_output=True).returncode == 0
 
 
+def ready_to_build(tool: str, packages: list[str]) -> None:
+    """What building an interpreter from trixie's sources needs: root and apt-get, the deb-src
+    line, `packages`, and apt's index read anew."""
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        sys.exit(f"{tool}: making the interpreter needs root and apt-get")
+    if not SOURCE_LIST.exists():
+        SOURCE_LIST.write_text(SOURCE_ENTRY)
+    run(["sh", str(REPO / "tools" / "system_deps.sh"), *packages])
+    run(["apt-get", "update", "-qq"])
+
+
 def interpreter() -> Path:
     """The free-threaded interpreter, made if the one kept is missing or not whole."""
     prefix = location()
     if works(prefix):
         return python(prefix)
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        sys.exit("tools/py313t.py: making the interpreter needs root and apt-get")
-    if not SOURCE_LIST.exists():
-        SOURCE_LIST.write_text(SOURCE_ENTRY)
-    run(["sh", str(REPO / "tools" / "system_deps.sh"), *BUILD_DEPS])
-    run(["apt-get", "update", "-qq"])
+    ready_to_build("tools/py313t.py", BUILD_DEPS)
     shutil.rmtree(prefix, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
         run(["apt-get", "source", "-qq", "--download-only", "python3.13"], cwd=tmp)
@@ -147,17 +139,22 @@ def test(args: list[str]) -> None:
     run([vpy, "-m", "pip", "install", "-q", "--only-binary=:all:", *TEST_DEPS])
     wheel = next(wheels.glob("pushwire-*.whl"))
     run([vpy, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", str(wheel)])
-    given = args or FT_TESTS
-    tests = [str(REPO / a) if a.startswith("tests/") else a for a in given]
-    for test_id, why in KNOWN.items():
-        print(f"left out under the free-threaded build: {test_id}: {why}", flush=True)
-        tests += ["--deselect", test_id]  # a node id, relative to the rootdir
+    installed_tests(
+        vpy, args or FT_TESTS, {**os.environ, "PYTHON_GIL": "0", "PUSHWIRE_EXPECT_NO_GIL": "1"}
+    )
+
+
+def installed_tests(python: str, args: list[str], env: dict[str, str]) -> None:
+    """The clone's tests ``args`` (pytest's arguments, ``tests/...`` relative to the clone)
+    run by ``python`` from a scratch folder, so that the pushwire it imports is the one
+    installed in it, never the clone's."""
+    tests = [str(REPO / a) if a.startswith("tests/") else a for a in args]
     with tempfile.TemporaryDirectory() as scratch:
         run(
-            [vpy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(REPO)]
+            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(REPO)]
             + ["-c", str(REPO / "pyproject.toml"), *tests],
             cwd=scratch,
-            env={**os.environ, "PYTHON_GIL": "0", "PUSHWIRE_EXPECT_NO_GIL": "1"},
+            env=env,
         )
 
 

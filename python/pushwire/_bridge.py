@@ -180,6 +180,16 @@ _bridges: dict[int, tuple[weakref.ref[asyncio.AbstractEventLoop], weakref.ref[_L
 _bridges_lock = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    # The lock anew: a thread the child does not have may have held it at the fork.
+    global _bridges_lock
+    _bridges_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _none() -> None:
     return None
 

@@ -30,18 +30,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as _dt
 import enum
 import hashlib
 import json
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Iterator, Mapping
+from collections.abc import Awaitable, Iterator
 from typing import Any, Callable, Optional, TypeVar
 
-from pushwire._args import _given
 from pushwire._bridge import checkpoint_if_cancelled, sleep
+from pushwire._fingerprint import fingerprint, fingerprinted
 from pushwire._keystores import IdempotencyStore, compare_and_delete, compare_and_set
 from pushwire.errors import IdempotencyError, PushwireError, ValidationError
 
@@ -100,70 +99,6 @@ class _Claim:
     waiting: bool = False
 
 
-def fingerprint(op: str, args: Any) -> str:
-    """A SHA-256 of the call's arguments in a canonical JSON: every process gives the same
-    arguments the same one (dict keys sorted as text, sets sorted, models as their dicts,
-    times in ISO 8601, numpy's scalars as Python's, a whole float as its int)."""
-    text = json.dumps([op, _canonical(args)], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _canonical(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        # A whole float is the int it names, as the core sends an id or a count: a
-        # dataframe's int column with a missing cell is float64 (1.0 is profile 1).
-        return int(value)
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return _canonical(to_dict())
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return {str(k): _canonical(v) for k, v in value.items()}
-    if isinstance(value, (set, frozenset)):
-        return sorted((_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
-    if isinstance(value, (bytes, bytearray)):
-        return value.hex()
-    item = getattr(value, "item", None)  # a numpy scalar
-    if callable(item) and not hasattr(value, "__len__"):
-        return _canonical(item())
-    if hasattr(value, "__iter__"):
-        return [_canonical(v) for v in value]
-    return f"{type(value).__qualname__}:{value}"
-
-
-def settled(value: Any) -> Any:
-    """``value`` with every one-shot iterable in it (a generator, a ``map``) made a list, so
-    that its fingerprint and the call read the same items: models, text, bytes, numbers and
-    sets as they are, dicts and lists item by item."""
-    simple = (str, bytes, bytearray, int, float, type(None), set, frozenset)
-    if isinstance(value, simple) or hasattr(value, "to_dict"):
-        return value
-    if isinstance(value, Mapping):
-        return {k: settled(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return tuple(settled(v) for v in value)
-    if isinstance(value, list) or (hasattr(value, "__iter__") and not hasattr(value, "__len__")):
-        return [settled(v) for v in value]
-    return value
-
-
-def event_fingerprint_args(event: Mapping[str, Any]) -> dict[str, Any]:
-    """An event as ``events.track`` and ``track_many`` both fingerprint it: its fields but
-    the key, and those of its ``data``, without the missing ones (``None``, a dataframe's
-    NaN, ``pd.NA``), as both send it, so that one key serves either call."""
-    out = {}
-    for k, v in event.items():
-        if k == "idempotency_key" or _given(v) is None:
-            continue
-        if k == "data" and isinstance(v, Mapping):
-            v = {dk: dv for dk, dv in v.items() if _given(dv) is not None}
-        out[k] = v
-    return out
-
-
 class Keys:
     """A client's idempotency: its store, its keys' namespace (a hash of its API key) and
     their time to live. Shared by the clients ``with_options`` makes from it."""
@@ -203,12 +138,15 @@ class Keys:
                 started = time.time()
                 text = pending()
                 added = self.store.add(stored, text, held_for)
+            # This process's own queued record of the key, read before the store: the writer
+            # may write it and drop it from its queue between the get and a later look.
+            before = None if added else self._queued(stored)
             found = text if added else self.store.get(stored)
             if found is None:
                 continue  # gone between the add and the get (expired, or released)
             record = None if added else json.loads(found)
             if record is not None and record.get("owner") != owner:
-                claim = self._found(key, stored, op, fp, found, record)
+                claim = self._found(key, stored, op, fp, found, record, before)
                 if claim is None:
                     continue  # changed while it was read: look again
                 return claim
@@ -224,11 +162,25 @@ class Keys:
             key=key,
         )
 
+    def _queued(self, stored: str) -> Optional[tuple[str, str]]:
+        """The record this process's store is yet to write at ``stored`` (Redis's writer), as
+        (the record it is to write over, the record it writes)."""
+        queued = getattr(self.store, "_queued", None)
+        return None if queued is None else queued(stored)  # type: ignore[no-any-return]
+
     def _found(
-        self, key: str, stored: str, op: str, fp: str, found: str, record: dict[str, Any]
+        self,
+        key: str,
+        stored: str,
+        op: str,
+        fp: str,
+        found: str,
+        record: dict[str, Any],
+        before: Optional[tuple[str, str]],
     ) -> Optional[_Claim]:
-        """The claim of a key another call wrote ``found`` under; None when it changed
-        before this call could mark it."""
+        """The claim of a key another call wrote ``found`` under (``before``: the write of
+        it this process had queued just before reading it); None when it changed before
+        this call could mark it."""
         if record.get("op") != op or record.get("fp") != fp:
             raise IdempotencyError(
                 f"idempotency key {key!r} was used for another call ({record.get('op')} with "
@@ -237,11 +189,12 @@ class Keys:
             )
         state = record.get("state")
         if state == "pending":
-            queued = getattr(self.store, "_queued", None)
-            written = None if queued is None else queued(stored, found)
-            if written is not None:
-                # This process's own call, its result queued to be written over it.
-                record, state = json.loads(written), "done"
+            # This process's own call, its result queued to be written over it: queued
+            # before the read (and written since, perhaps), or after it.
+            for write in (before, self._queued(stored)):
+                if write is not None and write[0] == found:
+                    record, state = json.loads(write[1]), "done"
+                    break
         if state == "done":
             return _Claim(done=True, result=record.get("result"))
         if state == "pending" and float(record.get("lease", 0)) > time.time():
@@ -440,17 +393,6 @@ class Keys:
 
 def _text(record: dict[str, Any]) -> str:
     return json.dumps(record)
-
-
-def fingerprinted(op: str, args: Mapping[str, Any]) -> Any:
-    """What a call's fingerprint is taken of: its arguments by name, an event's as the dict
-    ``track_many``'s events are (a dataframe's missing cell left out, as it is sent)."""
-    if op == "events.track":
-        return event_fingerprint_args(args)
-    if "check_segments" in args:
-        # Whether the client checks the segments changes nothing sent.
-        return {k: v for k, v in args.items() if k != "check_segments"}
-    return args
 
 
 def _noted_new(claim: _Claim, note: Callable[[Outcome], None]) -> Optional[_Held]:

@@ -15,16 +15,14 @@ from typing import Any, Callable, Optional
 
 from pushwire._args import _given
 from pushwire._bridge import checkpoint_if_cancelled
+from pushwire._fingerprint import event_fingerprint_args, fingerprint, settled
 from pushwire._idempotency import (
     Keys,
     _Claim,
     _deadline,
     _Held,
     _recorded,
-    event_fingerprint_args,
-    fingerprint,
     lease,
-    settled,
 )
 from pushwire.errors import IdempotencyError, ValidationError
 

@@ -311,10 +311,10 @@ class RedisStore:
         write that did not take (the key changed, or the batch failed), to decide anew."""
         self._later.put(Write(key, expected, value, _ms(timeout), refused))
 
-    def _queued(self, key: str, expected: str) -> Optional[str]:
-        """The value a queued ``_set_later`` is to write over ``expected`` at ``key``, while
-        it is not yet written; else None."""
-        return self._later.queued(key, expected)
+    def _queued(self, key: str) -> Optional[tuple[str, str]]:
+        """The queued ``_set_later`` of ``key`` not yet written, as (the record it is to
+        write over, the record it writes); else None."""
+        return self._later.queued(key)
 
     def _flush(self) -> None:
         """Writes what ``_set_later`` queued, before returning (or, where the writer is held

@@ -6,6 +6,7 @@ claim), not two. ``pushwire._keystores``'s ``RedisStore`` owns one; what a key m
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import queue
@@ -61,9 +62,10 @@ class Later:
                 if self._thread is None:
                     self._thread = _started(self._run, "pushwire-idempotency-writer")
 
-    def queued(self, key: str, expected: str) -> Optional[str]:
+    def queued(self, key: str) -> Optional[tuple[str, str]]:
+        """``key``'s write until it is written: (what it is to write over, what it writes)."""
         write = self._pending.get(key)
-        return write.value if write is not None and write.expected == expected else None
+        return None if write is None else (write.expected, write.value)
 
     def flush(self, within: Optional[float] = None) -> None:
         """Writes what is queued, and waits for the writer's batch under way (at most
@@ -104,23 +106,38 @@ class Later:
                             e,
                         )
             for w in batch:
+                # A flush and the writer may both end a key's write: whichever is second
+                # finds it gone (two steps, not one, without the GIL).
                 if self._pending.get(w.key) is w:
-                    del self._pending[w.key]
+                    with contextlib.suppress(KeyError):
+                        del self._pending[w.key]
 
     def _run(self) -> None:
-        while True:
-            try:
-                first = self._inbox.get(timeout=_IDLE)
-            except queue.Empty:
-                with self._starting:
-                    if self._inbox.empty():
-                        # Idle: the thread ends (a fork made meanwhile copies one thread
-                        # fewer); the next put starts another.
-                        self._thread = None
-                        return
-                continue
-            time.sleep(_LINGER)
-            self._write_all([first, *self._taken()])
+        try:
+            while self._next():
+                pass
+        except BaseException:
+            with self._starting:
+                self._thread = None  # the next put starts another
+            raise
+
+    def _next(self) -> bool:
+        """Writes the next batch; False once idle, the thread given up."""
+        try:
+            first = self._inbox.get(timeout=_IDLE)
+        except queue.Empty:
+            with self._starting:
+                # Idle: the thread ends (a fork made meanwhile copies one thread fewer).
+                # Given up before the queue is looked at: a put that saw this thread still
+                # there had queued its write already, and a put after starts another.
+                me, self._thread = self._thread, None
+                if self._inbox.empty():
+                    return False
+                self._thread = me
+            return True
+        time.sleep(_LINGER)
+        self._write_all([first, *self._taken()])
+        return True
 
     def _forget(self) -> None:
         """In a forked child: the parent writes what it queued; the child starts afresh."""

@@ -31,7 +31,15 @@ const MISSES_TO_STOP: u32 = 2;
 /// While stopped, one call in this many spins anyway, to notice answers getting fast again.
 const PROBE_EVERY: u32 = 64;
 
-/// How long a call may spin, and how many threads may spin at once.
+/// Reads the settings, once, when the module is imported: made by the first call instead,
+/// a fork while one thread makes them would leave the child's calls waiting for ever on a
+/// `OnceLock` no thread of the child will finish.
+pub fn prepare() {
+    settings();
+}
+
+/// How long a call may spin, and how many threads may spin at once (`PUSHWIRE_SPIN_US` as
+/// the module's import finds it).
 fn settings() -> Option<(Duration, usize)> {
     static SETTINGS: OnceLock<Option<(Duration, usize)>> = OnceLock::new();
     *SETTINGS.get_or_init(|| {

@@ -150,7 +150,7 @@ pub fn prepare_keyed(
     })
 }
 
-/// A keyed call's key and its arguments by name, each settled (`pushwire._idempotency.
+/// A keyed call's key and its arguments by name, each settled (`pushwire._fingerprint.
 /// settled`), or `None` without a key; the values to read are those settled.
 pub fn keyed<'py, const N: usize>(
     py: Python<'py>,
@@ -165,7 +165,7 @@ pub fn keyed<'py, const N: usize>(
     let settled = SETTLED
         .get_or_try_init(py, || {
             Ok::<_, PyErr>(
-                py.import("pushwire._idempotency")?
+                py.import("pushwire._fingerprint")?
                     .getattr("settled")?
                     .unbind(),
             )

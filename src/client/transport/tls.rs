@@ -14,17 +14,27 @@ use crate::validate::FIELD;
 pub fn tls_config(ca_bundle: Option<&std::path::Path>) -> Result<rustls::ClientConfig> {
     // The platform's roots, per value of the variables that move them (read by
     // rustls-native-certs): a process that changes them gets fresh settings.
+    //
+    // Only ever tried, never waited for: a process forked while another thread held the
+    // lock would otherwise wait for ever in its child (no thread there will give it back).
+    // A client that finds it taken builds its settings itself.
     type Cached = Option<((Option<String>, Option<String>), rustls::ClientConfig)>;
     static PLATFORM: std::sync::Mutex<Cached> = std::sync::Mutex::new(None);
+    let cache = || match PLATFORM.try_lock() {
+        Ok(held) => Some(held),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    };
     let env_key = (
         std::env::var("SSL_CERT_FILE").ok(),
         std::env::var("SSL_CERT_DIR").ok(),
     );
     if ca_bundle.is_none() {
-        let cached = PLATFORM.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((key, done)) = cached.as_ref() {
-            if *key == env_key {
-                return Ok(done.clone());
+        if let Some(cached) = cache() {
+            if let Some((key, done)) = cached.as_ref() {
+                if *key == env_key {
+                    return Ok(done.clone());
+                }
             }
         }
     }
@@ -74,7 +84,9 @@ pub fn tls_config(ca_bundle: Option<&std::path::Path>) -> Result<rustls::ClientC
         .with_no_client_auth();
     tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     if ca_bundle.is_none() {
-        *PLATFORM.lock().unwrap_or_else(|e| e.into_inner()) = Some((env_key, tls.clone()));
+        if let Some(mut cached) = cache() {
+            *cached = Some((env_key, tls.clone()));
+        }
     }
     Ok(tls)
 }
