@@ -166,7 +166,7 @@ class Keys:
         """The record this process's store is yet to write at ``stored`` (Redis's writer), as
         (the record it is to write over, the record it writes)."""
         queued = getattr(self.store, "_queued", None)
-        return None if queued is None else queued(stored)  # type: ignore[no-any-return]
+        return None if queued is None else queued(stored)
 
     def _found(
         self,
