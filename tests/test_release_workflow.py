@@ -1,7 +1,7 @@
 """The release workflow (.github/workflows/release.yml) promises what it cannot show here: it
 runs only on GitHub. These tests hold it to the promises: no platform allowed to fail, every
-CPython 3.9-3.14 built and smoke-tested on each platform's own runner, nothing published
-before those pass. (`make lint` checks it against GitHub's workflow schema.)"""
+CPython 3.9-3.14 and the free-threaded 3.14t built and smoke-tested on each platform's own
+runner, Alpine's wheels in Alpine's images, nothing published before those pass. (`make lint` checks it against GitHub's workflow schema.)"""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 WORKFLOW = Path(__file__).resolve().parent.parent / ".github" / "workflows" / "release.yml"
-PYTHONS = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14"]
+PYTHONS = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.14t"]
 
 
 @pytest.fixture(scope="module")
@@ -62,5 +62,18 @@ def test_every_wheel_is_smoke_tested_on_its_own_platform_before_publishing(
         "macos",
         "windows",
         "smoke",
+        "smoke-musl",
         "sdist",
     }
+
+
+def test_every_musllinux_wheel_is_smoke_tested_in_alpine(jobs: dict[str, Any]) -> None:
+    smoke = jobs["smoke-musl"]
+    matrix = smoke["strategy"]["matrix"]
+    assert matrix["python"] == [p for p in PYTHONS if not p.endswith("t")]
+    assert set(matrix["arch"]) == set(jobs["musllinux"]["strategy"]["matrix"]["target"])
+    assert smoke["needs"] == ["musllinux"]
+    commands = " ".join(step.get("run", "") for step in smoke["steps"])
+    assert "-alpine" in commands
+    assert "--only-binary :all:" in commands
+    assert "tools/dist.py smoke" in commands
