@@ -1,7 +1,8 @@
 """The release workflow (.github/workflows/release.yml) promises what it cannot show here: it
 runs only on GitHub. These tests hold it to the promises: no platform allowed to fail, every
 CPython 3.9-3.14 and the free-threaded 3.14t built and smoke-tested on each platform's own
-runner, Alpine's wheels in Alpine's images, nothing published before those pass. (`make lint` checks it against GitHub's workflow schema.)"""
+runner, Alpine's wheels in Alpine's images, nothing published before those pass. (`make
+lint` checks it against GitHub's workflow schema.)"""
 
 from __future__ import annotations
 
