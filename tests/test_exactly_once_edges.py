@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import faulthandler
 import json
 import logging
 import os
@@ -622,6 +623,108 @@ def test_a_redis_store_claims_on_after_a_fork_and_a_dropped_connection(
         assert {client.idempotency.status(k) for k in ("before", "child", "after")} == {"done"}
         assert after != first
     assert len(emu.notifications()) == 3
+
+
+def _in_a_child(then: Callable[[], bool]) -> int:
+    """``then()`` in a forked child, the child's exit status: 0 if it was true; a child that
+    hangs prints its threads' stacks and exits after 15 seconds."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            faulthandler.dump_traceback_later(15, exit=True)
+            code = 0 if then() else 1
+        finally:
+            os._exit(code)
+    return os.waitpid(pid, 0)[1]
+
+
+def test_a_child_forked_while_a_thread_is_inside_the_redis_pool_makes_its_keyed_calls(
+    redis_url: str, emu: Emulator
+) -> None:
+    """Another thread of the parent is inside redis-py's pool (taking or giving back a
+    connection: the pool's locks held) as one forks. redis-py's pool makes itself anew in a
+    child under those locks, which nobody there will release: the store's every command in
+    the child goes through a pool of the child's own instead."""
+    url = _empty_redis(redis_url)
+    store = _keystores.RedisStore(url)
+    with emu.client(idempotency_store=store) as client:
+        client.notifications.create(**BROADCAST, idempotency_key="before")
+        pool = store._client().connection_pool
+        locks = [v for v in vars(pool).values() if callable(getattr(v, "acquire", None))]
+        assert locks
+        inside, go = threading.Event(), threading.Event()
+
+        def in_the_pool() -> None:
+            with contextlib.ExitStack() as held:
+                for lock in locks:
+                    held.enter_context(lock)
+                inside.set()
+                go.wait(30)
+
+        holder = threading.Thread(target=in_the_pool)
+        holder.start()
+        assert inside.wait(30)
+
+        def in_child() -> bool:
+            sent = client.notifications.create(**BROADCAST, idempotency_key="child")
+            client.close()  # the record written by the child's writer, on its own pool
+            recorded = store.get(client.idempotency._store()._stored("child"))
+            return bool(sent and recorded)
+
+        try:
+            status = _in_a_child(in_child)
+        finally:
+            go.set()
+            holder.join()
+        assert status == 0
+        assert {client.idempotency.status(k) for k in ("before", "child")} == {"done"}
+    assert len(emu.notifications()) == 2
+
+
+# Steps a test runs as a fork begins (before the package's own at-fork steps).
+_before_fork: list[Callable[[], None]] = []
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=lambda: [step() for step in list(_before_fork)])
+
+
+def test_a_child_forked_while_a_thread_is_inside_a_sqlite_claim_claims_its_own_keys(
+    tmp_path: Path, emu: Emulator
+) -> None:
+    """Another thread of the parent is inside the store's write transaction (a claim,
+    between BEGIN IMMEDIATE and COMMIT) as one forks, and ends it only once the fork has
+    begun. SQLite keeps what its connections hold in the process's memory: a child copying a
+    write lock that no one in it will release would answer each claim of its own "database
+    is locked". The fork waits for the commit, and the child's claims go through."""
+    store = _keystores.SQLiteStore(tmp_path / "keys.db")
+    inside, go = threading.Event(), threading.Event()
+
+    def lease() -> str:
+        inside.set()
+        go.wait(30)
+        return "the parent's"
+
+    holder = threading.Thread(target=store.add_made, args=("held", lease, 60))
+    with emu.client(idempotency_store=store) as client:
+        holder.start()
+        assert inside.wait(30)
+
+        def in_child() -> bool:
+            _keystores._BUSY_TIMEOUT = 3.0  # a lock nobody releases: an error in 3 s
+            sent = client.notifications.create(**BROADCAST, idempotency_key="child")
+            return bool(sent) and client.idempotency.status("child") == "done"
+
+        _before_fork.append(go.set)
+        try:
+            status = _in_a_child(in_child)
+        finally:
+            _before_fork.remove(go.set)
+            go.set()
+            holder.join()
+        assert status == 0
+        assert store.get("held") == "the parent's"
+        assert client.idempotency.status("child") == "done"
+    assert len(emu.notifications()) == 1
 
 
 def test_a_claim_interrupted_before_its_answer_is_read_leaves_no_answer_behind(

@@ -212,6 +212,18 @@ def test_the_fixture_gives_fresh_state(pushwire_emulator):
 
 def test_the_version_is_the_crates():
     assert pushwire.__version__ == "{version}"
+
+
+def test_a_free_threaded_cpython_keeps_the_gil_off():
+    import sys
+    import sysconfig
+
+    if not sysconfig.get_config_var("Py_GIL_DISABLED"):
+        pytest.skip("a CPython built with the GIL")
+    import pushwire._core
+
+    # an extension that does not declare itself safe without the GIL turns it on at import
+    assert pushwire._core is not None and not sys._is_gil_enabled()
 '''
 
 
@@ -364,22 +376,48 @@ def check_cp314(wheel: Path) -> None:
 
 def check_cp314t(path: Path) -> None:
     """The free-threaded 3.14t wheel, as far as this machine can check it with no 3.14t to
-    run it (`make test-ft` runs the tests under a free-threaded 3.13 instead): its extension
-    has the suffix 3.14t imports (``cpython-314t``), and its metadata is the others'.
-    Raises ValueError saying what is wrong."""
+    run it (`make test-ft` runs the tests under a free-threaded 3.13 instead): each tag of
+    its WHEEL file is ``cp314-cp314t``, its extension has the suffix 3.14t imports
+    (``cpython-314t``) and was built against 3.14t's headers (it calls the reference-count
+    functions and critical sections of the free-threaded ABI, and never ``_Py_Dealloc``,
+    which a build with the GIL inlines), and its metadata is the others'. Raises
+    ValueError saying what is wrong."""
     import zipfile
 
+    extension = "pushwire/_core.cpython-314t-x86_64-linux-gnu.so"
     with zipfile.ZipFile(path) as wheel:
         names = wheel.namelist()
-        metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
-        fields = wheel.read(metadata).decode()
-    extension = "pushwire/_core.cpython-314t-x86_64-linux-gnu.so"
-    if extension not in names:
-        shown = [n for n in names if n.endswith(".so")]
-        raise ValueError(f"{path.name} has no {extension} (its extensions: {shown})")
+        info = next(n.rsplit("/", 1)[0] for n in names if n.endswith(".dist-info/METADATA"))
+        fields = wheel.read(f"{info}/METADATA").decode()
+        tags = [
+            line.split(":", 1)[1].strip()
+            for line in wheel.read(f"{info}/WHEEL").decode().splitlines()
+            if line.startswith("Tag:")
+        ]
+        if extension not in names:
+            shown = [n for n in names if n.endswith(".so")]
+            raise ValueError(f"{path.name} has no {extension} (its extensions: {shown})")
+        with tempfile.TemporaryDirectory(prefix="pushwire-cp314t-") as t:
+            so = Path(wheel.extract(extension, t))
+            listed = subprocess.run(
+                ["nm", "-D", "--undefined-only", str(so)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            symbols = set(listed.stdout.split())
+    if not tags or any(not tag.startswith("cp314-cp314t-") for tag in tags):
+        raise ValueError(f"{path.name}'s WHEEL tags are {tags}, not cp314t's")
+    free_threaded = {"PyCriticalSection_Begin", "_Py_IncRef", "_Py_DecRef"}
+    if not free_threaded <= symbols or "_Py_Dealloc" in symbols:
+        raise ValueError(
+            f"{path.name}'s extension was not built for a free-threaded CPython (it calls "
+            f"{sorted(free_threaded & symbols)} of {sorted(free_threaded)}, and _Py_Dealloc: "
+            f"{'_Py_Dealloc' in symbols})"
+        )
     if f"Version: {crate_version()}" not in fields:
         raise ValueError(f"{path.name}'s metadata is not version {crate_version()}")
-    print(f"CPython {CP314}t: {path.name} holds {extension}", flush=True)
+    print(f"CPython {CP314}t: {path.name} holds {extension}, built for 3.14t", flush=True)
 
 
 def check_musl(wheel: Path, tests: list[str]) -> None:

@@ -241,9 +241,12 @@ def _trio() -> Optional[ModuleType]:
     Asked before asyncio: a trio run may be a guest on an asyncio loop
     (``trio.lowlevel.start_guest_run``), or be started from code an asyncio loop runs (a
     notebook's cell), and its tasks must wait as trio's."""
-    trio = sys.modules.get("trio")
-    if trio is None:
+    # ``in`` first, asked on every async call: a free-threaded CPython 3.13 reads a dict
+    # that way without its lock, which ``get`` takes, and a child forked while another
+    # thread held that lock could wait on it for ever.
+    if "trio" not in sys.modules:
         return None
+    trio = sys.modules["trio"]
     in_task = getattr(trio.lowlevel, "in_trio_task", None)
     if in_task is not None:
         return trio if in_task() else None

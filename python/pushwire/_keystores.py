@@ -50,16 +50,69 @@ class IdempotencyStore(Protocol):
     def delete(self, key: str) -> Any: ...
 
 
+class _Forks:
+    """Holds a fork back while a thread of this process is inside a SQLite statement or
+    transaction on a store's file, and makes the child's own locks anew.
+
+    SQLite keeps the locks its connections hold on a file in the process's memory, which a
+    child copies: a child forked while another thread was between ``BEGIN IMMEDIATE`` and
+    ``COMMIT`` (a claim) finds the file's write lock taken by a connection nobody in it will
+    ever close, and each claim of its own answers "database is locked" (SQLite's
+    documentation: no connection, nor its locks, may cross a fork). The wait is bounded by
+    the busy timeout, the longest a statement of the store's waits on another's lock."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition(threading.Lock())
+        self._inside = 0
+        self._forking = False
+
+    def __enter__(self) -> None:
+        with self._changed:
+            while self._forking:  # a fork that waits for the others is not kept waiting
+                self._changed.wait()
+            self._inside += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._changed:
+            self._inside = max(0, self._inside - 1)  # a fork from inside, in its child
+            if not self._inside:
+                self._changed.notify_all()
+
+    def before(self) -> None:
+        # Held through the fork: no statement starts until it is made.
+        self._changed.acquire()
+        self._forking = True
+        self._changed.wait_for(lambda: not self._inside, timeout=_BUSY_TIMEOUT)
+
+    def after_in_parent(self) -> None:
+        self._forking = False
+        self._changed.notify_all()
+        self._changed.release()
+
+    def after_in_child(self) -> None:
+        _Forks.__init__(self)  # the lock the fork held, and no other thread's statements
+
+
+_forks = _Forks()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=_forks.before,
+        after_in_parent=_forks.after_in_parent,
+        after_in_child=_forks.after_in_child,
+    )
+
+
 class SQLiteStore:
     """Keys in a SQLite file, shared by every process of one machine (WAL mode; ``add`` one
     write transaction, an insert that only an expired row gives way to). One connection per
-    thread and process."""
+    thread and process; a fork waits for the statements under way (``_Forks``)."""
 
     def __init__(self, path: Union[str, os.PathLike[str]]) -> None:
         self.path = os.fspath(path)
         self._local = threading.local()
         self._adds = 0
-        self._connection()  # a path that cannot be used fails here, not at the first call
+        with _forks:
+            self._connection()  # a path that cannot be used fails here, not at the first call
 
     def _connection(self) -> sqlite3.Connection:
         conn: Optional[sqlite3.Connection] = getattr(self._local, "conn", None)
@@ -76,6 +129,10 @@ class SQLiteStore:
         (which another process may hold for up to the busy timeout): a value naming a time
         from now (a claim's lease) names it from the moment it is stored. Whether it was
         stored, and the value."""
+        with _forks:
+            return self._add_made(key, make, timeout)
+
+    def _add_made(self, key: str, make: Callable[[], str], timeout: float) -> tuple[bool, str]:
         conn = self._connection()
         # One write transaction, taken at once (IMMEDIATE): no other process's add comes
         # between the expired row's removal and the insert. (An UPSERT would be one
@@ -101,48 +158,55 @@ class SQLiteStore:
             raise
         return inserted == 1, value
 
+    def _run(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        """``sql`` run on this thread's connection, its cursor read before a fork is let by
+        (a statement left unfinished holds its read lock)."""
+        return self._connection().execute(sql, args)
+
     def get(self, key: str) -> Optional[str]:
-        row = (
-            self._connection()
-            .execute(
+        with _forks:
+            row = self._run(
                 "SELECT value FROM pushwire_idempotency WHERE key = ? AND expires > ?",
-                (key, time.time()),
-            )
-            .fetchone()
-        )
+                key,
+                time.time(),
+            ).fetchone()
         return None if row is None else str(row[0])
 
     def set(self, key: str, value: str, timeout: float) -> None:
-        self._connection().execute(
-            "INSERT OR REPLACE INTO pushwire_idempotency VALUES (?, ?, ?)",
-            (key, value, time.time() + timeout),
-        )
+        with _forks:
+            self._run(
+                "INSERT OR REPLACE INTO pushwire_idempotency VALUES (?, ?, ?)",
+                key,
+                value,
+                time.time() + timeout,
+            )
 
     def delete(self, key: str) -> None:
-        self._connection().execute("DELETE FROM pushwire_idempotency WHERE key = ?", (key,))
+        with _forks:
+            self._run("DELETE FROM pushwire_idempotency WHERE key = ?", key)
 
     def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
         now = time.time()
-        changed = (
-            self._connection()
-            .execute(
+        with _forks:
+            changed = self._run(
                 "UPDATE pushwire_idempotency SET value = ?, expires = ? "
                 "WHERE key = ? AND value = ? AND expires > ?",
-                (value, now + timeout, key, expected, now),
-            )
-            .rowcount
-        )
+                value,
+                now + timeout,
+                key,
+                expected,
+                now,
+            ).rowcount
         return bool(changed == 1)
 
     def compare_and_delete(self, key: str, expected: str) -> bool:
-        deleted = (
-            self._connection()
-            .execute(
+        with _forks:
+            deleted = self._run(
                 "DELETE FROM pushwire_idempotency WHERE key = ? AND value = ? AND expires > ?",
-                (key, expected, time.time()),
-            )
-            .rowcount
-        )
+                key,
+                expected,
+                time.time(),
+            ).rowcount
         return bool(deleted == 1)
 
     def __repr__(self) -> str:
@@ -211,9 +275,9 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
-# What a Redis reports that it may lose, told once per process (a finding, its URL).
-_warned: set[str] = set()
-_warned_lock = threading.Lock()
+# What a Redis reports that it may lose, told once per process (a finding, its URL): the
+# first to put a finding in tells it (one step, no lock a fork could copy taken).
+_warned: dict[str, object] = {}
 
 
 class RedisStore:
@@ -230,6 +294,7 @@ class RedisStore:
                 field="idempotency_store",
             ) from None
         self._redis = redis.Redis.from_url(url)
+        self._pid = os.getpid()
         # Shown without its password.
         self._shown = _without_password(url)
         self._compare_and_set = self._redis.register_script(_COMPARE_AND_SET)
@@ -240,6 +305,24 @@ class RedisStore:
         self._checked = False
         self._later = Later(self._write_batch)
         self._mine = threading.local()
+
+    def _client(self) -> Any:
+        """This process's client. A forked child makes its own, on a pool of its own: redis-py's
+        pool makes itself anew in a child, but under its locks, which a thread of the parent
+        may have held at the fork (taking or giving back a connection), and which the child
+        would then wait on for ever."""
+        if self._pid != os.getpid():
+            import redis
+
+            pool = self._redis.connection_pool
+            own = redis.ConnectionPool(
+                connection_class=pool.connection_class,
+                max_connections=pool.max_connections,
+                **pool.connection_kwargs,
+            )
+            self._redis = redis.Redis(connection_pool=own)
+            self._pid = os.getpid()
+        return self._redis
 
     def add(self, key: str, value: str, timeout: float) -> bool:
         if not self._checked:
@@ -259,7 +342,7 @@ class RedisStore:
         mine = self._mine
         connection: Any = getattr(mine, "connection", None)
         if connection is None or mine.pid != os.getpid():
-            pool = self._redis.connection_pool
+            pool = self._client().connection_pool
             connection = mine.connection = pool.connection_class(**pool.connection_kwargs)
             mine.pid = os.getpid()
 
@@ -281,16 +364,16 @@ class RedisStore:
         return connection.retry.call_with_retry(send, lambda error: connection.disconnect())
 
     def get(self, key: str) -> Optional[str]:
-        value = self._redis.get(key)
+        value = self._client().get(key)
         if value is None:
             return None
         return value if isinstance(value, str) else bytes(value).decode()
 
     def set(self, key: str, value: str, timeout: float) -> None:
-        self._redis.set(key, value, px=_ms(timeout))
+        self._client().set(key, value, px=_ms(timeout))
 
     def delete(self, key: str) -> None:
-        self._redis.delete(key)
+        self._client().delete(key)
 
     def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
         return bool(self._run(self._compare_and_set, key, expected, value, _ms(timeout)))
@@ -330,10 +413,11 @@ class RedisStore:
         for w in batch:
             args += (w.expected, w.value, w.ms)
         keys = [w.key for w in batch]
+        client = self._client()
         try:
-            answers = self._redis.evalsha(self._set_each.sha, len(keys), *keys, *args)
+            answers = client.evalsha(self._set_each.sha, len(keys), *keys, *args)
         except self._no_script:
-            answers = self._set_each(keys=keys, args=args)
+            answers = self._set_each(keys=keys, args=args, client=client)
         for w, answer in zip(batch, answers):
             if answer != 1:
                 w.refused()
@@ -342,10 +426,11 @@ class RedisStore:
         """``script`` run on ``key`` by its digest (``EVALSHA``: redis-py's ``Script`` call
         costs a tenth of a round trip more), or through ``Script``, which sends it whole,
         where the server does not know it (``NOSCRIPT``: a restart, a ``SCRIPT FLUSH``)."""
+        client = self._client()
         try:
-            return self._redis.evalsha(script.sha, 1, key, *args)
+            return client.evalsha(script.sha, 1, key, *args)
         except self._no_script:
-            return script(keys=[key], args=args)
+            return script(keys=[key], args=args, client=client)
 
     def _warn_of_losses(self) -> None:
         """Warns, once per process for each finding, where this Redis may lose a key and so
@@ -354,7 +439,7 @@ class RedisStore:
         what was written since the last snapshot, or everything without snapshots). A server
         that refuses ``CONFIG GET`` or ``INFO`` (a managed Redis) is not checked."""
         found = []
-        policy = self._read(lambda: self._redis.config_get("maxmemory-policy"))
+        policy = self._read(lambda: self._client().config_get("maxmemory-policy"))
         if isinstance(policy, dict):
             name = _text(policy.get("maxmemory-policy", policy.get(b"maxmemory-policy")))
             if name and name != "noeviction":
@@ -362,7 +447,7 @@ class RedisStore:
                     f"its maxmemory-policy is {name}, which evicts keys under memory pressure "
                     "(an evicted key sends its call again): set maxmemory-policy noeviction"
                 )
-        persistence = self._read(lambda: self._redis.info("persistence"))
+        persistence = self._read(lambda: self._client().info("persistence"))
         if isinstance(persistence, dict) and str(persistence.get("aof_enabled", "1")) == "0":
             found.append(
                 "it keeps no append-only file, so a restart loses the keys written since its "
@@ -372,11 +457,9 @@ class RedisStore:
         if not found:
             return
         message = f"idempotency store {self._shown}: {'; '.join(found)}"
-        with _warned_lock:
-            if message in _warned:
-                return
-            _warned.add(message)
-        _log.warning("%s", message)
+        me = object()
+        if _warned.setdefault(message, me) is me:
+            _log.warning("%s", message)
 
     @staticmethod
     def _read(read: Callable[[], Any]) -> Any:

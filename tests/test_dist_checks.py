@@ -1,0 +1,74 @@
+"""`make dist-check`'s check of the free-threaded 3.14t wheel, which no interpreter here can
+import: it must take a wheel built for 3.14t and refuse one built for 3.14 with the GIL that
+only carries 3.14t's names (its file name, its extension's suffix, its WHEEL tags). The
+extensions are shared objects made here with the machine's C compiler, each calling what a
+build for its ABI calls."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import dist  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("cc") is None or shutil.which("nm") is None,
+    reason="needs a C compiler and nm (Debian's build-essential)",
+)
+
+# What an extension calls: a free-threaded build calls the reference-count functions and
+# critical sections; a build with the GIL inlines both and calls _Py_Dealloc.
+FREE_THREADED = "PyCriticalSection_Begin(0); _Py_IncRef(0); _Py_DecRef(0);"
+WITH_THE_GIL = "_Py_Dealloc(0);"
+NAME = f"pushwire-{dist.crate_version()}-cp314-cp314t-manylinux2014_x86_64.whl"
+
+
+def extension(tmp: Path, calls: str) -> bytes:
+    names = [c.split("(")[0].strip() for c in calls.split(";") if c.strip()]
+    source = tmp / "ext.c"
+    source.write_text(
+        "".join(f"void {n}(void *);\n" for n in names) + f"void PyInit__core(void) {{ {calls} }}\n"
+    )
+    built = tmp / "ext.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(built), str(source)], check=True)
+    return built.read_bytes()
+
+
+def wheel(tmp: Path, calls: str, tag: str = "cp314-cp314t", suffix: str = "314t") -> Path:
+    info = f"pushwire-{dist.crate_version()}.dist-info"
+    path = tmp / NAME
+    with zipfile.ZipFile(path, "w") as out:
+        out.writestr(f"pushwire/_core.cpython-{suffix}-x86_64-linux-gnu.so", extension(tmp, calls))
+        out.writestr(f"{info}/METADATA", f"Name: pushwire\nVersion: {dist.crate_version()}\n")
+        out.writestr(
+            f"{info}/WHEEL",
+            f"Wheel-Version: 1.0\nTag: {tag}-manylinux2014_x86_64\n"
+            f"Tag: {tag}-manylinux_2_17_x86_64\n",
+        )
+    return path
+
+
+def test_a_wheel_built_for_the_free_threaded_abi_is_taken(tmp_path: Path) -> None:
+    dist.check_cp314t(wheel(tmp_path, FREE_THREADED))
+
+
+def test_a_wheel_built_with_the_gil_under_314t_names_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not built for a free-threaded CPython"):
+        dist.check_cp314t(wheel(tmp_path, WITH_THE_GIL))
+
+
+@pytest.mark.parametrize(
+    ("tag", "suffix", "refused"),
+    [("cp314-cp314", "314t", "WHEEL tags"), ("cp314-cp314t", "314", "has no pushwire/_core")],
+)
+def test_a_wheel_whose_tags_or_extension_are_not_314ts_is_refused(
+    tmp_path: Path, tag: str, suffix: str, refused: str
+) -> None:
+    with pytest.raises(ValueError, match=refused):
+        dist.check_cp314t(wheel(tmp_path, FREE_THREADED, tag=tag, suffix=suffix))
