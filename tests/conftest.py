@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +26,17 @@ from pushwire.testing import Emulator
 
 # `pytester` runs pytest on files a test writes (tests/test_pytest_report.py).
 pytest_plugins = ["pytester"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite runs as in a terminal's foreground, however it was started. A shell starts a
+    background job (``make test &``, a CI step's ``&``) with SIGINT ignored, which Python
+    keeps and every process it starts inherits: the tests that press Ctrl-C on a blocking
+    call or an emulator would find it ignored. A handler of Python's own is not inherited
+    across ``exec``: the processes the tests start get the default."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 TIMEOUT = 10
 
