@@ -72,3 +72,15 @@ def test_a_wheel_whose_tags_or_extension_are_not_314ts_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match=refused):
         dist.check_cp314t(wheel(tmp_path, FREE_THREADED, tag=tag, suffix=suffix))
+
+
+def test_a_wheel_without_its_wheel_file_is_refused_saying_so(tmp_path: Path) -> None:
+    built = wheel(tmp_path, FREE_THREADED)
+    bare = tmp_path / "bare" / NAME
+    bare.parent.mkdir()
+    with zipfile.ZipFile(built) as src, zipfile.ZipFile(bare, "w") as out:
+        for name in src.namelist():
+            if not name.endswith("/WHEEL"):
+                out.writestr(name, src.read(name))
+    with pytest.raises(ValueError, match="no .dist-info with METADATA and WHEEL"):
+        dist.check_cp314t(bare)

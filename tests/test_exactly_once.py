@@ -26,7 +26,7 @@ from redis_support import REDIS_SERVER, redis_server
 from store_support import DictStore
 
 import pushwire
-from pushwire import IdempotencyError, IdempotencyStore, ValidationError, _keystores
+from pushwire import IdempotencyError, IdempotencyStore, ValidationError, _keystores, _sqlitestore
 from pushwire.testing import Emulator
 
 NOTIFICATIONS = "/apiv1/notifications"
@@ -298,7 +298,7 @@ def test_a_store_opened_while_another_process_writes_its_new_file_sets_up_after_
         waits.append(seconds)
         real_sleep(0)
 
-    monkeypatch.setattr(_keystores.time, "sleep", writer_done)
+    monkeypatch.setattr(_sqlitestore.time, "sleep", writer_done)
     store = _keystores.SQLiteStore(path)
     writer.close()
     assert len(waits) == 1, "refused once, then set up"
@@ -514,6 +514,13 @@ def test_resolve_refuses_a_done_key_and_stores_show_no_secret(keyed: Driver, emu
     assert len(emu.notifications()) == 1
     with emu.client(idempotency_store="redis://:s3cret@127.0.0.1:9/1?password=s3cret") as c:
         assert "s3cret" not in repr(c.idempotency)
+    # A scheme mistyped: refused, naming the field, and still without the password.
+    for typo in ("redis:/:s3cret@127.0.0.1:9/1", "redis:user:s3cret@127.0.0.1:9/1"):
+        with pytest.raises(ValidationError) as refused:
+            emu.client(idempotency_store=typo)
+        assert refused.value.field == "idempotency_store"
+        assert "s3cret" not in str(refused.value) and "s3cret" not in repr(refused.value)
+        assert "[redacted]@127.0.0.1:9/1" in str(refused.value)
 
 
 def test_a_batch_stopped_before_it_sends_frees_the_keys_it_claimed(

@@ -42,7 +42,7 @@ from redis_support import REDIS_SERVER, SKIP_REASON, redis_server
 from store_support import AtomicDictStore, DictStore
 
 import pushwire
-from pushwire import IdempotencyError, _idempotency, _keystores
+from pushwire import IdempotencyError, _idempotency, _keystores, _sqlitestore
 from pushwire.testing import Emulator
 
 NOTIFICATIONS = "/apiv1/notifications"
@@ -710,7 +710,7 @@ def test_a_child_forked_while_a_thread_is_inside_a_sqlite_claim_claims_its_own_k
         assert inside.wait(30)
 
         def in_child() -> bool:
-            _keystores._BUSY_TIMEOUT = 3.0  # a lock nobody releases: an error in 3 s
+            _sqlitestore._BUSY_TIMEOUT = 3.0  # a lock nobody releases: an error in 3 s
             sent = client.notifications.create(**BROADCAST, idempotency_key="child")
             return bool(sent) and client.idempotency.status("child") == "done"
 
@@ -725,6 +725,104 @@ def test_a_child_forked_while_a_thread_is_inside_a_sqlite_claim_claims_its_own_k
         assert store.get("held") == "the parent's"
         assert client.idempotency.status("child") == "done"
     assert len(emu.notifications()) == 1
+
+
+def test_a_fork_made_inside_a_sqlite_claim_on_its_own_thread_is_not_held_back(
+    tmp_path: Path,
+) -> None:
+    """A fork from inside a claim on the forking thread itself (a signal handler's, or a
+    callback's) cannot wait for that claim to end: it is made at once. So is one after a
+    thread was interrupted inside the guard and ended, or went on to a statement of its
+    own: the mark such an interruption leaves holds no fork back."""
+    store = _sqlitestore.SQLiteStore(tmp_path / "keys.db")
+    took: list[float] = []
+
+    def forks() -> str:
+        started = time.monotonic()
+        assert _in_a_child(lambda: True) == 0
+        took.append(time.monotonic() - started)
+        return "v"
+
+    assert store.add_made("k", forks, 60) == (True, "v")
+    # Marked inside, never left (an exception between the steps): the thread ends; then
+    # the main thread is marked so and makes a statement of its own.
+    Running("interrupted", _sqlitestore._forks.__enter__).result()
+    _sqlitestore._forks.__enter__()
+    assert store.get("k") == "v"
+    started = time.monotonic()
+    assert Running("forks", lambda: _in_a_child(lambda: True)).result() == 0
+    took.append(time.monotonic() - started)
+    assert max(took) < 5, took  # each would wait out the 30 s busy timeout
+
+
+def test_a_claim_interrupted_inside_its_transaction_leaves_the_file_unlocked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception raised while a claim holds the file's write lock (its value being made:
+    a Ctrl-C, a signal handler's) rolls the transaction back: other connections write at
+    once, and the thread's next claim is a claim."""
+    monkeypatch.setattr(_sqlitestore, "_BUSY_TIMEOUT", 1.0)
+    store = _sqlitestore.SQLiteStore(tmp_path / "keys.db")
+
+    def interrupted() -> str:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        store.add_made("k", interrupted, 60)
+    other = Running(
+        "other", lambda: _sqlitestore.SQLiteStore(tmp_path / "keys.db").add("o", "v", 60)
+    )
+    assert other.result() is True
+    assert store.add("k", "mine", 60) and store.get("k") == "mine"
+
+
+WORKER = """
+import os, sys
+from pushwire import _sqlitestore
+
+path, go, said = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+store = _sqlitestore.SQLiteStore(path)
+store.add("launcher", "v", 600)
+if os.fork() == 0:  # the worker, left running when the launcher exits
+    store.add("worker", "v", 600)
+    os.write(said, b"r")
+    os.read(go, 1)
+    os.write(said, b"c" if store.add("job-42", "worker", 600) else b"x")
+    os._exit(0)
+os._exit(0)
+"""
+
+
+def test_a_worker_forked_by_a_process_that_then_exits_keeps_its_claims(tmp_path: Path) -> None:
+    """A process with a SQLite store forks a worker and exits (a daemon's launcher); another
+    process opens the file and closes it, as a checkpoint does. The worker's claims must
+    land in the file: its connection holds its own locks on it, not a share of the copy it
+    inherited (a copy the others cannot see: the log would be deleted under it, and a key
+    it claimed claimed again)."""
+    path = str(tmp_path / "keys.db")
+    go, to_worker = os.pipe()
+    from_worker, said = os.pipe()
+    try:
+        subprocess.run(
+            [sys.executable, "-c", WORKER, path, str(go), str(said)],
+            pass_fds=(go, said),
+            check=True,
+            timeout=60,
+        )
+        os.close(said)
+        assert os.read(from_worker, 1) == b"r"  # the launcher gone, the worker working
+        other = sqlite3.connect(path)
+        other.execute("INSERT INTO pushwire_idempotency VALUES ('other', 'v', 1e12)")
+        other.commit()
+        other.close()
+        os.write(to_worker, b"g")
+        assert os.read(from_worker, 1) == b"c"
+    finally:
+        for fd in (go, to_worker, from_worker):
+            os.close(fd)
+    fresh = _sqlitestore.SQLiteStore(path)
+    assert fresh.get("job-42") == "worker"
+    assert not fresh.add("job-42", "again", 600)
 
 
 def test_a_claim_interrupted_before_its_answer_is_read_leaves_no_answer_behind(

@@ -380,18 +380,21 @@ def check_cp314t(path: Path) -> None:
     its WHEEL file is ``cp314-cp314t``, its extension has the suffix 3.14t imports
     (``cpython-314t``) and was built against 3.14t's headers (it calls the reference-count
     functions and critical sections of the free-threaded ABI, and never ``_Py_Dealloc``,
-    which a build with the GIL inlines), and its metadata is the others'. Raises
+    which a build with the GIL inlines: what pyo3 0.29's code compiles to for each ABI, so a
+    pyo3 upgrade may need this list changed), and its metadata is the others'. Raises
     ValueError saying what is wrong."""
     import zipfile
 
     extension = "pushwire/_core.cpython-314t-x86_64-linux-gnu.so"
     with zipfile.ZipFile(path) as wheel:
         names = wheel.namelist()
-        info = next(n.rsplit("/", 1)[0] for n in names if n.endswith(".dist-info/METADATA"))
-        fields = wheel.read(f"{info}/METADATA").decode()
+        infos = [n.rsplit("/", 1)[0] for n in names if n.endswith(".dist-info/METADATA")]
+        if not infos or f"{infos[0]}/WHEEL" not in names:
+            raise ValueError(f"{path.name} has no .dist-info with METADATA and WHEEL")
+        fields = wheel.read(f"{infos[0]}/METADATA").decode()
         tags = [
             line.split(":", 1)[1].strip()
-            for line in wheel.read(f"{info}/WHEEL").decode().splitlines()
+            for line in wheel.read(f"{infos[0]}/WHEEL").decode().splitlines()
             if line.startswith("Tag:")
         ]
         if extension not in names:
@@ -399,12 +402,15 @@ def check_cp314t(path: Path) -> None:
             raise ValueError(f"{path.name} has no {extension} (its extensions: {shown})")
         with tempfile.TemporaryDirectory(prefix="pushwire-cp314t-") as t:
             so = Path(wheel.extract(extension, t))
-            listed = subprocess.run(
-                ["nm", "-D", "--undefined-only", str(so)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
+            try:
+                listed = subprocess.run(
+                    ["nm", "-D", "--undefined-only", str(so)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+            except (OSError, subprocess.CalledProcessError) as e:
+                raise ValueError(f"{path.name}'s extension could not be read by nm: {e}") from e
             symbols = set(listed.stdout.split())
     if not tags or any(not tag.startswith("cp314-cp314t-") for tag in tags):
         raise ValueError(f"{path.name}'s WHEEL tags are {tags}, not cp314t's")

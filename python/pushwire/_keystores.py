@@ -1,6 +1,6 @@
 """Where idempotency keys are kept (``idempotency_store=``): the protocol a store follows,
-the SQLite store of one machine and the Redis store of a fleet, and the store a setting
-names. What the keys mean is ``pushwire._idempotency``'s."""
+the Redis store of a fleet (the SQLite store of one machine is ``_sqlitestore``'s), and the
+store a setting names. What the keys mean is ``pushwire._idempotency``'s."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import logging
 import os
 import sqlite3
 import threading
-import time
-from typing import Any, Callable, Optional, Protocol, Union, runtime_checkable
+from typing import Any, Callable, Optional, Protocol, runtime_checkable
 
 from pushwire._keywriter import FLUSH_WAIT, Later, Write
+from pushwire._sqlitestore import SQLiteStore
 from pushwire.errors import ValidationError
 
 __all__ = [
@@ -48,203 +48,6 @@ class IdempotencyStore(Protocol):
     def set(self, key: str, value: str, timeout: float) -> None: ...
 
     def delete(self, key: str) -> Any: ...
-
-
-class _Forks:
-    """Holds a fork back while a thread of this process is inside a SQLite statement or
-    transaction on a store's file, and makes the child's own locks anew.
-
-    SQLite keeps the locks its connections hold on a file in the process's memory, which a
-    child copies: a child forked while another thread was between ``BEGIN IMMEDIATE`` and
-    ``COMMIT`` (a claim) finds the file's write lock taken by a connection nobody in it will
-    ever close, and each claim of its own answers "database is locked" (SQLite's
-    documentation: no connection, nor its locks, may cross a fork). The wait is bounded by
-    the busy timeout, the longest a statement of the store's waits on another's lock."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition(threading.Lock())
-        self._inside = 0
-        self._forking = False
-
-    def __enter__(self) -> None:
-        with self._changed:
-            while self._forking:  # a fork that waits for the others is not kept waiting
-                self._changed.wait()
-            self._inside += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._changed:
-            self._inside = max(0, self._inside - 1)  # a fork from inside, in its child
-            if not self._inside:
-                self._changed.notify_all()
-
-    def before(self) -> None:
-        # Held through the fork: no statement starts until it is made.
-        self._changed.acquire()
-        self._forking = True
-        self._changed.wait_for(lambda: not self._inside, timeout=_BUSY_TIMEOUT)
-
-    def after_in_parent(self) -> None:
-        self._forking = False
-        self._changed.notify_all()
-        self._changed.release()
-
-    def after_in_child(self) -> None:
-        _Forks.__init__(self)  # the lock the fork held, and no other thread's statements
-
-
-_forks = _Forks()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(
-        before=_forks.before,
-        after_in_parent=_forks.after_in_parent,
-        after_in_child=_forks.after_in_child,
-    )
-
-
-class SQLiteStore:
-    """Keys in a SQLite file, shared by every process of one machine (WAL mode; ``add`` one
-    write transaction, an insert that only an expired row gives way to). One connection per
-    thread and process; a fork waits for the statements under way (``_Forks``)."""
-
-    def __init__(self, path: Union[str, os.PathLike[str]]) -> None:
-        self.path = os.fspath(path)
-        self._local = threading.local()
-        self._adds = 0
-        with _forks:
-            self._connection()  # a path that cannot be used fails here, not at the first call
-
-    def _connection(self) -> sqlite3.Connection:
-        conn: Optional[sqlite3.Connection] = getattr(self._local, "conn", None)
-        if conn is None or getattr(self._local, "pid", None) != os.getpid():
-            conn = _set_up(self.path)
-            self._local.conn, self._local.pid = conn, os.getpid()
-        return conn
-
-    def add(self, key: str, value: str, timeout: float) -> bool:
-        return SQLiteStore.add_made(self, key, lambda: value, timeout)[0]
-
-    def add_made(self, key: str, make: Callable[[], str], timeout: float) -> tuple[bool, str]:
-        """``add`` of the value ``make()`` gives once this call holds the file's write lock
-        (which another process may hold for up to the busy timeout): a value naming a time
-        from now (a claim's lease) names it from the moment it is stored. Whether it was
-        stored, and the value."""
-        with _forks:
-            return self._add_made(key, make, timeout)
-
-    def _add_made(self, key: str, make: Callable[[], str], timeout: float) -> tuple[bool, str]:
-        conn = self._connection()
-        # One write transaction, taken at once (IMMEDIATE): no other process's add comes
-        # between the expired row's removal and the insert. (An UPSERT would be one
-        # statement, but needs SQLite 3.24, newer than some systems' Python links.)
-        conn.execute("BEGIN IMMEDIATE")
-        # Read once the lock is held: the wait for it is not taken from the value's time.
-        now = time.time()
-        value = make()
-        try:
-            conn.execute(
-                "DELETE FROM pushwire_idempotency WHERE key = ? AND expires <= ?", (key, now)
-            )
-            inserted = conn.execute(
-                "INSERT OR IGNORE INTO pushwire_idempotency VALUES (?, ?, ?)",
-                (key, value, now + timeout),
-            ).rowcount
-            self._adds += 1
-            if self._adds % 1000 == 0:
-                conn.execute("DELETE FROM pushwire_idempotency WHERE expires <= ?", (now,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return inserted == 1, value
-
-    def _run(self, sql: str, *args: Any) -> sqlite3.Cursor:
-        """``sql`` run on this thread's connection, its cursor read before a fork is let by
-        (a statement left unfinished holds its read lock)."""
-        return self._connection().execute(sql, args)
-
-    def get(self, key: str) -> Optional[str]:
-        with _forks:
-            row = self._run(
-                "SELECT value FROM pushwire_idempotency WHERE key = ? AND expires > ?",
-                key,
-                time.time(),
-            ).fetchone()
-        return None if row is None else str(row[0])
-
-    def set(self, key: str, value: str, timeout: float) -> None:
-        with _forks:
-            self._run(
-                "INSERT OR REPLACE INTO pushwire_idempotency VALUES (?, ?, ?)",
-                key,
-                value,
-                time.time() + timeout,
-            )
-
-    def delete(self, key: str) -> None:
-        with _forks:
-            self._run("DELETE FROM pushwire_idempotency WHERE key = ?", key)
-
-    def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
-        now = time.time()
-        with _forks:
-            changed = self._run(
-                "UPDATE pushwire_idempotency SET value = ?, expires = ? "
-                "WHERE key = ? AND value = ? AND expires > ?",
-                value,
-                now + timeout,
-                key,
-                expected,
-                now,
-            ).rowcount
-        return bool(changed == 1)
-
-    def compare_and_delete(self, key: str, expected: str) -> bool:
-        with _forks:
-            deleted = self._run(
-                "DELETE FROM pushwire_idempotency WHERE key = ? AND value = ? AND expires > ?",
-                key,
-                expected,
-                time.time(),
-            ).rowcount
-        return bool(deleted == 1)
-
-    def __repr__(self) -> str:
-        return f"SQLiteStore({self.path!r})"
-
-
-# How long a connection waits for another's lock on the file.
-_BUSY_TIMEOUT = 30.0
-
-
-def _set_up(path: str) -> sqlite3.Connection:
-    """A connection to the store's file, the file in WAL mode and its table made.
-
-    Processes that open a new file at once each read it and then write its first pages
-    (the switch to WAL, the table). Two readers that both ask to write cannot both wait for
-    the other, so SQLite answers one of them "database is locked" at once rather than after
-    its busy timeout; that one sets up again, by then against the other's file, until the
-    same timeout."""
-    deadline = time.monotonic() + _BUSY_TIMEOUT
-    while True:
-        conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            # Committed to the WAL without waiting for the disk (an fsync a claim, about 1 ms,
-            # the whole of a key's budget): a crash of the process loses nothing; a power
-            # loss or a crash of the system may roll back the writes since the WAL's last
-            # checkpoint, claims included (docs/exactly-once.md says so).
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS pushwire_idempotency "
-                "(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL NOT NULL)"
-            )
-            return conn
-        except sqlite3.OperationalError as e:
-            conn.close()
-            if "locked" not in str(e) or time.monotonic() >= deadline:
-                raise
-            time.sleep(0.01)
 
 
 # The compare-and-set pair in Redis: each one script, run whole.
@@ -314,6 +117,9 @@ class RedisStore:
         if self._pid != os.getpid():
             import redis
 
+            # The parent's, which this store's scripts keep, left without a pool to close
+            # when it is freed: closing it would take the same locks.
+            self._redis.auto_close_connection_pool = False
             pool = self._redis.connection_pool
             own = redis.ConnectionPool(
                 connection_class=pool.connection_class,
@@ -508,12 +314,16 @@ def compare_and_delete(store: IdempotencyStore, key: str, expected: str) -> bool
 
 
 def _without_password(url: str) -> str:
-    """``url`` as a repr or an error may show it: no credentials, no query (which may carry
-    a ``password=``)."""
+    """``url`` as a repr or an error may show it: nothing before its last ``@`` but its
+    scheme (credentials, however mistyped the scheme), no query (which may carry a
+    ``password=``)."""
     url = url.split("?", 1)[0]
-    scheme, sep, rest = url.partition("://")
-    at = rest.rfind("@")
-    return f"{scheme}{sep}[redacted]{rest[at:]}" if at >= 0 else url
+    at = url.rfind("@")
+    if at < 0:
+        return url
+    scheme, sep, _ = url.partition("://")
+    shown = f"{scheme}{sep}" if sep and len(scheme) < at else ""
+    return f"{shown}[redacted]{url[at:]}"
 
 
 def store_of(spec: Any) -> IdempotencyStore:

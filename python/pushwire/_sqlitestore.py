@@ -1,0 +1,263 @@
+"""The SQLite idempotency store: the keys of one machine's processes in one file, safe
+across a fork. What the keys mean is ``pushwire._idempotency``'s; the protocol a store
+follows and the store a setting names, ``pushwire._keystores``'s."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import sys
+import threading
+import time
+import weakref
+from typing import Any, Callable, Optional, Union
+
+__all__ = ["SQLiteStore"]
+
+
+class _Forks:
+    """Holds a fork back while another thread of this process is inside a SQLite statement
+    or transaction on a store's file, and, in the child, closes the forking thread's copies
+    of the stores' connections.
+
+    SQLite keeps the locks its connections hold on a file in the process's memory, which a
+    child copies (SQLite's documentation: no connection may cross a fork). A child forked
+    while another thread was between ``BEGIN IMMEDIATE`` and ``COMMIT`` (a claim) finds the
+    file's write lock taken by a connection nobody in it will ever close, and each claim of
+    its own answers "database is locked"; one forked while a connection was being opened or
+    closed finds SQLite's own mutexes taken; and a connection the child opens beside a copy
+    shares the copy's record of the locks, so takes none of its own from the system, and
+    another process's checkpoint may delete the write-ahead log under it, its claims lost.
+
+    Neither side takes a lock of Python's: a thread marks itself inside and out with one step
+    each on a set (a signal handler that raises between the steps of a lock's ``with`` would
+    leave it taken, and every later statement and fork waiting on it), and a fork looks
+    again every millisecond. A mark left by such an exception is the thread's own, cleared by
+    its next statement. A fork never waits for its own thread (a signal handler's fork made
+    inside a statement), nor for a thread that has ended, nor longer than the busy timeout,
+    the longest a statement of the store's waits on another's lock. The store never enters
+    twice on one thread."""
+
+    def __init__(self) -> None:
+        self._inside: set[int] = set()
+        self._forking: set[int] = set()
+
+    def __enter__(self) -> None:
+        me = threading.get_ident()
+        self._inside.add(me)
+        # Marked before looking: a fork begun meanwhile sees this thread and waits for it,
+        # or this thread sees the fork and steps out until it is made.
+        while self._forking and me not in self._forking:
+            self._inside.discard(me)
+            time.sleep(_LOOK_AGAIN)
+            self._inside.add(me)
+
+    def __exit__(self, *exc: object) -> None:
+        self._inside.discard(threading.get_ident())
+
+    def before(self) -> None:
+        me = threading.get_ident()
+        self._forking.add(me)
+        deadline = time.monotonic() + _BUSY_TIMEOUT
+        while time.monotonic() < deadline:
+            others = self._inside - {me}
+            if not others or not others & sys._current_frames().keys():
+                return
+            time.sleep(_LOOK_AGAIN)
+
+    def after_in_parent(self) -> None:
+        self._forking.discard(threading.get_ident())
+
+    def after_in_child(self) -> None:
+        self._inside, self._forking = set(), set()
+        for store in list(_sqlite_stores):
+            opened = store._local.__dict__.pop("opened", None)
+            if opened is not None:
+                opened.close()
+
+
+_LOOK_AGAIN = 0.001
+_forks = _Forks()
+_sqlite_stores: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=_forks.before,
+        after_in_parent=_forks.after_in_parent,
+        after_in_child=_forks.after_in_child,
+    )
+
+
+class _Opened:
+    """A thread's connection to a store's file, closed inside the fork guard, whether by the
+    thread's end (its thread-local cleared), the store's, or a fork's child."""
+
+    __slots__ = ("conn", "pid")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn: Optional[sqlite3.Connection] = conn
+        self.pid = os.getpid()
+
+    def close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return
+        if threading.get_ident() in _forks._inside:  # dropped during a statement of its own
+            conn.close()
+            return
+        with _forks:
+            conn.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # the interpreter's exit: its globals gone
+            self.close()
+
+
+class SQLiteStore:
+    """Keys in a SQLite file, shared by every process of one machine (WAL mode; ``add`` one
+    write transaction, an insert that only an expired row gives way to). One connection per
+    thread and process; a fork waits for the statements under way (``_Forks``)."""
+
+    def __init__(self, path: Union[str, os.PathLike[str]]) -> None:
+        self.path = os.fspath(path)
+        self._local = threading.local()
+        self._adds = 0
+        _sqlite_stores.add(self)
+        with _forks:
+            self._connection()  # a path that cannot be used fails here, not at the first call
+
+    def _connection(self) -> sqlite3.Connection:
+        opened: Optional[_Opened] = getattr(self._local, "opened", None)
+        if opened is None or opened.conn is None or opened.pid != os.getpid():
+            opened = self._local.opened = _Opened(_set_up(self.path))
+        assert opened.conn is not None
+        return opened.conn
+
+    def add(self, key: str, value: str, timeout: float) -> bool:
+        return SQLiteStore.add_made(self, key, lambda: value, timeout)[0]
+
+    def add_made(self, key: str, make: Callable[[], str], timeout: float) -> tuple[bool, str]:
+        """``add`` of the value ``make()`` gives once this call holds the file's write lock
+        (which another process may hold for up to the busy timeout): a value naming a time
+        from now (a claim's lease) names it from the moment it is stored. Whether it was
+        stored, and the value."""
+        with _forks:
+            return self._add_made(key, make, timeout)
+
+    def _add_made(self, key: str, make: Callable[[], str], timeout: float) -> tuple[bool, str]:
+        conn = self._connection()
+        # One write transaction, taken at once (IMMEDIATE): no other process's add comes
+        # between the expired row's removal and the insert. (An UPSERT would be one
+        # statement, but needs SQLite 3.24, newer than some systems' Python links.)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Read once the lock is held: the wait for it is not taken from the value's time.
+            now = time.time()
+            value = make()
+            conn.execute(
+                "DELETE FROM pushwire_idempotency WHERE key = ? AND expires <= ?", (key, now)
+            )
+            inserted = conn.execute(
+                "INSERT OR IGNORE INTO pushwire_idempotency VALUES (?, ?, ?)",
+                (key, value, now + timeout),
+            ).rowcount
+            self._adds += 1
+            if self._adds % 1000 == 0:
+                conn.execute("DELETE FROM pushwire_idempotency WHERE expires <= ?", (now,))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return inserted == 1, value
+
+    def _run(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        """``sql`` run on this thread's connection, its cursor read before a fork is let by
+        (a statement left unfinished holds its read lock)."""
+        return self._connection().execute(sql, args)
+
+    def get(self, key: str) -> Optional[str]:
+        with _forks:
+            row = self._run(
+                "SELECT value FROM pushwire_idempotency WHERE key = ? AND expires > ?",
+                key,
+                time.time(),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def set(self, key: str, value: str, timeout: float) -> None:
+        with _forks:
+            self._run(
+                "INSERT OR REPLACE INTO pushwire_idempotency VALUES (?, ?, ?)",
+                key,
+                value,
+                time.time() + timeout,
+            )
+
+    def delete(self, key: str) -> None:
+        with _forks:
+            self._run("DELETE FROM pushwire_idempotency WHERE key = ?", key)
+
+    def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
+        now = time.time()
+        with _forks:
+            changed = self._run(
+                "UPDATE pushwire_idempotency SET value = ?, expires = ? "
+                "WHERE key = ? AND value = ? AND expires > ?",
+                value,
+                now + timeout,
+                key,
+                expected,
+                now,
+            ).rowcount
+        return bool(changed == 1)
+
+    def compare_and_delete(self, key: str, expected: str) -> bool:
+        with _forks:
+            deleted = self._run(
+                "DELETE FROM pushwire_idempotency WHERE key = ? AND value = ? AND expires > ?",
+                key,
+                expected,
+                time.time(),
+            ).rowcount
+        return bool(deleted == 1)
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"
+
+
+# How long a connection waits for another's lock on the file.
+_BUSY_TIMEOUT = 30.0
+
+
+def _set_up(path: str) -> sqlite3.Connection:
+    """A connection to the store's file, the file in WAL mode and its table made.
+
+    Processes that open a new file at once each read it and then write its first pages
+    (the switch to WAL, the table). Two readers that both ask to write cannot both wait for
+    the other, so SQLite answers one of them "database is locked" at once rather than after
+    its busy timeout; that one sets up again, by then against the other's file, until the
+    same timeout."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT
+    while True:
+        # Closed by whichever thread drops it (``_Opened``); only its own thread uses it.
+        conn = sqlite3.connect(
+            path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            # Committed to the WAL without waiting for the disk (an fsync a claim, about 1 ms,
+            # the whole of a key's budget): a crash of the process loses nothing; a power
+            # loss or a crash of the system may roll back the writes since the WAL's last
+            # checkpoint, claims included (docs/exactly-once.md says so).
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS pushwire_idempotency "
+                "(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL NOT NULL)"
+            )
+            return conn
+        except sqlite3.OperationalError as e:
+            conn.close()
+            if "locked" not in str(e) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
