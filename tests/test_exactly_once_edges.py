@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import faulthandler
+import gc
 import json
 import logging
 import os
@@ -682,6 +683,42 @@ def test_a_child_forked_while_a_thread_is_inside_the_redis_pool_makes_its_keyed_
     assert len(emu.notifications()) == 2
 
 
+def test_a_child_that_drops_a_redis_store_it_never_used_exits(redis_url: str) -> None:
+    """A child freeing the parent's Redis client with its store (never used there) leaves
+    the parent's pool alone: closing it would take the pool's locks, held by another thread
+    of the parent at the fork."""
+    stores = [_keystores.RedisStore(_empty_redis(redis_url))]
+    stores[0].set("k", "v", 60)  # a connection of the pool's, given back
+    # The locks a thread taking or giving back a connection holds (not the one that guards
+    # the pool's own renewal in a child).
+    pool = vars(stores[0]._client().connection_pool)
+    locks = [v for k, v in pool.items() if k != "_fork_lock" and hasattr(v, "acquire")]
+    inside, go = threading.Event(), threading.Event()
+
+    def in_the_pool() -> None:
+        with contextlib.ExitStack() as held:
+            for lock in locks:
+                held.enter_context(lock)
+            inside.set()
+            go.wait(30)
+
+    holder = threading.Thread(target=in_the_pool)
+    holder.start()
+    assert inside.wait(30)
+
+    def drops() -> bool:
+        stores.clear()
+        gc.collect()
+        return True
+
+    try:
+        assert _in_a_child(drops) == 0
+    finally:
+        go.set()
+        holder.join()
+    assert stores[0].get("k") == "v"
+
+
 # Steps a test runs as a fork begins (before the package's own at-fork steps).
 _before_fork: list[Callable[[], None]] = []
 if hasattr(os, "register_at_fork"):
@@ -727,32 +764,65 @@ def test_a_child_forked_while_a_thread_is_inside_a_sqlite_claim_claims_its_own_k
     assert len(emu.notifications()) == 1
 
 
-def test_a_fork_made_inside_a_sqlite_claim_on_its_own_thread_is_not_held_back(
+def test_a_fork_made_inside_a_sqlite_claim_is_not_held_back_and_its_child_refuses_the_store(
     tmp_path: Path,
 ) -> None:
     """A fork from inside a claim on the forking thread itself (a signal handler's, or a
-    callback's) cannot wait for that claim to end: it is made at once. So is one after a
-    thread was interrupted inside the guard and ended, or went on to a statement of its
-    own: the mark such an interruption leaves holds no fork back."""
-    store = _sqlitestore.SQLiteStore(tmp_path / "keys.db")
+    callback's) cannot wait for that claim to end: it is made at once, and its child, whose
+    copy of the connection is in the claim's transaction, neither uses it nor closes it (a
+    rollback there would rewrite the log's index under the parent): the store refuses to
+    work in that child, saying why. The parent's claim and file are whole. A mark that an
+    interrupted statement left (its ``with`` never left) holds no later fork back."""
+    path = tmp_path / "keys.db"
+    store = _sqlitestore.SQLiteStore(path)
     took: list[float] = []
+
+    def refused() -> bool:
+        try:
+            store.add("child", "v", 60)
+        except sqlite3.OperationalError as e:
+            return "forked while a statement on the file was under way" in str(e)
+        return False
 
     def forks() -> str:
         started = time.monotonic()
-        assert _in_a_child(lambda: True) == 0
+        assert _in_a_child(refused) == 0
         took.append(time.monotonic() - started)
         return "v"
 
     assert store.add_made("k", forks, 60) == (True, "v")
-    # Marked inside, never left (an exception between the steps): the thread ends; then
-    # the main thread is marked so and makes a statement of its own.
-    Running("interrupted", _sqlitestore._forks.__enter__).result()
-    _sqlitestore._forks.__enter__()
-    assert store.get("k") == "v"
+    assert store.get("child") is None
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    check.close()
+    # Entered and never left, as an exception between the steps leaves a statement: once
+    # in a thread that then ends, once in this one.
+    Running("interrupted", _sqlitestore._Statement().__enter__).result()
+    _sqlitestore._Statement().__enter__()
     started = time.monotonic()
-    assert Running("forks", lambda: _in_a_child(lambda: True)).result() == 0
+    assert Running("forks", lambda: _in_a_child(lambda: store.get("k") == "v")).result() == 0
     took.append(time.monotonic() - started)
     assert max(took) < 5, took  # each would wait out the 30 s busy timeout
+
+
+def test_a_store_call_nested_in_a_claim_leaves_the_claim_holding_forks_back(
+    tmp_path: Path,
+) -> None:
+    """A store call made inside a claim on the same thread (a signal handler's, a value's
+    maker) ends before the claim does: the claim still holds another thread's fork back
+    until its commit, and the child finds the key claimed."""
+    store = _sqlitestore.SQLiteStore(tmp_path / "keys.db")
+    forked: list[int] = []
+
+    def make() -> str:
+        assert store.get("other") is None  # nested in the claim
+        Running("forks", lambda: forked.append(_in_a_child(lambda: store.get("k") == "v")))
+        wait_until(lambda: bool(_sqlitestore._forks._forking), "the fork to begin")
+        return "v"
+
+    assert store.add_made("k", make, 60) == (True, "v")
+    wait_until(lambda: bool(forked), "the fork to be made")
+    assert forked == [0]
 
 
 def test_a_claim_interrupted_inside_its_transaction_leaves_the_file_unlocked(

@@ -8,6 +8,7 @@ import logging
 import os
 import sqlite3
 import threading
+import weakref
 from typing import Any, Callable, Optional, Protocol, runtime_checkable
 
 from pushwire._keywriter import FLUSH_WAIT, Later, Write
@@ -108,6 +109,7 @@ class RedisStore:
         self._checked = False
         self._later = Later(self._write_batch)
         self._mine = threading.local()
+        _redis_stores.add(self)
 
     def _client(self) -> Any:
         """This process's client. A forked child makes its own, on a pool of its own: redis-py's
@@ -117,9 +119,6 @@ class RedisStore:
         if self._pid != os.getpid():
             import redis
 
-            # The parent's, which this store's scripts keep, left without a pool to close
-            # when it is freed: closing it would take the same locks.
-            self._redis.auto_close_connection_pool = False
             pool = self._redis.connection_pool
             own = redis.ConnectionPool(
                 connection_class=pool.connection_class,
@@ -277,6 +276,21 @@ class RedisStore:
 
     def __repr__(self) -> str:
         return f"RedisStore({self._shown!r})"
+
+
+_redis_stores: weakref.WeakSet[RedisStore] = weakref.WeakSet()
+
+
+def _parents_clients_close_no_pool() -> None:
+    """In a forked child: the parent's clients, freed there with their stores (or when
+    ``_client`` replaces them), close no pool: closing one takes its locks, which a thread
+    of the parent may have held at the fork."""
+    for store in list(_redis_stores):
+        store._redis.auto_close_connection_pool = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_parents_clients_close_no_pool)
 
 
 def _ms(timeout: float) -> int:

@@ -18,68 +18,108 @@ __all__ = ["SQLiteStore"]
 
 class _Forks:
     """Holds a fork back while another thread of this process is inside a SQLite statement
-    or transaction on a store's file, and, in the child, closes the forking thread's copies
-    of the stores' connections.
+    or transaction on a store's file; in the child, closes the copies of the connections
+    that were idle at the fork, and keeps the others unused and unclosed.
 
     SQLite keeps the locks its connections hold on a file in the process's memory, which a
     child copies (SQLite's documentation: no connection may cross a fork). A child forked
     while another thread was between ``BEGIN IMMEDIATE`` and ``COMMIT`` (a claim) finds the
     file's write lock taken by a connection nobody in it will ever close, and each claim of
     its own answers "database is locked"; one forked while a connection was being opened or
-    closed finds SQLite's own mutexes taken; and a connection the child opens beside a copy
+    closed finds SQLite's own mutexes taken; a connection the child opens beside a copy
     shares the copy's record of the locks, so takes none of its own from the system, and
     another process's checkpoint may delete the write-ahead log under it, its claims lost.
+    Closing a copy that was in use is no better: its rollback rewrites the log's index,
+    which every process shares, from what the parent knew at the fork.
 
-    Neither side takes a lock of Python's: a thread marks itself inside and out with one step
-    each on a set (a signal handler that raises between the steps of a lock's ``with`` would
-    leave it taken, and every later statement and fork waiting on it), and a fork looks
-    again every millisecond. A mark left by such an exception is the thread's own, cleared by
-    its next statement. A fork never waits for its own thread (a signal handler's fork made
-    inside a statement), nor for a thread that has ended, nor longer than the busy timeout,
-    the longest a statement of the store's waits on another's lock. The store never enters
-    twice on one thread."""
+    So a fork waits (polling each millisecond, up to the busy timeout, the longest a
+    statement of the store's waits on another's lock) until no other live thread is inside.
+    A fork made from inside a statement on its own thread (a signal handler's), or that gave
+    up waiting, leaves copies in use: the child keeps them, never closed, and its stores of
+    those files refuse to work rather than risk a key claimed twice.
+
+    Neither side takes a lock of Python's (a signal handler that raises inside a lock's
+    ``with`` can leave it taken, and every later statement and fork waiting on it): each
+    thread's outermost statement puts a weak reference to itself in a dict, one step in and
+    one out. One that an exception kept from leaving is dead as soon as its frame is, and
+    neither holds a fork back nor makes the thread's next statement look nested."""
 
     def __init__(self) -> None:
-        self._inside: set[int] = set()
+        self._inside: dict[int, weakref.ref[_Statement]] = {}
         self._forking: set[int] = set()
+        # At this process's last fork: its pid, and the threads then inside a statement.
+        self._at_fork: tuple[int, frozenset[int]] = (0, frozenset())
 
-    def __enter__(self) -> None:
-        me = threading.get_ident()
-        self._inside.add(me)
-        # Marked before looking: a fork begun meanwhile sees this thread and waits for it,
-        # or this thread sees the fork and steps out until it is made.
-        while self._forking and me not in self._forking:
-            self._inside.discard(me)
-            time.sleep(_LOOK_AGAIN)
-            self._inside.add(me)
+    def inside(self, thread: int) -> bool:
+        held = self._inside.get(thread)
+        return held is not None and held() is not None
 
-    def __exit__(self, *exc: object) -> None:
-        self._inside.discard(threading.get_ident())
+    def _others_inside(self, me: int) -> set[int]:
+        inside = {t for t, held in list(self._inside.items()) if held() is not None}
+        return (inside - {me}) & sys._current_frames().keys()
 
     def before(self) -> None:
         me = threading.get_ident()
         self._forking.add(me)
-        deadline = time.monotonic() + _BUSY_TIMEOUT
-        while time.monotonic() < deadline:
-            others = self._inside - {me}
-            if not others or not others & sys._current_frames().keys():
-                return
-            time.sleep(_LOOK_AGAIN)
+        if not self.inside(me):  # a fork from inside a statement cannot wait for it to end
+            deadline = time.monotonic() + _BUSY_TIMEOUT
+            while self._others_inside(me) and time.monotonic() < deadline:
+                time.sleep(_LOOK_AGAIN)
+        mine = {me} if self.inside(me) else set()
+        self._at_fork = (os.getpid(), frozenset(self._others_inside(me) | mine))
 
     def after_in_parent(self) -> None:
         self._forking.discard(threading.get_ident())
 
     def after_in_child(self) -> None:
-        self._inside, self._forking = set(), set()
+        self._inside, self._forking = {}, set()
         for store in list(_sqlite_stores):
             opened = store._local.__dict__.pop("opened", None)
             if opened is not None:
                 opened.close()
 
+    def in_use_at_fork(self, pid: int, thread: int) -> bool:
+        """Whether a connection of ``thread`` in process ``pid`` was in use when this process
+        was forked from it."""
+        forked_from, threads = self._at_fork
+        return pid != os.getpid() and pid == forked_from and thread in threads
+
+
+class _Statement:
+    """``with _Statement():`` around each use of a store's connection: see ``_Forks``."""
+
+    __slots__ = ("marked", "__weakref__")
+
+    def __enter__(self) -> None:
+        me = threading.get_ident()
+        self.marked = False
+        if _forks.inside(me):  # nested: the outermost statement of the thread holds the mark
+            return
+        try:
+            self.marked = True
+            _forks._inside[me] = weakref.ref(self)
+            # Marked before looking: a fork begun meanwhile sees this thread and waits for
+            # it, or this thread sees the fork and steps out until it is made.
+            while _forks._forking and me not in _forks._forking:
+                _forks._inside.pop(me, None)
+                time.sleep(_LOOK_AGAIN)
+                _forks._inside[me] = weakref.ref(self)
+        except BaseException:
+            _forks._inside.pop(me, None)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        if self.marked:
+            _forks._inside.pop(threading.get_ident(), None)
+
 
 _LOOK_AGAIN = 0.001
 _forks = _Forks()
 _sqlite_stores: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
+# Copies in use at a fork, kept open in the child and never used: closing one rolls it back.
+_kept: list[sqlite3.Connection] = []
+# The files whose copies were kept: a store of one refuses to work in this process.
+_unusable: set[str] = set()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(
         before=_forks.before,
@@ -90,27 +130,40 @@ if hasattr(os, "register_at_fork"):
 
 class _Opened:
     """A thread's connection to a store's file, closed inside the fork guard, whether by the
-    thread's end (its thread-local cleared), the store's, or a fork's child."""
+    thread's end (its thread-local cleared), the store's, or a fork's child (which keeps it,
+    unclosed, if it was in use at the fork)."""
 
-    __slots__ = ("conn", "pid")
+    __slots__ = ("conn", "path", "pid", "thread")
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
         self.conn: Optional[sqlite3.Connection] = conn
+        self.path = path
         self.pid = os.getpid()
+        self.thread = threading.get_ident()
 
     def close(self) -> None:
         conn, self.conn = self.conn, None
         if conn is None:
             return
-        if threading.get_ident() in _forks._inside:  # dropped during a statement of its own
-            conn.close()
+        if _forks.in_use_at_fork(self.pid, self.thread):
+            _kept.append(conn)
+            _unusable.add(self.path)
             return
-        with _forks:
+        with _Statement():
             conn.close()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # the interpreter's exit: its globals gone
             self.close()
+
+
+def _refused(path: str) -> sqlite3.OperationalError:
+    return sqlite3.OperationalError(
+        f"idempotency store {path}: this process was forked while a statement on the file "
+        "was under way (a fork from a signal handler inside one, or one that gave up "
+        f"waiting {_BUSY_TIMEOUT:g} s for it); the connection it copied cannot be used or "
+        "closed safely, so the store refuses to work in this process: fork outside its calls"
+    )
 
 
 class SQLiteStore:
@@ -123,13 +176,15 @@ class SQLiteStore:
         self._local = threading.local()
         self._adds = 0
         _sqlite_stores.add(self)
-        with _forks:
+        with _Statement():
             self._connection()  # a path that cannot be used fails here, not at the first call
 
     def _connection(self) -> sqlite3.Connection:
         opened: Optional[_Opened] = getattr(self._local, "opened", None)
         if opened is None or opened.conn is None or opened.pid != os.getpid():
-            opened = self._local.opened = _Opened(_set_up(self.path))
+            if self.path in _unusable:
+                raise _refused(self.path)
+            opened = self._local.opened = _Opened(_set_up(self.path), self.path)
         assert opened.conn is not None
         return opened.conn
 
@@ -141,11 +196,12 @@ class SQLiteStore:
         (which another process may hold for up to the busy timeout): a value naming a time
         from now (a claim's lease) names it from the moment it is stored. Whether it was
         stored, and the value."""
-        with _forks:
+        with _Statement():
             return self._add_made(key, make, timeout)
 
     def _add_made(self, key: str, make: Callable[[], str], timeout: float) -> tuple[bool, str]:
         conn = self._connection()
+        pid = os.getpid()
         # One write transaction, taken at once (IMMEDIATE): no other process's add comes
         # between the expired row's removal and the insert. (An UPSERT would be one
         # statement, but needs SQLite 3.24, newer than some systems' Python links.)
@@ -164,9 +220,11 @@ class SQLiteStore:
             self._adds += 1
             if self._adds % 1000 == 0:
                 conn.execute("DELETE FROM pushwire_idempotency WHERE expires <= ?", (now,))
+            if os.getpid() != pid:  # forked from inside this claim: the copy is the parent's
+                raise _refused(self.path)
             conn.execute("COMMIT")
         except BaseException:
-            if conn.in_transaction:
+            if os.getpid() == pid and conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
         return inserted == 1, value
@@ -177,7 +235,7 @@ class SQLiteStore:
         return self._connection().execute(sql, args)
 
     def get(self, key: str) -> Optional[str]:
-        with _forks:
+        with _Statement():
             row = self._run(
                 "SELECT value FROM pushwire_idempotency WHERE key = ? AND expires > ?",
                 key,
@@ -186,7 +244,7 @@ class SQLiteStore:
         return None if row is None else str(row[0])
 
     def set(self, key: str, value: str, timeout: float) -> None:
-        with _forks:
+        with _Statement():
             self._run(
                 "INSERT OR REPLACE INTO pushwire_idempotency VALUES (?, ?, ?)",
                 key,
@@ -195,12 +253,12 @@ class SQLiteStore:
             )
 
     def delete(self, key: str) -> None:
-        with _forks:
+        with _Statement():
             self._run("DELETE FROM pushwire_idempotency WHERE key = ?", key)
 
     def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
         now = time.time()
-        with _forks:
+        with _Statement():
             changed = self._run(
                 "UPDATE pushwire_idempotency SET value = ?, expires = ? "
                 "WHERE key = ? AND value = ? AND expires > ?",
@@ -213,7 +271,7 @@ class SQLiteStore:
         return bool(changed == 1)
 
     def compare_and_delete(self, key: str, expected: str) -> bool:
-        with _forks:
+        with _Statement():
             deleted = self._run(
                 "DELETE FROM pushwire_idempotency WHERE key = ? AND value = ? AND expires > ?",
                 key,
