@@ -640,6 +640,30 @@ def _in_a_child(then: Callable[[], bool]) -> int:
     return os.waitpid(pid, 0)[1]
 
 
+@contextlib.contextmanager
+def _taken_by_another_thread(locks: list[Any]) -> Iterator[None]:
+    """``locks`` held by another thread while the block runs (as a thread inside redis-py's
+    pool holds them)."""
+    assert locks
+    inside, go = threading.Event(), threading.Event()
+
+    def holds() -> None:
+        with contextlib.ExitStack() as held:
+            for lock in locks:
+                held.enter_context(lock)
+            inside.set()
+            go.wait(30)
+
+    holder = threading.Thread(target=holds)
+    holder.start()
+    assert inside.wait(30)
+    try:
+        yield
+    finally:
+        go.set()
+        holder.join()
+
+
 def test_a_child_forked_while_a_thread_is_inside_the_redis_pool_makes_its_keyed_calls(
     redis_url: str, emu: Emulator
 ) -> None:
@@ -653,19 +677,6 @@ def test_a_child_forked_while_a_thread_is_inside_the_redis_pool_makes_its_keyed_
         client.notifications.create(**BROADCAST, idempotency_key="before")
         pool = store._client().connection_pool
         locks = [v for v in vars(pool).values() if callable(getattr(v, "acquire", None))]
-        assert locks
-        inside, go = threading.Event(), threading.Event()
-
-        def in_the_pool() -> None:
-            with contextlib.ExitStack() as held:
-                for lock in locks:
-                    held.enter_context(lock)
-                inside.set()
-                go.wait(30)
-
-        holder = threading.Thread(target=in_the_pool)
-        holder.start()
-        assert inside.wait(30)
 
         def in_child() -> bool:
             sent = client.notifications.create(**BROADCAST, idempotency_key="child")
@@ -673,12 +684,8 @@ def test_a_child_forked_while_a_thread_is_inside_the_redis_pool_makes_its_keyed_
             recorded = store.get(client.idempotency._store()._stored("child"))
             return bool(sent and recorded)
 
-        try:
-            status = _in_a_child(in_child)
-        finally:
-            go.set()
-            holder.join()
-        assert status == 0
+        with _taken_by_another_thread(locks):
+            assert _in_a_child(in_child) == 0
         assert {client.idempotency.status(k) for k in ("before", "child")} == {"done"}
     assert len(emu.notifications()) == 2
 
@@ -693,29 +700,14 @@ def test_a_child_that_drops_a_redis_store_it_never_used_exits(redis_url: str) ->
     # the pool's own renewal in a child).
     pool = vars(stores[0]._client().connection_pool)
     locks = [v for k, v in pool.items() if k != "_fork_lock" and hasattr(v, "acquire")]
-    inside, go = threading.Event(), threading.Event()
-
-    def in_the_pool() -> None:
-        with contextlib.ExitStack() as held:
-            for lock in locks:
-                held.enter_context(lock)
-            inside.set()
-            go.wait(30)
-
-    holder = threading.Thread(target=in_the_pool)
-    holder.start()
-    assert inside.wait(30)
 
     def drops() -> bool:
         stores.clear()
         gc.collect()
         return True
 
-    try:
+    with _taken_by_another_thread(locks):
         assert _in_a_child(drops) == 0
-    finally:
-        go.set()
-        holder.join()
     assert stores[0].get("k") == "v"
 
 
