@@ -767,14 +767,23 @@ def test_a_fork_made_inside_a_sqlite_claim_is_not_held_back_and_its_child_refuse
     interrupted statement left (its ``with`` never left) holds no later fork back."""
     path = tmp_path / "keys.db"
     store = _sqlitestore.SQLiteStore(path)
+    (tmp_path / "link.db").symlink_to(path)
     took: list[float] = []
 
     def refused() -> bool:
-        try:
-            store.add("child", "v", 60)
-        except sqlite3.OperationalError as e:
-            return "forked while a statement on the file was under way" in str(e)
-        return False
+        # The same file under another name too: a connection to it by any name would share
+        # the kept copy's record of the locks.
+        for use in (
+            lambda: store.add("child", "v", 60),
+            lambda: _sqlitestore.SQLiteStore(tmp_path / "link.db"),
+        ):
+            try:
+                use()
+                return False
+            except sqlite3.OperationalError as e:
+                if "was forked while a statement on" not in str(e):
+                    return False
+        return True
 
     def forks() -> str:
         started = time.monotonic()
@@ -815,6 +824,22 @@ def test_a_store_call_nested_in_a_claim_leaves_the_claim_holding_forks_back(
     assert store.add_made("k", make, 60) == (True, "v")
     wait_until(lambda: bool(forked), "the fork to be made")
     assert forked == [0]
+
+
+def test_a_sqlite_store_named_by_a_relative_path_keeps_its_file_after_a_chdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each thread opens its own connection when it first uses the store: one that starts
+    after the process changed directory (a daemon's ``chdir("/")``) must open the same file,
+    not one of the same name there, or a key claimed is claimed again."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    store = _sqlitestore.SQLiteStore("keys.db")
+    assert store.add("k", "v", 60)
+    monkeypatch.chdir(tmp_path / "b")
+    assert Running("later", lambda: store.add("k", "again", 60)).result() is False
+    assert not (tmp_path / "b" / "keys.db").exists()
 
 
 def test_a_claim_interrupted_inside_its_transaction_leaves_the_file_unlocked(

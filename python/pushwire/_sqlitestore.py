@@ -118,7 +118,9 @@ _forks = _Forks()
 _sqlite_stores: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
 # Copies in use at a fork, kept open in the child and never used: closing one rolls it back.
 _kept: list[sqlite3.Connection] = []
-# The files whose copies were kept: a store of one refuses to work in this process.
+# The files whose copies were kept. Once there is one, every store refuses to work in this
+# process: a file has other names (a link, another spelling of its path), and a connection
+# opened to it under any of them shares the kept copy's record of the locks.
 _unusable: set[str] = set()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(
@@ -158,11 +160,12 @@ class _Opened:
 
 
 def _refused(path: str) -> sqlite3.OperationalError:
+    kept = ", ".join(sorted(_unusable))
     return sqlite3.OperationalError(
-        f"idempotency store {path}: this process was forked while a statement on the file "
-        "was under way (a fork from a signal handler inside one, or one that gave up "
-        f"waiting {_BUSY_TIMEOUT:g} s for it); the connection it copied cannot be used or "
-        "closed safely, so the store refuses to work in this process: fork outside its calls"
+        f"idempotency store {path}: this process was forked while a statement on {kept} was "
+        "under way (a fork from a signal handler inside one, or one that gave up waiting "
+        f"{_BUSY_TIMEOUT:g} s for it); the connection it copied cannot be used or closed "
+        "safely, so no SQLite store works in this process: fork outside the store's calls"
     )
 
 
@@ -172,7 +175,8 @@ class SQLiteStore:
     thread and process; a fork waits for the statements under way (``_Forks``)."""
 
     def __init__(self, path: Union[str, os.PathLike[str]]) -> None:
-        self.path = os.fspath(path)
+        # Absolute: a thread or child opening it after a chdir (a daemon's) opens this file.
+        self.path = os.path.abspath(os.fspath(path))
         self._local = threading.local()
         self._adds = 0
         _sqlite_stores.add(self)
@@ -182,7 +186,7 @@ class SQLiteStore:
     def _connection(self) -> sqlite3.Connection:
         opened: Optional[_Opened] = getattr(self._local, "opened", None)
         if opened is None or opened.conn is None or opened.pid != os.getpid():
-            if self.path in _unusable:
+            if _unusable:
                 raise _refused(self.path)
             opened = self._local.opened = _Opened(_set_up(self.path), self.path)
         assert opened.conn is not None
