@@ -127,7 +127,7 @@ def windows() -> None:
     print(f"windows: the extension links ({dll.name} exports PyInit__core)", flush=True)
 
     launcher = wine()
-    run([launcher, "wineboot", "-i"], env=env, stdout=subprocess.DEVNULL)
+    wine_boot(launcher, env)
     # The Rust tests (unit and integration, the emulator binary built with them) under wine.
     test_env = dict(env, CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=launcher)
     run(["cargo", "test", "-q", *target, "--tests"], env=test_env)
@@ -137,6 +137,43 @@ def windows() -> None:
         "windows: clippy clean, the extension links, "
         "the Rust tests and the emulator pass under wine"
     )
+
+
+def wine_boot(launcher: str, env: dict[str, str]) -> None:
+    """Makes the wine prefix (`wineboot -i`), wine's errors kept in target/cross/wine/boot.log.
+
+    A first boot can fail for reasons outside this project: the launcher waits at most five
+    minutes for wineboot.exe to fill the prefix (copying some 700 MB of DLLs), then goes on
+    and fails to load kernel32.dll (exit 53) from a prefix half written; a disk that fills
+    fails the same way. A failed boot is reported with wine's own errors and the free disk
+    space, the prefix is removed with its wineserver, and it is made once more from nothing:
+    the set-up of a tool, as a package install is; every test after it runs once."""
+    prefix = Path(env["WINEPREFIX"])
+    log = prefix.parent / "boot.log"
+    # err lines kept (the boot-event timeout and a failed wineboot start among them).
+    boot_env = dict(env, WINEDEBUG="fixme-all")
+    server = Path(launcher).parent / "wineserver"
+    for attempt in (1, 2):
+        print(f"+ {launcher} wineboot -i  (wine's errors: {log})", flush=True)
+        with log.open("w") as out:
+            done = subprocess.run(
+                [launcher, "wineboot", "-i"], env=boot_env, stdout=out, stderr=out, check=False
+            )
+        if done.returncode == 0:
+            return
+        free = shutil.disk_usage(prefix.parent).free // 2**20
+        tail = log.read_text(errors="replace").splitlines()[-30:]
+        print(
+            f"make cross: wineboot -i exited {done.returncode} (attempt {attempt}); "
+            f"{free} MiB free on the prefix's disk; the end of {log.name}:",
+            *tail,
+            sep="\n",
+            flush=True,
+        )
+        stop = [str(server) if server.exists() else "wineserver", "-k"]
+        subprocess.run(stop, env=env, check=False, stderr=subprocess.DEVNULL)
+        shutil.rmtree(prefix, ignore_errors=True)
+    sys.exit("make cross: wine could not make its prefix twice running (above: wine's errors)")
 
 
 def emulator_exe_answers(launcher: str, exe: Path, env: dict[str, str]) -> None:

@@ -1,0 +1,63 @@
+"""`make cross`'s making of the wine prefix (tools/cross.py `wine_boot`): a first boot that
+fails is reported with wine's own errors and the free disk space, and the prefix is made again
+from nothing, once. The launcher here is a script in wine's place that fails as wine does on a
+full disk (exit 53, kernel32.dll not loaded, a prefix half written)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import cross  # noqa: E402
+
+FAILING_BOOT = """#!/bin/sh
+# $0 wineboot -i: the prefix half written; fails the first N times (N in fails, beside it).
+count="$(cat "$(dirname "$WINEPREFIX")/fails")"
+mkdir -p "$WINEPREFIX/drive_c/windows/system32"
+if [ "$count" -gt 0 ]; then
+    echo $((count - 1)) > "$(dirname "$WINEPREFIX")/fails"
+    : > "$WINEPREFIX/drive_c/windows/system32/kernel32.dll"
+    echo "0024:err:environ:run_wineboot boot event wait timed out" >&2
+    echo "wine: could not load kernel32.dll, status c0000135" >&2
+    exit 53
+fi
+echo "$WINEDEBUG" > "$WINEPREFIX/booted"
+"""
+
+
+def launcher(tmp: Path, fails: int) -> tuple[str, dict[str, str]]:
+    bin_ = tmp / "wine"
+    bin_.mkdir()
+    for name, text in (("wine64", FAILING_BOOT), ("wineserver", "#!/bin/sh\n")):
+        (bin_ / name).write_text(text)
+        (bin_ / name).chmod(0o755)
+    (tmp / "fails").write_text(f"{fails}\n")
+    return str(bin_ / "wine64"), dict(os.environ, WINEPREFIX=str(tmp / "prefix"), WINEDEBUG="-all")
+
+
+def test_a_failed_first_boot_is_reported_and_made_again_from_nothing(tmp_path, capsys):
+    wine, env = launcher(tmp_path, fails=1)
+    cross.wine_boot(wine, env)
+    printed = capsys.readouterr().out
+    assert "wineboot -i exited 53 (attempt 1)" in printed
+    assert "MiB free on the prefix's disk" in printed
+    assert "could not load kernel32.dll" in printed
+    assert "boot event wait timed out" in printed  # wine's err lines are not hidden
+    prefix = tmp_path / "prefix"
+    # The second boot started from an empty prefix: the half-written DLL is gone.
+    assert not (prefix / "drive_c/windows/system32/kernel32.dll").exists()
+    assert (prefix / "booted").read_text().strip() == "fixme-all"
+
+
+def test_two_failed_boots_stop_make_cross_saying_why(tmp_path, capsys):
+    wine, env = launcher(tmp_path, fails=2)
+    with pytest.raises(SystemExit) as stopped:
+        cross.wine_boot(wine, env)
+    assert "could not make its prefix" in str(stopped.value)
+    printed = capsys.readouterr().out
+    assert "(attempt 1)" in printed and "(attempt 2)" in printed
+    assert not (tmp_path / "prefix" / "booted").exists()
