@@ -677,6 +677,7 @@ def test_a_child_forked_while_a_thread_is_inside_the_redis_pool_makes_its_keyed_
         client.notifications.create(**BROADCAST, idempotency_key="before")
         pool = store._client().connection_pool
         locks = [v for v in vars(pool).values() if callable(getattr(v, "acquire", None))]
+        assert locks, "redis-py's pool keeps no lock of its own: this test holds nothing"
 
         def in_child() -> bool:
             sent = client.notifications.create(**BROADCAST, idempotency_key="child")
@@ -700,6 +701,7 @@ def test_a_child_that_drops_a_redis_store_it_never_used_exits(redis_url: str) ->
     # the pool's own renewal in a child).
     pool = vars(stores[0]._client().connection_pool)
     locks = [v for k, v in pool.items() if k != "_fork_lock" and hasattr(v, "acquire")]
+    assert locks, "redis-py's pool keeps no lock of its own: this test holds nothing"
 
     def drops() -> bool:
         stores.clear()

@@ -55,18 +55,22 @@ class _Forks:
         return held is not None and held() is not None
 
     def _others_inside(self, me: int) -> set[int]:
-        inside = {t for t, held in list(self._inside.items()) if held() is not None}
+        # A copy: taken under the dict's own lock on a free-threaded build (see _Statement).
+        inside = {t for t, held in self._inside.copy().items() if held() is not None}
         return (inside - {me}) & sys._current_frames().keys()
 
     def before(self) -> None:
         me = threading.get_ident()
         self._forking.add(me)
-        if not self.inside(me):  # a fork from inside a statement cannot wait for it to end
+        others = self._others_inside(me)
+        if self.inside(me):  # a fork from inside a statement cannot wait for it to end
+            others.add(me)
+        else:
             deadline = time.monotonic() + _BUSY_TIMEOUT
-            while self._others_inside(me) and time.monotonic() < deadline:
+            while others and time.monotonic() < deadline:
                 time.sleep(_LOOK_AGAIN)
-        mine = {me} if self.inside(me) else set()
-        self._at_fork = (os.getpid(), frozenset(self._others_inside(me) | mine))
+                others = self._others_inside(me)
+        self._at_fork = (os.getpid(), frozenset(others))
 
     def after_in_parent(self) -> None:
         self._forking.discard(threading.get_ident())
@@ -99,7 +103,10 @@ class _Statement:
             self.marked = True
             _forks._inside[me] = weakref.ref(self)
             # Marked before looking: a fork begun meanwhile sees this thread and waits for
-            # it, or this thread sees the fork and steps out until it is made.
+            # it, or this thread sees the fork and steps out until it is made. The dict's
+            # own lock orders the two on a free-threaded build too (it orders this store and
+            # the fork's `_others_inside` copy of it; whichever comes second sees the other
+            # side's earlier write), so no store and load here can pass each other.
             while _forks._forking and me not in _forks._forking:
                 _forks._inside.pop(me, None)
                 time.sleep(_LOOK_AGAIN)
