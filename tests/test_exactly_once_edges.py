@@ -19,6 +19,7 @@ import contextlib
 import faulthandler
 import gc
 import json
+import linecache
 import logging
 import os
 import signal
@@ -628,7 +629,8 @@ def test_a_redis_store_claims_on_after_a_fork_and_a_dropped_connection(
 
 def _in_a_child(then: Callable[[], bool]) -> int:
     """``then()`` in a forked child, the child's exit status: 0 if it was true; a child that
-    hangs prints its threads' stacks and exits after 15 seconds."""
+    hangs prints its threads' stacks and exits after 15 seconds, one that hangs before it
+    runs ``then`` (in the fork's own steps) is killed after 30."""
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -637,7 +639,15 @@ def _in_a_child(then: Callable[[], bool]) -> int:
             code = 0 if then() else 1
         finally:
             os._exit(code)
-    return os.waitpid(pid, 0)[1]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError("the child hung in the fork's own steps (killed after 30 s)")
 
 
 @contextlib.contextmanager
@@ -719,6 +729,24 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=lambda: [step() for step in list(_before_fork)])
 
 
+def _a_claim_under_way(
+    store: _sqlitestore.SQLiteStore, key: str, value: str
+) -> tuple[threading.Thread, threading.Event]:
+    """A claim of ``key`` by another thread, inside its write transaction until ``go`` is
+    set (the thread, and ``go``)."""
+    inside, go = threading.Event(), threading.Event()
+
+    def lease() -> str:
+        inside.set()
+        go.wait(30)
+        return value
+
+    holder = threading.Thread(target=store.add_made, args=(key, lease, 60))
+    holder.start()
+    assert inside.wait(30)
+    return holder, go
+
+
 def test_a_child_forked_while_a_thread_is_inside_a_sqlite_claim_claims_its_own_keys(
     tmp_path: Path, emu: Emulator
 ) -> None:
@@ -728,17 +756,8 @@ def test_a_child_forked_while_a_thread_is_inside_a_sqlite_claim_claims_its_own_k
     write lock that no one in it will release would answer each claim of its own "database
     is locked". The fork waits for the commit, and the child's claims go through."""
     store = _keystores.SQLiteStore(tmp_path / "keys.db")
-    inside, go = threading.Event(), threading.Event()
-
-    def lease() -> str:
-        inside.set()
-        go.wait(30)
-        return "the parent's"
-
-    holder = threading.Thread(target=store.add_made, args=("held", lease, 60))
     with emu.client(idempotency_store=store) as client:
-        holder.start()
-        assert inside.wait(30)
+        holder, go = _a_claim_under_way(store, "held", "the parent's")
 
         def in_child() -> bool:
             _sqlitestore._BUSY_TIMEOUT = 3.0  # a lock nobody releases: an error in 3 s
@@ -863,6 +882,90 @@ def test_a_claim_interrupted_inside_its_transaction_leaves_the_file_unlocked(
     )
     assert other.result() is True
     assert store.add("k", "mine", 60) and store.get("k") == "mine"
+
+
+def test_a_claim_interrupted_as_its_transaction_begins_leaves_the_file_unlocked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception raised the moment ``BEGIN IMMEDIATE`` returns, the write lock taken (a
+    signal handler's): the claim rolls back, and no connection of any process is left
+    waiting for a lock that the thread would hold until its next claim."""
+    monkeypatch.setattr(_sqlitestore, "_BUSY_TIMEOUT", 1.0)
+    store = _sqlitestore.SQLiteStore(tmp_path / "keys.db")
+    conn = store._connection()
+
+    def as_it_returns(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_return" and getattr(arg, "__name__", "") == "execute":
+            if conn.in_transaction:
+                sys.setprofile(None)
+                raise KeyboardInterrupt
+
+    sys.setprofile(as_it_returns)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            store.add("k", "v", 60)
+    finally:
+        sys.setprofile(None)
+    assert not conn.in_transaction
+    other = Running(
+        "other", lambda: _sqlitestore.SQLiteStore(tmp_path / "keys.db").add("o", "v", 60)
+    )
+    assert other.result() is True
+    assert store.add("k", "mine", 60) and store.get("k") == "mine"
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_fork_whose_wait_a_signal_cuts_short_leaves_a_child_that_refuses_the_store(
+    tmp_path: Path,
+) -> None:
+    """A fork waits for a claim under way on another thread while a third waits inside
+    ``BEGIN IMMEDIATE`` for that claim's lock, and a signal handler raises in the wait:
+    ``os.fork`` forks all the same. The child must count both copies as in use (closing
+    the waiting one would take a mutex of SQLite's held by a thread the child has not: a
+    hang) and refuse the store; the parent's claims are whole."""
+    path = tmp_path / "keys.db"
+    store = _sqlitestore.SQLiteStore(path)
+    holder, go = _a_claim_under_way(store, "held", "held")
+    waiter = Running("waiter", lambda: store.add("waited", "v", 60))
+
+    def in_begin() -> bool:
+        frame = sys._current_frames().get(waiter.thread.ident or 0)
+        while frame is not None and frame.f_code.co_name != "_add_made":
+            frame = frame.f_back
+        return frame is not None and "BEGIN IMMEDIATE" in linecache.getline(
+            frame.f_code.co_filename, frame.f_lineno
+        )
+
+    wait_until(in_begin, "the waiter to wait inside BEGIN IMMEDIATE")
+
+    def refused() -> bool:
+        try:
+            store.add("child", "v", 60)
+        except sqlite3.OperationalError as e:
+            return "was forked while a statement on" in str(e)
+        return False
+
+    def cut_short(signum: int, frame: Any) -> None:
+        raise TimeoutError("a signal handler's exception, in the fork's wait")
+
+    previous = signal.signal(signal.SIGALRM, cut_short)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        started = time.monotonic()
+        status = _in_a_child(refused)
+        took = time.monotonic() - started
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        go.set()
+        holder.join()
+    assert status == 0
+    assert took < 5, took  # cut short: the claim under way was not waited for
+    assert waiter.result() is True
+    assert store.get("held") == "held" and store.get("child") is None
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    check.close()
 
 
 WORKER = """

@@ -47,8 +47,10 @@ class _Forks:
     def __init__(self) -> None:
         self._inside: dict[int, weakref.ref[_Statement]] = {}
         self._forking: set[int] = set()
-        # At this process's last fork: its pid, and the threads then inside a statement.
-        self._at_fork: tuple[int, frozenset[int]] = (0, frozenset())
+        # At this process's last fork: its pid, and the threads then inside a statement;
+        # None until a fork has looked (so a fork whose look an exception cut short leaves
+        # its child taking every copy for one in use).
+        self._at_fork: tuple[int, Optional[frozenset[int]]] = (os.getpid(), None)
 
     def inside(self, thread: int) -> bool:
         held = self._inside.get(thread)
@@ -60,17 +62,21 @@ class _Forks:
         return (inside - {me}) & sys._current_frames().keys()
 
     def before(self) -> None:
+        # os.fork forks even when this raises (a signal handler's exception in the wait):
+        # what the child reads of it is each look's as it is made, never an older fork's.
+        self._at_fork = (os.getpid(), None)
         me = threading.get_ident()
         self._forking.add(me)
         others = self._others_inside(me)
         if self.inside(me):  # a fork from inside a statement cannot wait for it to end
             others.add(me)
-        else:
+        self._at_fork = (os.getpid(), frozenset(others))
+        if me not in others:
             deadline = time.monotonic() + _BUSY_TIMEOUT
             while others and time.monotonic() < deadline:
                 time.sleep(_LOOK_AGAIN)
                 others = self._others_inside(me)
-        self._at_fork = (os.getpid(), frozenset(others))
+                self._at_fork = (os.getpid(), frozenset(others))
 
     def after_in_parent(self) -> None:
         self._forking.discard(threading.get_ident())
@@ -86,7 +92,8 @@ class _Forks:
         """Whether a connection of ``thread`` in process ``pid`` was in use when this process
         was forked from it."""
         forked_from, threads = self._at_fork
-        return pid != os.getpid() and pid == forked_from and thread in threads
+        in_use = threads is None or thread in threads
+        return pid != os.getpid() and pid == forked_from and in_use
 
 
 class _Statement:
@@ -216,8 +223,11 @@ class SQLiteStore:
         # One write transaction, taken at once (IMMEDIATE): no other process's add comes
         # between the expired row's removal and the insert. (An UPSERT would be one
         # statement, but needs SQLite 3.24, newer than some systems' Python links.)
-        conn.execute("BEGIN IMMEDIATE")
+        if conn.in_transaction:  # left by a call a second exception cut short in its rollback
+            conn.execute("ROLLBACK")
         try:
+            # Inside the try: an exception raised as it returns (a signal's) rolls it back.
+            conn.execute("BEGIN IMMEDIATE")
             # Read once the lock is held: the wait for it is not taken from the value's time.
             now = time.time()
             value = make()
