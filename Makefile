@@ -39,16 +39,18 @@ $(VENV)/.zig: | $(PY)
 
 # One manylinux2014 wheel per CPython 3.9-3.13 found, the CPython 3.14 and free-threaded 3.14t
 # ones (built without an interpreter: pyo3 is told the version), Alpine's musllinux_1_2 one
-# for CPython 3.13, and the sdist, into dist/.
+# for CPython 3.13, and the sdist, into dist/. Two lanes at once (tools/dist.py says why).
 dist: $(VENV)/.maturin $(VENV)/.zig
-	$(PY) tools/dist.py build
+	$(PY) tools/dist.py build $(DIST_BUILD_ARGS)
 
 # The wheels installed in a fresh venv per CPython found (no compiler or cargo on PATH), the
 # quick start and a smoke subset of the tests run against each; the cp314 one the same way in
 # Debian unstable's CPython 3.14, in a root kept outside the clone (tools/py314.py: needs root,
 # installs debootstrap); the cp314t one's extension checked; the musllinux one the same way in
 # a CPython 3.13 linked to musl (tools/musl.py: built once, about 5 minutes, kept in
-# ~/.cache/pushwire; needs root), then $(ASYNC_TESTS) against it.
+# ~/.cache/pushwire; needs root), then $(ASYNC_TESTS) against it; the sdist built by pip
+# alone (in `make dist`'s second lane), installed and used.
+dist-check: DIST_BUILD_ARGS = --sdist-wheel
 dist-check: dist
 	$(PY) tools/dist.py check $(ASYNC_TESTS)
 	# What the package index shows of them (PYPI.md, the metadata), checked as it renders it.

@@ -1,12 +1,14 @@
 """`make cross`'s making of the wine prefix (tools/cross.py `wine_boot`): a first boot that
 fails is reported with wine's own errors and the free disk space, and the prefix is made again
 from nothing, once. The launcher here is a script in wine's place that fails as wine does on a
-full disk (exit 53, kernel32.dll not loaded, a prefix half written)."""
+full disk (exit 53, kernel32.dll not loaded, a prefix half written). Then the second lane
+that `make dist` and `make cross` build in (tools/dist.py `in_a_second_lane`)."""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,38 @@ def test_two_failed_boots_stop_make_cross_saying_why(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "(attempt 1)" in printed and "(attempt 2)" in printed
     assert not (tmp_path / "prefix" / "booted").exists()
+
+
+# `make dist`'s and `make cross`'s second lane (tools/dist.py `in_a_second_lane`): a build
+# run in a process of its own while the first lane builds.
+
+
+def test_a_second_lane_that_fails_stops_the_build_showing_its_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lane = [sys.executable, "-c", "print('error: could not compile'); raise SystemExit(101)"]
+    with pytest.raises(SystemExit) as stopped:
+        with cross.dist.in_a_second_lane(lane, tmp_path / "lane.log", "the musl wheel"):
+            pass
+    assert "the musl wheel failed (exit 101)" in str(stopped.value)
+    assert "error: could not compile" in capsys.readouterr().out
+
+
+def test_a_first_lane_that_fails_stops_the_second_and_all_it_started(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    # The lane's own child (as cargo is maturin's): stopped with it.
+    lane = ["sh", "-c", f"sleep 60 & echo $! > {started}; wait"]
+    with pytest.raises(RuntimeError):
+        with cross.dist.in_a_second_lane(lane, tmp_path / "lane.log", "the aarch64 wheel"):
+            while not started.exists() or not started.read_text().strip():
+                time.sleep(0.01)
+            raise RuntimeError("the Windows build failed")
+    pid = int(started.read_text())
+    for _ in range(1000):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        # A killed child of a killed shell is reaped by init: give it that moment.
+        time.sleep(0.01)
+    raise AssertionError(f"the second lane's child {pid} outlived it")

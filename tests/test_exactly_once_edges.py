@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import faulthandler
+import functools
 import gc
 import json
 import linecache
@@ -633,12 +634,24 @@ def _in_a_child(then: Callable[[], bool]) -> int:
     runs ``then`` (in the fork's own steps) is killed after 30."""
     pid = os.fork()
     if pid == 0:
-        code = 1
-        try:
-            faulthandler.dump_traceback_later(15, exit=True)
-            code = 0 if then() else 1
-        finally:
-            os._exit(code)
+        _exit_with(then)
+    return _status_of(pid)
+
+
+def _exit_with(then: Callable[[], bool]) -> None:
+    """The end of a forked child: exits 0 if ``then()`` is true, 1 otherwise; a child that
+    hangs prints its threads' stacks and exits after 15 seconds."""
+    code = 1
+    try:
+        faulthandler.dump_traceback_later(15, exit=True)
+        code = 0 if then() else 1
+    finally:
+        os._exit(code)
+
+
+def _status_of(pid: int) -> int:
+    """The exit status of the child ``pid``, killed (and the test failed) if it has not
+    exited in 30 seconds."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
@@ -819,8 +832,8 @@ def test_a_fork_made_inside_a_sqlite_claim_is_not_held_back_and_its_child_refuse
     check.close()
     # Entered and never left, as an exception between the steps leaves a statement: once
     # in a thread that then ends, once in this one.
-    Running("interrupted", _sqlitestore._Statement().__enter__).result()
-    _sqlitestore._Statement().__enter__()
+    Running("interrupted", _sqlitestore._statement).result()
+    _sqlitestore._statement()
     started = time.monotonic()
     assert Running("forks", lambda: _in_a_child(lambda: store.get("k") == "v")).result() == 0
     took.append(time.monotonic() - started)
@@ -966,6 +979,138 @@ def test_a_fork_whose_wait_a_signal_cuts_short_leaves_a_child_that_refuses_the_s
     check = sqlite3.connect(path)
     assert check.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     check.close()
+
+
+def _forking_at(code: types.CodeType, text: str, call: Callable[[], Any]) -> tuple[int, Any]:
+    """``call()``, forked as a signal handler forks, at the start of the line of ``code`` that
+    reads ``text`` (where a handler would run), the child going on with the call: in each
+    process, what ``os.fork`` returned (0 in the child) and what the call returned or
+    raised."""
+    forked: list[int] = []
+
+    def at_line(frame: Any, event: str, arg: Any) -> Any:
+        line = linecache.getline(code.co_filename, frame.f_lineno)
+        if event == "line" and not forked and text in line:
+            forked.append(os.fork())
+        return at_line
+
+    sys.settrace(lambda frame, event, arg: at_line if frame.f_code is code else None)
+    try:
+        outcome = _outcome_of(call)
+    finally:
+        sys.settrace(None)
+    assert forked, f"{code.co_name} never reached {text!r}"
+    return forked[0], outcome
+
+
+def _outcome_of(call: Callable[[], Any]) -> Any:
+    """What ``call()`` returned or raised."""
+    try:
+        return call()
+    except Exception as e:
+        return e
+
+
+def _refusal(outcome: Any) -> bool:
+    return isinstance(outcome, sqlite3.OperationalError) and "was forked while a statement" in str(
+        outcome
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "text"),
+    [
+        (_sqlitestore._Connection.__init__.__code__, "super().__init__("),
+        (_sqlitestore._Connection.__init__.__code__, "if _unusable"),
+        (_sqlitestore._set_up.__code__, 'conn.execute("PRAGMA journal_mode=WAL")'),
+        (_sqlitestore._set_up.__code__, "return conn"),
+        (_sqlitestore.SQLiteStore._connection.__code__, "conn = opened.conn"),
+        (_sqlitestore.SQLiteStore._add_made.__code__, 'conn.execute("BEGIN IMMEDIATE")'),
+        (_sqlitestore.SQLiteStore._add_made.__code__, "inserted = conn.execute("),
+        (_sqlitestore.SQLiteStore._add_made.__code__, 'conn.execute("COMMIT")'),
+    ],
+    ids=["before-open", "opened", "set-up", "unrecorded", "recorded", "begin", "insert", "commit"],
+)
+def test_a_child_forked_inside_a_claim_that_goes_on_with_it_claims_nothing(
+    tmp_path: Path, code: types.CodeType, text: str
+) -> None:
+    """A signal handler forks inside a claim (the thread's first, its connection being made),
+    and the child goes on with the claim when the handler returns: past every check the
+    claim makes in Python (the fork's own look, the pid's), with a connection not yet
+    recorded, or with the parent's transaction to commit. The child's claim must fail,
+    saying why, and so must any later one in it; the parent's claim, its later ones and the
+    file are whole."""
+    path = tmp_path / "keys.db"
+    _sqlitestore.SQLiteStore(path)  # the file made: a claim of a thread's first connection
+
+    def claim() -> tuple[bool, str]:
+        return _sqlitestore.SQLiteStore(path).add_made("k", lambda: f"{os.getpid()}", 60)
+
+    pid, outcome = _forking_at(code, text, claim)
+    if pid == 0:
+        _exit_with(lambda: _refusal(outcome) and _refusal(_outcome_of(claim)))
+    assert _status_of(pid) == 0
+    assert outcome == (True, str(os.getpid()))
+    store = _sqlitestore.SQLiteStore(path)
+    assert all(store.add(f"later-{i}", "v", 60) for i in range(5))
+    del store
+    gc.collect()
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    rows = check.execute("SELECT key, value FROM pushwire_idempotency ORDER BY key").fetchall()
+    check.close()
+    assert rows == [("k", str(os.getpid()))] + [(f"later-{i}", "v") for i in range(5)]
+
+
+def _interrupted_at_line(
+    n: int, source: str, call: Callable[[], Any]
+) -> Optional[KeyboardInterrupt]:
+    """``call()`` with a KeyboardInterrupt raised (as a signal handler raises one) at the
+    ``n``-th line run of the file ``source``: the exception, or None if fewer ran."""
+    seen = [0]
+
+    def interrupt(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            seen[0] += 1
+            if seen[0] == n:
+                raise KeyboardInterrupt(f"at line {frame.f_lineno} of {frame.f_code.co_name}")
+        return interrupt
+
+    sys.settrace(
+        lambda frame, event, arg: interrupt if frame.f_code.co_filename == source else None
+    )
+    try:
+        call()
+    except KeyboardInterrupt as e:
+        return e
+    finally:
+        sys.settrace(None)
+    return None
+
+
+def test_a_claim_interrupted_at_any_line_leaves_no_mark_while_its_exception_is_kept(
+    tmp_path: Path,
+) -> None:
+    """A signal handler's exception at each line the store runs in turn, one per claim, in
+    the claim and its fork guard's steps in and out, the caller keeping every exception (a
+    retry loop's list of errors; the traceback keeps the frames it passed through). None of
+    them may leave the thread marked as inside a statement: its forks would look nested and
+    their children refuse the store, and another thread's fork would wait the full busy
+    timeout. The file is left unlocked each time."""
+    path = tmp_path / "keys.db"
+    store = _sqlitestore.SQLiteStore(path)
+    me = threading.get_ident()
+    kept: list[BaseException] = []
+    for n in range(1, 500):
+        claim = functools.partial(store.add, f"k{n}", "v", 60)
+        interrupted = _interrupted_at_line(n, _sqlitestore.__file__, claim)
+        if interrupted is None:  # a claim of fewer lines: every line was interrupted once
+            break
+        kept.append(interrupted)
+        assert not _sqlitestore._forks.inside(me), interrupted
+        assert _sqlitestore._forks._others_inside(0) == set(), interrupted
+        assert store.add(f"after-{n}", "v", 60), interrupted
+    assert len(kept) > 20, len(kept)
 
 
 WORKER = """

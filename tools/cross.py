@@ -3,7 +3,7 @@
     python tools/cross.py windows   # MinGW build; the Rust tests and the emulator under wine
     python tools/cross.py arm64     # a manylinux2014 aarch64 wheel, run under qemu-user
     python tools/cross.py macos     # the crate and the extension checked for both Macs
-    python tools/cross.py all       # the three, in that order
+    python tools/cross.py all       # the three; the arm64 wheel built while Windows compiles
 
 Windows (x86_64-pc-windows-gnu, Debian's mingw-w64): the extension and the standalone
 emulator pass clippy and link; the Rust tests (the client core against the emulator, over
@@ -32,6 +32,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -102,6 +103,12 @@ def wine_env() -> dict[str, str]:
 
 
 def windows() -> None:
+    windows_run(windows_build())
+
+
+def windows_build() -> dict[str, str]:
+    """Everything of `windows` that compiles (clippy, the extension's link, the tests'
+    build); the environment the rest runs in."""
     system_deps("gcc-mingw-w64-x86-64", "wine64")
     need("x86_64-w64-mingw32-gcc")
     rust_targets(WINDOWS)
@@ -125,7 +132,13 @@ def windows() -> None:
         if needed not in exports:
             sys.exit(f"make cross: {dll.name} does not name {needed}")
     print(f"windows: the extension links ({dll.name} exports PyInit__core)", flush=True)
+    run(["cargo", "test", "-q", *target, "--tests", "--no-run"], env=env)
+    return env
 
+
+def windows_run(env: dict[str, str]) -> None:
+    """What `windows` runs under wine, once `windows_build` has compiled it."""
+    target = ["--target", WINDOWS]
     launcher = wine()
     wine_boot(launcher, env)
     # The Rust tests (unit and integration, the emulator binary built with them) under wine.
@@ -298,9 +311,12 @@ def arm64_root() -> Path:
 
 
 def arm64() -> None:
-    system_deps("qemu-user-static", "debootstrap")
-    need("qemu-aarch64-static", "debootstrap", "dpkg")
     rust_targets(ARM64)
+    arm64_run(arm64_wheel())
+
+
+def arm64_wheel() -> Path:
+    """The aarch64 wheel, built (its Rust target already added); its path."""
     maturin = shutil.which("maturin") or sys.exit("maturin is not installed")
     wheels = WORK / "wheels"
     shutil.rmtree(wheels, ignore_errors=True)
@@ -331,6 +347,13 @@ def arm64() -> None:
     tag = f"cp{PY_VERSION.replace('.', '')}"
     if f"-{tag}-{tag}-" not in wheel.name or "manylinux2014_aarch64" not in wheel.name:
         sys.exit(f"make cross: unexpected wheel {wheel.name}")
+    return wheel
+
+
+def arm64_run(wheel: Path) -> None:
+    """The aarch64 ``wheel`` installed for arm64 Debian's CPython and run under qemu."""
+    system_deps("qemu-user-static", "debootstrap")
+    need("qemu-aarch64-static", "debootstrap", "dpkg")
     root = arm64_root()
     with tempfile.TemporaryDirectory(prefix="pushwire-arm64-") as tmp:
         site = Path(tmp) / "site"
@@ -437,13 +460,32 @@ def macos() -> None:
             print(f"macos: {triple}: the crate, the extension and the emulator check", flush=True)
 
 
-PARTS = {"windows": windows, "arm64": arm64, "macos": macos}
+def every_part() -> None:
+    """Windows, arm64 and the Macs. The aarch64 wheel's release build (in target/dist, so no
+    lock is shared with the Windows builds in target/) runs in a second process while
+    Windows compiles: each build spends much of its time in rustc's front end on this crate,
+    on one core, and the other fills the second. Nothing runs under wine or qemu until both
+    builds are done."""
+    rust_targets(ARM64)
+    lane = [sys.executable, __file__, "arm64-wheel"]
+    with dist.in_a_second_lane(lane, WORK / "arm64-build.log", "the aarch64 wheel's build"):
+        env = windows_build()
+    windows_run(env)
+    (wheel,) = (WORK / "wheels").glob("*.whl")
+    arm64_run(wheel)
+    macos()
+
+
+PARTS = {"windows": windows, "arm64": arm64, "macos": macos, "all": every_part}
 
 if __name__ == "__main__":
+    # SIGTERM (make's or CI's) unwinds as an exception does: the second lane is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     chosen = sys.argv[1:] or ["all"]
-    if chosen == ["all"]:
-        chosen = list(PARTS)
-    if any(c not in PARTS for c in chosen):
+    if chosen == ["arm64-wheel"]:
+        arm64_wheel()  # the second lane of `all`
+    elif all(c in PARTS for c in chosen):
+        for part in chosen:
+            PARTS[part]()
+    else:
         sys.exit(__doc__)
-    for part in chosen:
-        PARTS[part]()

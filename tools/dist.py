@@ -2,8 +2,9 @@
 CPython from 3.9 to 3.13 found on this machine, on CPython 3.14, and on a musl CPython 3.13
 (`make dist-check`).
 
-    python tools/dist.py build     # dist/: one manylinux2014 wheel per CPython found, the cp314
-                                   # and cp314t wheels, the cp313 musllinux_1_2 one, the sdist
+    python tools/dist.py build [--sdist-wheel]  # dist/: one manylinux2014 wheel per CPython
+                                   # found, the cp314 and cp314t wheels, the cp313 musllinux_1_2
+                                   # one, the sdist (and pip's build of it, for `check`)
     python tools/dist.py build-cp314 DIR   # only the cp314 wheel, into DIR
     python tools/dist.py check [TESTS]     # a fresh venv per CPython: install, quick start,
                                    # smoke tests; TESTS (pytest's) run against the musl wheel too
@@ -26,18 +27,27 @@ One wheel per CPython version rather than one abi3 wheel: abi3 measured 3.5-10.7
 bench case 2 on this machine (README, "Performance"). The wheels are manylinux2014 (glibc
 2.17): built with zig as the C compiler and linker (maturin's `--zig`, the `ziglang` package),
 so no Docker image is needed.
+
+The build runs in two lanes at once, each with its own target directory: the manylinux wheels,
+then the musl wheel and pip's build of the sdist. Each wheel's build spends about half its
+time in rustc's front end on this crate, which uses one core; the other lane's compiling
+fills the second. The manylinux lane builds the cp314 wheel last, so that `make test-py314`'s
+build of it after `make dist` finds everything compiled.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import musl  # noqa: E402  (tools/ is not a package)
@@ -56,6 +66,12 @@ MUSL_TARGET = "x86_64-unknown-linux-musl"
 # development build's C dependencies (and the next `make develop` rebuild them back). Every
 # wheel's build shares it, so the dependencies are compiled once for all the versions.
 TARGET_DIR = str(ROOT / "target" / "dist")
+# The second lane's: its own, since cargo holds a target directory's lock for a whole build.
+MUSL_TARGET_DIR = str(ROOT / "target" / "dist-musl")
+SECOND_LANE_LOG = ROOT / "target" / "dist-second-lane.log"
+# pip's build of the sdist (`build --sdist-wheel`), and what it was built from: the sdist's
+# SHA-256 and the interpreter, in `from`.
+SDIST_BUILD = ROOT / "target" / "sdist-build"
 
 
 def interpreters() -> dict[str, str]:
@@ -116,11 +132,12 @@ def maturin_build(
     env: dict[str, str],
     compatibility: str = "manylinux2014",
     target: Optional[str] = None,
+    target_dir: str = TARGET_DIR,
 ) -> None:
     """`maturin build` of the release wheels for `interpreters` (paths, or `python3.X` for one
     this machine has not, or of another target), `compatibility` with zig, into `out`."""
     maturin = shutil.which("maturin") or sys.exit("maturin is not installed")
-    env = dict(env, CARGO_TARGET_DIR=TARGET_DIR)
+    env = dict(env, CARGO_TARGET_DIR=target_dir)
     cmd = [maturin, "build", "--release", "--zig", "--compatibility", compatibility]
     cmd += ["--out", str(out), *(["--target", target] if target else [])]
     for exe in interpreters:
@@ -148,7 +165,14 @@ def build_musl(out: Path) -> Path:
     the linker (musl-gcc would link it to glibc's libgcc_s). Returns the wheel."""
     if shutil.which("rustup"):
         run(["rustup", "target", "add", MUSL_TARGET])
-    maturin_build(out, [f"python{musl.VERSION}"], dict(os.environ), "musllinux_1_2", MUSL_TARGET)
+    maturin_build(
+        out,
+        [f"python{musl.VERSION}"],
+        dict(os.environ),
+        "musllinux_1_2",
+        MUSL_TARGET,
+        MUSL_TARGET_DIR,
+    )
     tag = "cp" + musl.VERSION.replace(".", "")
     wheels = sorted(out.glob(f"*-{tag}-{tag}-musllinux_1_2_x86_64.whl"))
     if len(wheels) != 1:
@@ -156,20 +180,48 @@ def build_musl(out: Path) -> Path:
     return wheels[0]
 
 
-def build() -> None:
+@contextlib.contextmanager
+def in_a_second_lane(argv: list[str], log_path: Path, what: str) -> Iterator[None]:
+    """``argv`` run in a process of its own (its output into ``log_path``) while the block
+    runs; then waited for, its output printed, and the build stopped if it failed. Stopped,
+    with everything it started, if the block raises."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"+ {' '.join(argv)} > {log_path}", flush=True)
+    with open(log_path, "w") as log:
+        lane = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        yield
+    except BaseException:
+        os.killpg(lane.pid, signal.SIGKILL)
+        lane.wait()
+        raise
+    code = lane.wait()
+    print(f"--- {what}, in a second lane: exit {code}", flush=True)
+    print(log_path.read_text(errors="replace"), end="", flush=True)
+    if code != 0:
+        sys.exit(f"{what} failed (exit {code}): see its output above")
+
+
+def build(sdist_wheel: bool) -> None:
+    """dist/, in two lanes (the module's docstring says why): the manylinux wheels here, the
+    musl wheel and (``sdist_wheel``) pip's build of the sdist in a second process whose
+    output is printed when it ends."""
     found = interpreters()
     report(found)
     shutil.rmtree(DIST, ignore_errors=True)
-    maturin_build(DIST, list(found.values()), dict(os.environ))
-    build_cp314(DIST)
-    build_cp314(DIST, abi="t")
-    build_musl(DIST)
     maturin = shutil.which("maturin") or sys.exit("maturin is not installed")
+    # The sdist first: seconds, and the second lane builds from it.
     run(
         [maturin, "sdist", "--out", str(DIST)],
         cwd=ROOT,
         env=dict(os.environ, CARGO_TARGET_DIR=TARGET_DIR),
     )
+    lane = [sys.executable, __file__, "second-lane"]
+    lane += [found[list(found)[-1]]] if sdist_wheel else []
+    with in_a_second_lane(lane, SECOND_LANE_LOG, "the musl wheel and the sdist's build"):
+        maturin_build(DIST, list(found.values()), dict(os.environ))
+        build_cp314(DIST, abi="t")
+        build_cp314(DIST)
     for f in sorted(DIST.iterdir()):
         print(f"  {f.name}  {f.stat().st_size / 1e6:.1f} MB")
 
@@ -450,12 +502,30 @@ def check_musl(wheel: Path, tests: list[str]) -> None:
             py313t.installed_tests(str(bin_ / "python"), tests, env)
 
 
-def check_sdist(exe: str, version: str) -> None:
-    """The sdist built by pip alone (its build backend, maturin, from the registry) with the
-    Rust toolchain and a C compiler on PATH, and nothing else."""
+def musl_and_sdist(sdist_python: Optional[str]) -> None:
+    """The second lane of `build`: the musl wheel, then pip's build of the sdist with
+    ``sdist_python`` if given."""
+    build_musl(DIST)
+    if sdist_python:
+        build_sdist_wheel(sdist_python)
+
+
+def sdist_origin(exe: str) -> str:
+    """What a wheel built from dist/'s sdist with ``exe`` is built from: the sdist's SHA-256
+    and the interpreter."""
+    (sdist,) = DIST.glob("*.tar.gz")
+    return f"{hashlib.sha256(sdist.read_bytes()).hexdigest()} {exe}\n"
+
+
+def build_sdist_wheel(exe: str) -> Path:
+    """The sdist built into a wheel by pip alone (its build backend, maturin, from the registry,
+    in an isolated environment) in a fresh venv of ``exe`` with the Rust toolchain and a C
+    compiler on PATH, and nothing else; into SDIST_BUILD, with what it came from in `from`."""
     (sdist,) = DIST.glob("*.tar.gz")
     cargo = shutil.which("cargo") or sys.exit("cargo is not on PATH: the sdist needs Rust")
     cc = shutil.which("cc") or sys.exit("no C compiler: the sdist's C dependencies need one")
+    shutil.rmtree(SDIST_BUILD, ignore_errors=True)
+    SDIST_BUILD.mkdir(parents=True)
     with tempfile.TemporaryDirectory(prefix="pushwire-sdist-") as tmp:
         bin_ = new_venv(exe, tmp)
         path = os.pathsep.join(
@@ -466,7 +536,32 @@ def check_sdist(exe: str, version: str) -> None:
             "HOME": os.environ.get("HOME", tmp),
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         }
-        pip_install(bin_, "--no-binary", "pushwire", str(sdist), env=env, cwd=tmp)
+        wheel_args = ["--no-deps", "--no-binary", "pushwire", "-w", str(SDIST_BUILD)]
+        run(
+            [str(bin_ / "python"), "-m", "pip", "wheel", "-q", *wheel_args, str(sdist)],
+            env=env,
+            cwd=tmp,
+        )
+    (wheel,) = SDIST_BUILD.glob("pushwire-*.whl")
+    (SDIST_BUILD / "from").write_text(sdist_origin(exe))
+    return wheel
+
+
+def check_sdist(exe: str, version: str) -> None:
+    """The sdist built by pip alone (`build_sdist_wheel`: by `build --sdist-wheel` if it built
+    this sdist for ``exe``, here otherwise), installed in a fresh venv, and used."""
+    (sdist,) = DIST.glob("*.tar.gz")
+    stamp = SDIST_BUILD / "from"
+    built = sorted(SDIST_BUILD.glob("pushwire-*.whl"))
+    if len(built) == 1 and stamp.exists() and stamp.read_text() == sdist_origin(exe):
+        wheel = built[0]
+        print(f"sdist: {wheel.name}, built from it by pip in `make dist`", flush=True)
+    else:
+        wheel = build_sdist_wheel(exe)
+    with tempfile.TemporaryDirectory(prefix="pushwire-sdist-") as tmp:
+        bin_ = new_venv(exe, tmp)
+        env = {"PATH": str(bin_), "HOME": tmp, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        pip_install(bin_, "--only-binary", ":all:", "--no-index", str(wheel), env=env, cwd=tmp)
         run(
             [
                 str(bin_ / "python"),
@@ -483,8 +578,12 @@ def check_sdist(exe: str, version: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["build"]:
-        build()
+    # SIGTERM (make's or CI's) unwinds as an exception does: the second lane is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if sys.argv[1:2] == ["build"] and sys.argv[2:] in ([], ["--sdist-wheel"]):
+        build(sdist_wheel=sys.argv[2:] == ["--sdist-wheel"])
+    elif sys.argv[1:2] == ["second-lane"] and len(sys.argv) <= 3:
+        musl_and_sdist(sys.argv[2] if len(sys.argv) == 3 else None)
     elif sys.argv[1:2] == ["build-cp314"] and len(sys.argv) == 3:
         # `make test-py314`: the wheel of this tree, alone in its folder.
         out = Path(sys.argv[2])

@@ -5,6 +5,7 @@ follows and the store a setting names, ``pushwire._keystores``'s."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sqlite3
 import sys
@@ -38,28 +39,49 @@ class _Forks:
     up waiting, leaves copies in use: the child keeps them, never closed, and its stores of
     those files refuse to work rather than risk a key claimed twice.
 
+    A child forked from inside a statement goes on with it when the handler returns, past
+    any check the statement made in Python: with a connection it was opening and had not
+    recorded yet, or between a claim's last check and its ``COMMIT``. SQLite itself stops it
+    there: the child finds every connection its thread opened (``_Connection``, by the
+    collector, recorded or not) and gives each an authorizer that denies every statement,
+    ``COMMIT`` included (setting one expires the statements already prepared), and each
+    connection opened in it later gets the same at once. The other threads' copies are left
+    alone: one may hold a mutex of SQLite's, which setting an authorizer would wait on forever.
+
     Neither side takes a lock of Python's (a signal handler that raises inside a lock's
     ``with`` can leave it taken, and every later statement and fork waiting on it): each
-    thread's outermost statement puts a weak reference to itself in a dict, one step in and
-    one out. One that an exception kept from leaving is dead as soon as its frame is, and
-    neither holds a fork back nor makes the thread's next statement look nested."""
+    thread's outermost statement puts a weak reference to its mark, a memoryview, in a dict
+    (``_statement``). The ``with`` statement's own exit releases the mark: memoryview's
+    ``__exit__`` is C, so no line of Python runs between the block's end and the release for
+    a signal handler to raise in (a Python ``__exit__`` interrupted at its first line kept
+    its ``self``, the mark, alive in the traceback's frame for as long as the caller kept the
+    exception). A mark released or dead is no statement's: one that an exception kept from
+    its ``with`` lives only on that frame's stack, which the exception empties."""
 
     def __init__(self) -> None:
-        self._inside: dict[int, weakref.ref[_Statement]] = {}
+        self._inside: dict[int, weakref.ref[memoryview]] = {}
         self._forking: set[int] = set()
         # At this process's last fork: its pid, and the threads then inside a statement;
-        # None until a fork has looked (so a fork whose look an exception cut short leaves
-        # its child taking every copy for one in use).
+        # None from the start of each fork until its first look (so a fork whose look an
+        # exception cut short leaves its child taking every copy for one in use).
         self._at_fork: tuple[int, Optional[frozenset[int]]] = (os.getpid(), None)
 
     def inside(self, thread: int) -> bool:
-        held = self._inside.get(thread)
-        return held is not None and held() is not None
+        return _live(self._inside.get(thread))
 
     def _others_inside(self, me: int) -> set[int]:
-        # A copy: taken under the dict's own lock on a free-threaded build (see _Statement).
-        inside = {t for t, held in self._inside.copy().items() if held() is not None}
+        # A copy: taken under the dict's own lock on a free-threaded build (see _statement).
+        inside = {t for t, held in self._inside.copy().items() if _live(held)}
         return (inside - {me}) & sys._current_frames().keys()
+
+    def _forget_ended(self) -> None:
+        """The marks of statements that ended dropped (a thread's last mark stays in the dict
+        until then). Only once this fork is in ``_forking``: a thread that puts a mark in
+        meanwhile under an ended one's thread id steps out at once, so no mark of a statement
+        under way is dropped."""
+        for thread, held in self._inside.copy().items():
+            if not _live(held):
+                self._inside.pop(thread, None)
 
     def before(self) -> None:
         # os.fork forks even when this raises (a signal handler's exception in the wait):
@@ -67,6 +89,7 @@ class _Forks:
         self._at_fork = (os.getpid(), None)
         me = threading.get_ident()
         self._forking.add(me)
+        self._forget_ended()
         others = self._others_inside(me)
         if self.inside(me):  # a fork from inside a statement cannot wait for it to end
             others.add(me)
@@ -82,7 +105,13 @@ class _Forks:
         self._forking.discard(threading.get_ident())
 
     def after_in_child(self) -> None:
+        forked_from, threads = self._at_fork
+        me = threading.get_ident()
         self._inside, self._forking = {}, set()
+        if threads is None or me in threads:
+            for obj in gc.get_objects():
+                if isinstance(obj, _Connection) and obj.opener == (forked_from, me):
+                    obj.refuse()
         for store in list(_sqlite_stores):
             opened = store._local.__dict__.pop("opened", None)
             if opened is not None:
@@ -96,35 +125,40 @@ class _Forks:
         return pid != os.getpid() and pid == forked_from and in_use
 
 
-class _Statement:
-    """``with _Statement():`` around each use of a store's connection: see ``_Forks``."""
-
-    __slots__ = ("marked", "__weakref__")
-
-    def __enter__(self) -> None:
-        me = threading.get_ident()
-        self.marked = False
-        if _forks.inside(me):  # nested: the outermost statement of the thread holds the mark
-            return
-        try:
-            self.marked = True
-            _forks._inside[me] = weakref.ref(self)
-            # Marked before looking: a fork begun meanwhile sees this thread and waits for
-            # it, or this thread sees the fork and steps out until it is made. The dict's
-            # own lock orders the two on a free-threaded build too (it orders this store and
-            # the fork's `_others_inside` copy of it; whichever comes second sees the other
-            # side's earlier write), so no store and load here can pass each other.
-            while _forks._forking and me not in _forks._forking:
-                _forks._inside.pop(me, None)
-                time.sleep(_LOOK_AGAIN)
-                _forks._inside[me] = weakref.ref(self)
-        except BaseException:
+def _statement() -> memoryview:
+    """``with _statement():`` around each use of a store's connection: the statement's mark,
+    which the ``with`` releases as it ends (see ``_Forks``)."""
+    mark = memoryview(b"")
+    me = threading.get_ident()
+    if _forks.inside(me):  # nested: the outermost statement of the thread holds the mark
+        return mark
+    try:
+        _forks._inside[me] = weakref.ref(mark)
+        # Marked before looking: a fork begun meanwhile sees this thread and waits for it,
+        # or this thread sees the fork and steps out until it is made. The dict's own lock
+        # orders the two on a free-threaded build too (it orders this store and the fork's
+        # `_others_inside` copy of it; whichever comes second sees the other side's earlier
+        # write), so no store and load here can pass each other.
+        while _forks._forking and me not in _forks._forking:
             _forks._inside.pop(me, None)
-            raise
+            time.sleep(_LOOK_AGAIN)
+            _forks._inside[me] = weakref.ref(mark)
+        return mark  # inside the try: an exception as it returns drops the mark
+    except BaseException:
+        _forks._inside.pop(me, None)
+        raise
 
-    def __exit__(self, *exc: object) -> None:
-        if self.marked:
-            _forks._inside.pop(threading.get_ident(), None)
+
+def _live(held: Optional[weakref.ref[memoryview]]) -> bool:
+    """Whether ``held`` is the mark of a statement under way: alive and not released."""
+    mark = None if held is None else held()
+    if mark is None:
+        return False
+    try:
+        mark.ndim  # noqa: B018  (raises once the mark is released)
+    except ValueError:
+        return False
+    return True
 
 
 _LOOK_AGAIN = 0.001
@@ -142,6 +176,51 @@ if hasattr(os, "register_at_fork"):
         after_in_parent=_forks.after_in_parent,
         after_in_child=_forks.after_in_child,
     )
+
+
+def _deny(*_: object) -> int:
+    return sqlite3.SQLITE_DENY
+
+
+class _Connection(sqlite3.Connection):
+    """A store's connection, tagged with the process and thread that open it before SQLite
+    opens the file (in ``__new__``): a child forked from inside a statement finds its own
+    thread's by the tag (see ``_Forks``)."""
+
+    opener: tuple[int, int]
+    path: str
+    refused: bool
+
+    def __new__(cls, database: str, *args: Any, **kwargs: Any) -> _Connection:
+        self = super().__new__(cls)
+        self.opener = (os.getpid(), threading.get_ident())
+        self.path = database
+        self.refused = False
+        return self
+
+    def __init__(self, database: str, *args: Any, **kwargs: Any) -> None:
+        super().__init__(database, *args, **kwargs)
+        if _unusable:  # opened in a child that refuses: by a statement it went on with
+            self.refuse()
+
+    def refuse(self) -> None:
+        """Every statement denied from now on, and never closed (see ``_Forks``)."""
+        self.refused = True
+        _kept.append(self)
+        _unusable.add(self.path)
+        # Not yet opened (the fork came before SQLite opened the file): `__init__` will.
+        with contextlib.suppress(sqlite3.ProgrammingError):
+            self.set_authorizer(_deny)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        # Says why; SQLite's authorizer is what stops a statement already past this check.
+        if self.refused:
+            raise _refused(self.path)
+        return super().execute(sql, parameters)
+
+    def close(self) -> None:
+        if not self.refused:
+            super().close()
 
 
 class _Opened:
@@ -165,7 +244,7 @@ class _Opened:
             _kept.append(conn)
             _unusable.add(self.path)
             return
-        with _Statement():
+        with _statement():
             conn.close()
 
     def __del__(self) -> None:
@@ -194,17 +273,19 @@ class SQLiteStore:
         self._local = threading.local()
         self._adds = 0
         _sqlite_stores.add(self)
-        with _Statement():
+        with _statement():
             self._connection()  # a path that cannot be used fails here, not at the first call
 
     def _connection(self) -> sqlite3.Connection:
         opened: Optional[_Opened] = getattr(self._local, "opened", None)
+        if _unusable:
+            raise _refused(self.path)
         if opened is None or opened.conn is None or opened.pid != os.getpid():
-            if _unusable:
-                raise _refused(self.path)
             opened = self._local.opened = _Opened(_set_up(self.path), self.path)
-        assert opened.conn is not None
-        return opened.conn
+        conn = opened.conn
+        if conn is None:  # taken from it by a fork (a signal handler's) since the look above
+            raise _refused(self.path)
+        return conn
 
     def add(self, key: str, value: str, timeout: float) -> bool:
         return SQLiteStore.add_made(self, key, lambda: value, timeout)[0]
@@ -214,7 +295,7 @@ class SQLiteStore:
         (which another process may hold for up to the busy timeout): a value naming a time
         from now (a claim's lease) names it from the moment it is stored. Whether it was
         stored, and the value."""
-        with _Statement():
+        with _statement():
             return self._add_made(key, make, timeout)
 
     def _add_made(self, key: str, make: Callable[[], str], timeout: float) -> tuple[bool, str]:
@@ -256,7 +337,7 @@ class SQLiteStore:
         return self._connection().execute(sql, args)
 
     def get(self, key: str) -> Optional[str]:
-        with _Statement():
+        with _statement():
             row = self._run(
                 "SELECT value FROM pushwire_idempotency WHERE key = ? AND expires > ?",
                 key,
@@ -265,7 +346,7 @@ class SQLiteStore:
         return None if row is None else str(row[0])
 
     def set(self, key: str, value: str, timeout: float) -> None:
-        with _Statement():
+        with _statement():
             self._run(
                 "INSERT OR REPLACE INTO pushwire_idempotency VALUES (?, ?, ?)",
                 key,
@@ -274,12 +355,12 @@ class SQLiteStore:
             )
 
     def delete(self, key: str) -> None:
-        with _Statement():
+        with _statement():
             self._run("DELETE FROM pushwire_idempotency WHERE key = ?", key)
 
     def compare_and_set(self, key: str, expected: str, value: str, timeout: float) -> bool:
         now = time.time()
-        with _Statement():
+        with _statement():
             changed = self._run(
                 "UPDATE pushwire_idempotency SET value = ?, expires = ? "
                 "WHERE key = ? AND value = ? AND expires > ?",
@@ -292,7 +373,7 @@ class SQLiteStore:
         return bool(changed == 1)
 
     def compare_and_delete(self, key: str, expected: str) -> bool:
-        with _Statement():
+        with _statement():
             deleted = self._run(
                 "DELETE FROM pushwire_idempotency WHERE key = ? AND value = ? AND expires > ?",
                 key,
@@ -321,7 +402,11 @@ def _set_up(path: str) -> sqlite3.Connection:
     while True:
         # Closed by whichever thread drops it (``_Opened``); only its own thread uses it.
         conn = sqlite3.connect(
-            path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+            path,
+            timeout=_BUSY_TIMEOUT,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=_Connection,
         )
         try:
             conn.execute("PRAGMA journal_mode=WAL")
