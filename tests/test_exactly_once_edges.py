@@ -1062,6 +1062,52 @@ def test_a_child_forked_inside_a_claim_that_goes_on_with_it_claims_nothing(
     assert rows == [("k", str(os.getpid()))] + [(f"later-{i}", "v") for i in range(5)]
 
 
+def test_a_child_forked_inside_a_claim_while_another_thread_makes_a_connection_claims_nothing(
+    tmp_path: Path,
+) -> None:
+    """As above, while another thread is making its first connection and has the object
+    but not yet its tag (a thread switch or a signal can come between the two): the child
+    still finds the claim's connection and refuses, and the parent's later claims stay in
+    the file."""
+    path = tmp_path / "keys.db"
+    store = _sqlitestore.SQLiteStore(path)
+    store.add("warm", "v", 60)
+    new = _sqlitestore._Connection.__new__.__code__
+    untagged, go = threading.Event(), threading.Event()
+
+    def held_untagged(frame: Any, event: str, arg: Any) -> Any:
+        line = linecache.getline(new.co_filename, frame.f_lineno)
+        if event == "line" and "self.opener =" in line:
+            untagged.set()
+            go.wait(30)
+        return held_untagged
+
+    def first_connection() -> bool:
+        sys.settrace(lambda frame, event, arg: held_untagged if frame.f_code is new else None)
+        return store.add("other", "v", 60)
+
+    other = Running("other", first_connection)
+    try:
+        assert untagged.wait(30)
+        claim = functools.partial(store.add_made, "k", lambda: str(os.getpid()), 60)
+        pid, outcome = _forking_at(
+            _sqlitestore.SQLiteStore._add_made.__code__, 'conn.execute("COMMIT")', claim
+        )
+        if pid == 0:
+            _exit_with(lambda: _refusal(outcome))
+        later = [store.add(f"later-{i}", "v", 60) for i in range(5)]
+        assert _status_of(pid) == 0
+    finally:
+        go.set()
+    assert other.result() is True
+    assert outcome == (True, str(os.getpid())) and all(later)
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    found = check.execute("SELECT COUNT(*) FROM pushwire_idempotency WHERE key LIKE 'later-%'")
+    assert found.fetchone() == (5,)
+    check.close()
+
+
 def _interrupted_at_line(
     n: int, source: str, call: Callable[[], Any]
 ) -> Optional[KeyboardInterrupt]:
@@ -1101,15 +1147,21 @@ def test_a_claim_interrupted_at_any_line_leaves_no_mark_while_its_exception_is_k
     store = _sqlitestore.SQLiteStore(path)
     me = threading.get_ident()
     kept: list[BaseException] = []
-    for n in range(1, 500):
-        claim = functools.partial(store.add, f"k{n}", "v", 60)
-        interrupted = _interrupted_at_line(n, _sqlitestore.__file__, claim)
-        if interrupted is None:  # a claim of fewer lines: every line was interrupted once
-            break
-        kept.append(interrupted)
-        assert not _sqlitestore._forks.inside(me), interrupted
-        assert _sqlitestore._forks._others_inside(0) == set(), interrupted
-        assert store.add(f"after-{n}", "v", 60), interrupted
+    # No finalizer of an earlier test's store (its lines are the file's too) runs mid-claim.
+    gc.collect()
+    gc.disable()
+    try:
+        for n in range(1, 500):
+            claim = functools.partial(store.add, f"k{n}", "v", 60)
+            interrupted = _interrupted_at_line(n, _sqlitestore.__file__, claim)
+            if interrupted is None:  # a claim of fewer lines: every line was interrupted once
+                break
+            kept.append(interrupted)
+            assert not _sqlitestore._forks.inside(me), interrupted
+            assert _sqlitestore._forks._others_inside(0) == set(), interrupted
+            assert store.add(f"after-{n}", "v", 60), interrupted
+    finally:
+        gc.enable()
     assert len(kept) > 20, len(kept)
 
 

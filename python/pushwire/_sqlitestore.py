@@ -60,7 +60,9 @@ class _Forks:
 
     def __init__(self) -> None:
         self._inside: dict[int, weakref.ref[memoryview]] = {}
-        self._forking: set[int] = set()
+        # The threads forking, once per fork under way: a signal handler's fork made inside
+        # another's `before` ends first, and must leave the other in.
+        self._forking: list[int] = []
         # At this process's last fork: its pid, and the threads then inside a statement;
         # None from the start of each fork until its first look (so a fork whose look an
         # exception cut short leaves its child taking every copy for one in use).
@@ -88,7 +90,7 @@ class _Forks:
         # what the child reads of it is each look's as it is made, never an older fork's.
         self._at_fork = (os.getpid(), None)
         me = threading.get_ident()
-        self._forking.add(me)
+        self._forking.append(me)
         self._forget_ended()
         others = self._others_inside(me)
         if self.inside(me):  # a fork from inside a statement cannot wait for it to end
@@ -102,14 +104,20 @@ class _Forks:
                 self._at_fork = (os.getpid(), frozenset(others))
 
     def after_in_parent(self) -> None:
-        self._forking.discard(threading.get_ident())
+        with contextlib.suppress(ValueError):  # `before` cut short before it was in
+            self._forking.remove(threading.get_ident())
 
     def after_in_child(self) -> None:
         forked_from, threads = self._at_fork
         me = threading.get_ident()
-        self._inside, self._forking = {}, set()
+        self._inside, self._forking = {}, []
         if threads is None or me in threads:
+            # First, so that the refusal holds even if what follows is cut short: every
+            # store refuses, and every statement on a connection of one (`_Connection`).
+            _unusable.update(store.path for store in list(_sqlite_stores))
             for obj in gc.get_objects():
+                # One still being made by another thread reads the class's (0, 0); this
+                # thread's, if it was the one being made, is refused by its `__init__`.
                 if isinstance(obj, _Connection) and obj.opener == (forked_from, me):
                     obj.refuse()
         for store in list(_sqlite_stores):
@@ -187,9 +195,10 @@ class _Connection(sqlite3.Connection):
     opens the file (in ``__new__``): a child forked from inside a statement finds its own
     thread's by the tag (see ``_Forks``)."""
 
-    opener: tuple[int, int]
-    path: str
-    refused: bool
+    # What a connection reads until `__new__` has set its own (a fork can come between).
+    opener: tuple[int, int] = (0, 0)
+    path: str = ""
+    refused: bool = False
 
     def __new__(cls, database: str, *args: Any, **kwargs: Any) -> _Connection:
         self = super().__new__(cls)
@@ -214,7 +223,7 @@ class _Connection(sqlite3.Connection):
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         # Says why; SQLite's authorizer is what stops a statement already past this check.
-        if self.refused:
+        if self.refused or _unusable:
             raise _refused(self.path)
         return super().execute(sql, parameters)
 
