@@ -399,6 +399,15 @@ class SQLiteStore:
 _BUSY_TIMEOUT = 30.0
 
 
+# The rest of each connection's settings: autocommit (the store begins its own
+# transactions), usable from the thread that closes it, and tagged (``_Connection``).
+_CONNECT: dict[str, Any] = {
+    "isolation_level": None,
+    "check_same_thread": False,
+    "factory": _Connection,
+}
+
+
 def _set_up(path: str) -> sqlite3.Connection:
     """A connection to the store's file, the file in WAL mode and its table made.
 
@@ -410,13 +419,7 @@ def _set_up(path: str) -> sqlite3.Connection:
     deadline = time.monotonic() + _BUSY_TIMEOUT
     while True:
         # Closed by whichever thread drops it (``_Opened``); only its own thread uses it.
-        conn = sqlite3.connect(
-            path,
-            timeout=_BUSY_TIMEOUT,
-            isolation_level=None,
-            check_same_thread=False,
-            factory=_Connection,
-        )
+        conn: sqlite3.Connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, **_CONNECT)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             # Committed to the WAL without waiting for the disk (an fsync a claim, about 1 ms,
