@@ -3,7 +3,7 @@
     python tools/cross.py windows   # MinGW build; the Rust tests and the emulator under wine
     python tools/cross.py arm64     # a manylinux2014 aarch64 wheel, run under qemu-user
     python tools/cross.py macos     # the crate and the extension checked for both Macs
-    python tools/cross.py all       # the three; the arm64 wheel built while Windows compiles
+    python tools/cross.py all       # the three
 
 Windows (x86_64-pc-windows-gnu, Debian's mingw-w64): the extension and the standalone
 emulator pass clippy and link; the Rust tests (the client core against the emulator, over
@@ -32,7 +32,6 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -442,49 +441,30 @@ def macos() -> None:
                 )
                 script.chmod(0o755)
                 env[f"{tool}_{var}"] = str(script)
-            run(
-                [
-                    "cargo",
-                    "check",
-                    "-q",
-                    "--target",
-                    triple,
-                    "--lib",
-                    "--bin",
-                    "pushwire-emulator",
-                    "--features",
-                    "python,cli",
-                ],
-                env=env,
-            )
+        # Both Macs in one pass: the build scripts and macros, compiled for this machine, are
+        # built once for the two.
+        run(
+            ["cargo", "check", "-q", *[a for t in MACS for a in ("--target", t)]]
+            + ["--lib", "--bin", "pushwire-emulator", "--features", "python,cli"],
+            env=env,
+        )
+        for triple in MACS:
             print(f"macos: {triple}: the crate, the extension and the emulator check", flush=True)
 
 
 def every_part() -> None:
-    """Windows, arm64 and the Macs. The aarch64 wheel's release build (in target/dist, so no
-    lock is shared with the Windows builds in target/) runs in a second process while
-    Windows compiles: each build spends much of its time in rustc's front end on this crate,
-    on one core, and the other fills the second. Nothing runs under wine or qemu until both
-    builds are done."""
-    rust_targets(ARM64)
-    lane = [sys.executable, __file__, "arm64-wheel"]
-    with dist.in_a_second_lane(lane, WORK / "arm64-build.log", "the aarch64 wheel's build"):
-        env = windows_build()
-    windows_run(env)
-    (wheel,) = (WORK / "wheels").glob("*.whl")
-    arm64_run(wheel)
+    """Windows, arm64 and the Macs, one after another: each build keeps both cores busy (thin
+    LTO, several codegen units), so two at once only share them."""
+    windows()
+    arm64()
     macos()
 
 
 PARTS = {"windows": windows, "arm64": arm64, "macos": macos, "all": every_part}
 
 if __name__ == "__main__":
-    # SIGTERM (make's or CI's) unwinds as an exception does: the second lane is stopped too.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     chosen = sys.argv[1:] or ["all"]
-    if chosen == ["arm64-wheel"]:
-        arm64_wheel()  # the second lane of `all`
-    elif all(c in PARTS for c in chosen):
+    if all(c in PARTS for c in chosen):
         for part in chosen:
             PARTS[part]()
     else:

@@ -520,7 +520,8 @@ def sdist_origin(exe: str) -> str:
 def build_sdist_wheel(exe: str) -> Path:
     """The sdist built into a wheel by pip alone (its build backend, maturin, from the registry,
     in an isolated environment) in a fresh venv of ``exe`` with the Rust toolchain and a C
-    compiler on PATH, and nothing else; into SDIST_BUILD, with what it came from in `from`."""
+    compiler on PATH, the profile and target directory below, and nothing else; into
+    SDIST_BUILD, with what it came from in `from`."""
     (sdist,) = DIST.glob("*.tar.gz")
     cargo = shutil.which("cargo") or sys.exit("cargo is not on PATH: the sdist needs Rust")
     cc = shutil.which("cc") or sys.exit("no C compiler: the sdist's C dependencies need one")
@@ -531,10 +532,16 @@ def build_sdist_wheel(exe: str) -> Path:
         path = os.pathsep.join(
             dict.fromkeys([str(bin_), str(Path(cargo).parent), str(Path(cc).parent)])
         )
+        # What this build shows is that the sdist holds all a build needs: the development
+        # profile into the development build's target directory, whose registry crates it
+        # finds compiled (the crate itself is built anew from the sdist's copy; the release
+        # profile is the wheels' above).
         env = {
             "PATH": path,
             "HOME": os.environ.get("HOME", tmp),
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "MATURIN_PEP517_ARGS": "--profile dev",
+            "CARGO_TARGET_DIR": str(ROOT / "target"),
         }
         wheel_args = ["--no-deps", "--no-binary", "pushwire", "-w", str(SDIST_BUILD)]
         run(
