@@ -4,6 +4,7 @@
     python tools/cross.py arm64     # a manylinux2014 aarch64 wheel, run under qemu-user
     python tools/cross.py macos     # the crate and the extension checked for both Macs
     python tools/cross.py all       # the three
+    python tools/cross.py arm64-wheel  # only the aarch64 wheel's build (`make dist --ahead`)
 
 Windows (x86_64-pc-windows-gnu, Debian's mingw-w64): the extension and the standalone
 emulator pass clippy and link; the Rust tests (the client core against the emulator, over
@@ -310,20 +311,19 @@ def arm64_root() -> Path:
 
 
 def arm64() -> None:
-    rust_targets(ARM64)
     arm64_run(arm64_wheel())
 
 
 def arm64_wheel() -> Path:
-    """The aarch64 wheel, built (its Rust target already added); its path."""
+    """The aarch64 wheel, built; its path. In the target directory of `make dist`'s builds for
+    other targets, where `make dist --ahead` builds it first."""
+    rust_targets(ARM64)
     maturin = shutil.which("maturin") or sys.exit("maturin is not installed")
     wheels = WORK / "wheels"
     shutil.rmtree(wheels, ignore_errors=True)
     # As the release workflow builds it: jemalloc told the largest page size of aarch64
     # kernels (64 KiB), which a cross build cannot probe.
-    env = dict(
-        os.environ, CARGO_TARGET_DIR=str(ROOT / "target" / "dist"), JEMALLOC_SYS_WITH_LG_PAGE="16"
-    )
+    env = dict(os.environ, CARGO_TARGET_DIR=dist.CROSS_TARGET_DIR, JEMALLOC_SYS_WITH_LG_PAGE="16")
     run(
         [
             maturin,
@@ -453,14 +453,21 @@ def macos() -> None:
 
 
 def every_part() -> None:
-    """Windows, arm64 and the Macs, one after another: each build keeps both cores busy (thin
-    LTO, several codegen units), so two at once only share them."""
+    """Windows, arm64 and the Macs, one after another: the aarch64 wheel's build beside the
+    Windows ones made the whole slower (each is mostly its dependencies' compiling, which
+    keeps both cores busy). `make dist --ahead` builds the aarch64 wheel in its second lane."""
     windows()
     arm64()
     macos()
 
 
-PARTS = {"windows": windows, "arm64": arm64, "macos": macos, "all": every_part}
+PARTS = {
+    "windows": windows,
+    "arm64": arm64,
+    "macos": macos,
+    "all": every_part,
+    "arm64-wheel": arm64_wheel,
+}
 
 if __name__ == "__main__":
     chosen = sys.argv[1:] or ["all"]

@@ -2,9 +2,10 @@
 CPython from 3.9 to 3.13 found on this machine, on CPython 3.14, and on a musl CPython 3.13
 (`make dist-check`).
 
-    python tools/dist.py build [--sdist-wheel]  # dist/: one manylinux2014 wheel per CPython
-                                   # found, the cp314 and cp314t wheels, the cp313 musllinux_1_2
-                                   # one, the sdist (and pip's build of it, for `check`)
+    python tools/dist.py build [--sdist-wheel] [--ahead]  # dist/: one manylinux2014 wheel per
+                                   # CPython found, the cp314 and cp314t wheels, the cp313
+                                   # musllinux_1_2 one, the sdist (and pip's build of it, for
+                                   # `check`; --ahead: what `.ci/run`'s later steps compile)
     python tools/dist.py build-cp314 DIR   # only the cp314 wheel, into DIR
     python tools/dist.py check [TESTS]     # a fresh venv per CPython: install, quick start,
                                    # smoke tests; TESTS (pytest's) run against the musl wheel too
@@ -31,8 +32,12 @@ so no Docker image is needed.
 The build runs in two lanes at once, each with its own target directory: the manylinux wheels,
 then the musl wheel and pip's build of the sdist. Each wheel's build spends about half its
 time in rustc's front end on this crate, which uses one core; the other lane's compiling
-fills the second. The manylinux lane builds the cp314 wheel last, so that `make test-py314`'s
-build of it after `make dist` finds everything compiled.
+fills the second. The manylinux lane takes about twice as long as the other, so `--ahead`
+(`.ci/run`) puts in the second lane what CI's later steps compile: `make cross`'s aarch64
+wheel (in the same target directory as the musl one, sharing its build scripts and macros)
+and `make test-ft`'s extension for the free-threaded 3.13, with its venv; each step finds
+them built. The manylinux lane builds the cp314 wheel last, so that `make test-py314`'s build
+of it after `make dist` finds everything compiled too.
 """
 
 from __future__ import annotations
@@ -67,7 +72,9 @@ MUSL_TARGET = "x86_64-unknown-linux-musl"
 # wheel's build shares it, so the dependencies are compiled once for all the versions.
 TARGET_DIR = str(ROOT / "target" / "dist")
 # The second lane's: its own, since cargo holds a target directory's lock for a whole build.
-MUSL_TARGET_DIR = str(ROOT / "target" / "dist-musl")
+# The builds for other targets share it (the musl wheel, `make cross`'s aarch64 one): their
+# build scripts and macros, compiled for this machine, are compiled once for both.
+CROSS_TARGET_DIR = str(ROOT / "target" / "dist-cross")
 SECOND_LANE_LOG = ROOT / "target" / "dist-second-lane.log"
 # pip's build of the sdist (`build --sdist-wheel`), and what it was built from: the sdist's
 # SHA-256 and the interpreter, in `from`.
@@ -171,7 +178,7 @@ def build_musl(out: Path) -> Path:
         dict(os.environ),
         "musllinux_1_2",
         MUSL_TARGET,
-        MUSL_TARGET_DIR,
+        CROSS_TARGET_DIR,
     )
     tag = "cp" + musl.VERSION.replace(".", "")
     wheels = sorted(out.glob(f"*-{tag}-{tag}-musllinux_1_2_x86_64.whl"))
@@ -202,10 +209,10 @@ def in_a_second_lane(argv: list[str], log_path: Path, what: str) -> Iterator[Non
         sys.exit(f"{what} failed (exit {code}): see its output above")
 
 
-def build(sdist_wheel: bool) -> None:
+def build(sdist_wheel: bool, ahead: bool) -> None:
     """dist/, in two lanes (the module's docstring says why): the manylinux wheels here, the
-    musl wheel and (``sdist_wheel``) pip's build of the sdist in a second process whose
-    output is printed when it ends."""
+    musl wheel, (``sdist_wheel``) pip's build of the sdist and (``ahead``) CI's later builds
+    in a second process whose output is printed when it ends."""
     found = interpreters()
     report(found)
     shutil.rmtree(DIST, ignore_errors=True)
@@ -217,7 +224,8 @@ def build(sdist_wheel: bool) -> None:
         env=dict(os.environ, CARGO_TARGET_DIR=TARGET_DIR),
     )
     lane = [sys.executable, __file__, "second-lane"]
-    lane += [found[list(found)[-1]]] if sdist_wheel else []
+    lane += ["--sdist-wheel", found[list(found)[-1]]] if sdist_wheel else []
+    lane += ["--ahead"] if ahead else []
     with in_a_second_lane(lane, SECOND_LANE_LOG, "the musl wheel and the sdist's build"):
         maturin_build(DIST, list(found.values()), dict(os.environ))
         build_cp314(DIST, abi="t")
@@ -502,12 +510,16 @@ def check_musl(wheel: Path, tests: list[str]) -> None:
             py313t.installed_tests(str(bin_ / "python"), tests, env)
 
 
-def musl_and_sdist(sdist_python: Optional[str]) -> None:
+def second_lane(sdist_python: Optional[str], ahead: bool) -> None:
     """The second lane of `build`: the musl wheel, then pip's build of the sdist with
-    ``sdist_python`` if given."""
+    ``sdist_python`` if given, then (``ahead``) `make cross`'s aarch64 wheel and `make
+    test-ft`'s extension (each tool's own step, as that tool runs it)."""
     build_musl(DIST)
     if sdist_python:
         build_sdist_wheel(sdist_python)
+    if ahead:
+        run([sys.executable, str(ROOT / "tools" / "cross.py"), "arm64-wheel"])
+        run([sys.executable, str(ROOT / "tools" / "py313t.py"), "ready"])
 
 
 def sdist_origin(exe: str) -> str:
@@ -587,10 +599,12 @@ def check_sdist(exe: str, version: str) -> None:
 if __name__ == "__main__":
     # SIGTERM (make's or CI's) unwinds as an exception does: the second lane is stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if sys.argv[1:2] == ["build"] and sys.argv[2:] in ([], ["--sdist-wheel"]):
-        build(sdist_wheel=sys.argv[2:] == ["--sdist-wheel"])
-    elif sys.argv[1:2] == ["second-lane"] and len(sys.argv) <= 3:
-        musl_and_sdist(sys.argv[2] if len(sys.argv) == 3 else None)
+    flags = sys.argv[2:]
+    if sys.argv[1:2] == ["build"] and set(flags) <= {"--sdist-wheel", "--ahead"}:
+        build(sdist_wheel="--sdist-wheel" in flags, ahead="--ahead" in flags)
+    elif sys.argv[1:2] == ["second-lane"]:
+        sdist_python = flags[flags.index("--sdist-wheel") + 1] if "--sdist-wheel" in flags else None
+        second_lane(sdist_python, ahead="--ahead" in flags)
     elif sys.argv[1:2] == ["build-cp314"] and len(sys.argv) == 3:
         # `make test-py314`: the wheel of this tree, alone in its folder.
         out = Path(sys.argv[2])

@@ -2,6 +2,7 @@
 threaded, async, forking and idempotency tests run there with the GIL off (`make test-ft`).
 
     python tools/py313t.py interpreter      # makes it, or checks the one kept
+    python tools/py313t.py ready            # this tree's extension built for it, in a venv
     python tools/py313t.py test [ARGS]      # this tree's extension built for it, then the
                                             # tests (FT_TESTS, or ARGS: pytest's)
 
@@ -116,15 +117,15 @@ def interpreter() -> Path:
     return python(prefix)
 
 
-def test(args: list[str]) -> None:
-    """This tree's extension built for 3.13t (a debug build), installed in a venv in
-    target/py313t, and the tests run against it from a scratch folder (so the installed
-    package is the one imported), the GIL kept off.
+def ready() -> str:
+    """This tree's extension built for 3.13t (a debug build) and installed in a venv in
+    target/py313t with the tests' dependencies; the venv's Python.
 
     The build shares the development build's target directory: the dependencies that do not
     depend on pyo3 are already compiled there by `make develop`, and only pyo3's crates and
     this one are compiled again for 3.13t (under a minute, against three in a directory of its
-    own; the next `make develop` compiles those back for its CPython)."""
+    own; the next `make develop` compiles those back for its CPython). `make dist --ahead`
+    runs this in its second lane, so that `make test-ft` after it finds it all made."""
     py = interpreter()
     out = REPO / "target" / "py313t"
     env = {**os.environ, "UNSAFE_PYO3_SKIP_VERSION_CHECK": "1"}
@@ -140,8 +141,14 @@ def test(args: list[str]) -> None:
     run([vpy, "-m", "pip", "install", "-q", "--only-binary=:all:", *TEST_DEPS])
     wheel = next(wheels.glob("pushwire-*.whl"))
     run([vpy, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", str(wheel)])
+    return vpy
+
+
+def test(args: list[str]) -> None:
+    """The tests run against `ready`'s install from a scratch folder (so the installed
+    package is the one imported), the GIL kept off."""
     installed_tests(
-        vpy, args or FT_TESTS, {**os.environ, "PYTHON_GIL": "0", "PUSHWIRE_EXPECT_NO_GIL": "1"}
+        ready(), args or FT_TESTS, {**os.environ, "PYTHON_GIL": "0", "PUSHWIRE_EXPECT_NO_GIL": "1"}
     )
 
 
@@ -162,6 +169,8 @@ def installed_tests(python: str, args: list[str], env: dict[str, str]) -> None:
 def main() -> None:
     if sys.argv[1:2] == ["interpreter"]:
         print(interpreter())
+    elif sys.argv[1:] == ["ready"]:
+        print(ready())
     elif sys.argv[1:2] == ["test"]:
         test(sys.argv[2:])
     else:
