@@ -2,11 +2,13 @@
 fails is reported with wine's own errors and the free disk space, and the prefix is made again
 from nothing, once. The launcher here is a script in wine's place that fails as wine does on a
 full disk (exit 53, kernel32.dll not loaded, a prefix half written). Then the second lane
-that `make dist` and `make cross` build in (tools/dist.py `in_a_second_lane`)."""
+that `make dist` builds in (tools/dist.py `in_a_second_lane`)."""
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -65,8 +67,8 @@ def test_two_failed_boots_stop_make_cross_saying_why(tmp_path, capsys):
     assert not (tmp_path / "prefix" / "booted").exists()
 
 
-# `make dist`'s and `make cross`'s second lane (tools/dist.py `in_a_second_lane`): a build
-# run in a process of its own while the first lane builds.
+# `make dist`'s second lane (tools/dist.py `in_a_second_lane`): a build run in a process of
+# its own while the first lane builds.
 
 
 def test_a_second_lane_that_fails_stops_the_build_showing_its_output(
@@ -89,7 +91,10 @@ def test_a_first_lane_that_fails_stops_the_second_and_all_it_started(tmp_path: P
             while not started.exists() or not started.read_text().strip():
                 time.sleep(0.01)
             raise RuntimeError("the Windows build failed")
-    pid = int(started.read_text())
+    assert_ends(int(started.read_text()))
+
+
+def assert_ends(pid: int) -> None:
     for _ in range(1000):
         try:
             os.kill(pid, 0)
@@ -98,3 +103,45 @@ def test_a_first_lane_that_fails_stops_the_second_and_all_it_started(tmp_path: P
         # A killed child of a killed shell is reaped by init: give it that moment.
         time.sleep(0.01)
     raise AssertionError(f"the second lane's child {pid} outlived it")
+
+
+WAITS_FOR_ITS_LANE = """
+import signal, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import dist
+dist.stop_on_signals()
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal, however started
+lane = ["sh", "-c", "sleep 60 & echo $! > " + sys.argv[2] + "; wait"]
+with dist.in_a_second_lane(lane, Path(sys.argv[3]), "the aarch64 wheel"):
+    print("the first lane done", flush=True)  # make dist waits for the second
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_build_stopped_while_it_waits_for_its_second_lane_stops_the_lane(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """make's or CI's SIGTERM, a closed terminal's SIGHUP or Ctrl-C, while `make dist` waits
+    for a second lane that runs on after the first (`--ahead`): the lane and all it started
+    stop with the build, which says where the lane's output is."""
+    started = tmp_path / "started"
+    tools = str(Path(cross.__file__).parent)
+    argv = [sys.executable, "-c", WAITS_FOR_ITS_LANE, tools, str(started), str(tmp_path / "log")]
+    build = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert build.stdout is not None
+        for line in build.stdout:  # the lane's command, then the first lane's end
+            if "the first lane done" in line:
+                break
+        else:
+            pytest.fail(f"the build ended before its first lane did: {build.communicate()[0]}")
+        while not started.exists() or not started.read_text().strip():
+            time.sleep(0.01)
+        build.send_signal(sig)
+        out, _ = build.communicate(timeout=30)
+    finally:
+        build.kill()
+    assert_ends(int(started.read_text()))
+    assert build.returncode != 0, out
+    assert f"stopped; its output: {tmp_path / 'log'}" in out

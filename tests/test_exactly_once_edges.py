@@ -981,6 +981,86 @@ def test_a_fork_whose_wait_a_signal_cuts_short_leaves_a_child_that_refuses_the_s
     check.close()
 
 
+_NESTED_FORK = """
+import json, os, signal, sys, threading, time
+from pushwire import _sqlitestore
+import concurrent.futures.thread  # imported after pushwire, as a caller's executor is
+
+store = _sqlitestore.SQLiteStore(sys.argv[1])
+inside, go = threading.Event(), threading.Event()
+
+def make():
+    inside.set()
+    go.wait(30)
+    return "held"
+
+holder = threading.Thread(target=store.add_made, args=("held", make, 60))
+holder.start()
+inside.wait(30)
+main = threading.get_ident()
+seen = {}
+
+def status(pid):
+    return os.WEXITSTATUS(os.waitpid(pid, 0)[1])
+
+def in_the_wait(signum, frame):
+    go.set()  # the claim ends, so the inner fork need not wait out the busy timeout
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if store.get("held") == "held" and store.add("inner", "v", 60) else 1)
+    seen["inner child"] = status(pid)
+    seen["outer still under way"] = main in _sqlitestore._forks._forking
+    entered = threading.Event()
+    later = threading.Thread(target=lambda: (store.get("other"), entered.set()))
+    later.start()
+    seen["a later statement kept out"] = not entered.wait(0.3)
+    seen["later"] = later
+
+def signal_in_the_wait():
+    while main not in _sqlitestore._forks._forking:
+        time.sleep(0.001)
+    os.kill(os.getpid(), signal.SIGUSR1)
+
+signal.signal(signal.SIGUSR1, in_the_wait)
+threading.Thread(target=signal_in_the_wait).start()
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if store.get("inner") == "v" and store.add("outer", "v", 60) else 1)
+seen["outer child"] = status(pid)
+seen.pop("later").join()
+holder.join()
+seen["keys"] = {k: store.get(k) for k in ("held", "inner", "outer")}
+print(json.dumps(seen))
+"""
+
+
+def test_a_fork_a_signal_handler_makes_in_another_forks_wait_hangs_nothing(
+    tmp_path: Path,
+) -> None:
+    """A signal handler forks while the main thread's fork waits for a claim under way on
+    another thread, in a process that imported concurrent.futures.thread after pushwire
+    (whose fork hook holds a lock that is not reentrant). Neither fork hangs; once the inner
+    one is made, the outer one is still under way, so a statement another thread begins
+    then waits for it to be made; both children use the store, the inner one's key reaching
+    the outer one's child. A process of its own: the order of the fork hooks is set at
+    import, and a hang must fail the test, not the suite."""
+    command = [sys.executable, "-W", "ignore::DeprecationWarning", "-c", _NESTED_FORK]
+    try:
+        ran = subprocess.run(
+            [*command, str(tmp_path / "keys.db")], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"a fork hung: {e.stderr!r}")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout) == {
+        "inner child": 0,
+        "outer still under way": True,
+        "a later statement kept out": True,
+        "outer child": 0,
+        "keys": {"held": "held", "inner": "v", "outer": "v"},
+    }
+
+
 def _forking_at(code: types.CodeType, text: str, call: Callable[[], Any]) -> tuple[int, Any]:
     """``call()``, forked as a signal handler forks, at the start of the line of ``code`` that
     reads ``text`` (where a handler would run), the child going on with the call: in each

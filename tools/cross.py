@@ -4,7 +4,7 @@
     python tools/cross.py arm64     # a manylinux2014 aarch64 wheel, run under qemu-user
     python tools/cross.py macos     # the crate and the extension checked for both Macs
     python tools/cross.py all       # the three
-    python tools/cross.py arm64-wheel  # only the aarch64 wheel's build (`make dist --ahead`)
+    python tools/cross.py arm64-wheel  # only the aarch64 wheel's build (`make dist`'s --ahead)
 
 Windows (x86_64-pc-windows-gnu, Debian's mingw-w64): the extension and the standalone
 emulator pass clippy and link; the Rust tests (the client core against the emulator, over
@@ -316,7 +316,7 @@ def arm64() -> None:
 
 def arm64_wheel() -> Path:
     """The aarch64 wheel, built; its path. In the target directory of `make dist`'s builds for
-    other targets, where `make dist --ahead` builds it first."""
+    other targets, where `make dist DIST_BUILD_ARGS=--ahead` builds it first."""
     rust_targets(ARM64)
     maturin = shutil.which("maturin") or sys.exit("maturin is not installed")
     wheels = WORK / "wheels"
@@ -455,7 +455,9 @@ def macos() -> None:
 def every_part() -> None:
     """Windows, arm64 and the Macs, one after another: the aarch64 wheel's build beside the
     Windows ones made the whole slower (each is mostly its dependencies' compiling, which
-    keeps both cores busy). `make dist --ahead` builds the aarch64 wheel in its second lane."""
+    keeps both cores busy). `make dist DIST_BUILD_ARGS=--ahead` builds the aarch64 wheel in
+    its second lane, beside wheels whose dependencies are compiled already (each spends about
+    half its time on one core), once that lane's own builds are done."""
     windows()
     arm64()
     macos()

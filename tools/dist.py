@@ -32,12 +32,13 @@ so no Docker image is needed.
 The build runs in two lanes at once, each with its own target directory: the manylinux wheels,
 then the musl wheel and pip's build of the sdist. Each wheel's build spends about half its
 time in rustc's front end on this crate, which uses one core; the other lane's compiling
-fills the second. The manylinux lane takes about twice as long as the other, so `--ahead`
-(`.ci/run`) puts in the second lane what CI's later steps compile: `make cross`'s aarch64
-wheel (in the same target directory as the musl one, sharing its build scripts and macros)
-and `make test-ft`'s extension for the free-threaded 3.13, with its venv; each step finds
-them built. The manylinux lane builds the cp314 wheel last, so that `make test-py314`'s build
-of it after `make dist` finds everything compiled too.
+fills the second. The manylinux lane takes about twice as long as the other (19.7 against
+9.3 minutes, measured from a fresh clone), so `--ahead` (`.ci/run`) puts in the second lane
+what CI's later steps compile: `make cross`'s aarch64 wheel (in the same target directory as
+the musl one, sharing its build scripts and macros) and `make test-ft`'s extension for the
+free-threaded 3.13, with its venv (and the interpreter, about 8 minutes, where it is not
+kept); each step finds them built. The manylinux lane builds the cp314 wheel last, so that
+`make test-py314`'s build of it after `make dist` finds everything compiled too.
 """
 
 from __future__ import annotations
@@ -71,9 +72,10 @@ MUSL_TARGET = "x86_64-unknown-linux-musl"
 # development build's C dependencies (and the next `make develop` rebuild them back). Every
 # wheel's build shares it, so the dependencies are compiled once for all the versions.
 TARGET_DIR = str(ROOT / "target" / "dist")
-# The second lane's: its own, since cargo holds a target directory's lock for a whole build.
-# The builds for other targets share it (the musl wheel, `make cross`'s aarch64 one): their
-# build scripts and macros, compiled for this machine, are compiled once for both.
+# The builds for other targets (the musl wheel, `make cross`'s aarch64 one): apart from the
+# first lane's, since cargo holds a target directory's lock for a whole build; shared by the
+# two, whose build scripts and macros, compiled for this machine, are compiled once for both.
+# (The second lane's other builds, pip's of the sdist and the 3.13t extension, use target/.)
 CROSS_TARGET_DIR = str(ROOT / "target" / "dist-cross")
 SECOND_LANE_LOG = ROOT / "target" / "dist-second-lane.log"
 # pip's build of the sdist (`build --sdist-wheel`), and what it was built from: the sdist's
@@ -191,18 +193,28 @@ def build_musl(out: Path) -> Path:
 def in_a_second_lane(argv: list[str], log_path: Path, what: str) -> Iterator[None]:
     """``argv`` run in a process of its own (its output into ``log_path``) while the block
     runs; then waited for, its output printed, and the build stopped if it failed. Stopped,
-    with everything it started, if the block raises."""
+    with everything it started, if the block raises or the wait for it is cut short (a
+    signal that `stop_on_signals` turned into an exception)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     print(f"+ {' '.join(argv)} > {log_path}", flush=True)
-    with open(log_path, "w") as log:
-        lane = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    lane: Optional[subprocess.Popen[bytes]] = None
     try:
+        with open(log_path, "w") as log:
+            lane = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         yield
+        code = lane.wait()
     except BaseException:
-        os.killpg(lane.pid, signal.SIGKILL)
+        if lane is None:
+            raise
+        # Its whole group: what it started goes on after it otherwise (cargo, rustc). The
+        # group may be gone already (the lane ended, and all it started with it).
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(lane.pid, signal.SIGKILL)
         lane.wait()
+        print(f"--- {what}, in a second lane: stopped; its output: {log_path}", flush=True)
         raise
-    code = lane.wait()
     print(f"--- {what}, in a second lane: exit {code}", flush=True)
     print(log_path.read_text(errors="replace"), end="", flush=True)
     if code != 0:
@@ -226,7 +238,9 @@ def build(sdist_wheel: bool, ahead: bool) -> None:
     lane = [sys.executable, __file__, "second-lane"]
     lane += ["--sdist-wheel", found[list(found)[-1]]] if sdist_wheel else []
     lane += ["--ahead"] if ahead else []
-    with in_a_second_lane(lane, SECOND_LANE_LOG, "the musl wheel and the sdist's build"):
+    what = "the musl wheel" + (", the sdist's build" if sdist_wheel else "")
+    what += ", `make cross`'s aarch64 wheel and `make test-ft`'s build" if ahead else ""
+    with in_a_second_lane(lane, SECOND_LANE_LOG, what):
         maturin_build(DIST, list(found.values()), dict(os.environ))
         build_cp314(DIST, abi="t")
         build_cp314(DIST)
@@ -555,7 +569,10 @@ def build_sdist_wheel(exe: str) -> Path:
             "MATURIN_PEP517_ARGS": "--profile dev",
             "CARGO_TARGET_DIR": str(ROOT / "target"),
         }
-        wheel_args = ["--no-deps", "--no-binary", "pushwire", "-w", str(SDIST_BUILD)]
+        # pip's wheel cache keys a wheel by the sdist's path, not its contents: without
+        # --no-cache-dir a later build of another tree at the same version would be the first's.
+        wheel_args = ["--no-deps", "--no-binary", "pushwire", "--no-cache-dir"]
+        wheel_args += ["-w", str(SDIST_BUILD)]
         run(
             [str(bin_ / "python"), "-m", "pip", "wheel", "-q", *wheel_args, str(sdist)],
             env=env,
@@ -596,9 +613,15 @@ def check_sdist(exe: str, version: str) -> None:
         print(f"sdist: builds with pip and Rust, and works ({sdist.name})", flush=True)
 
 
+def stop_on_signals() -> None:
+    """SIGTERM (make's or CI's) and SIGHUP (a closed terminal) unwind as an exception does,
+    with the usual exit status: so a second lane is stopped too (SIGINT already raises)."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, _: sys.exit(128 + signum))
+
+
 if __name__ == "__main__":
-    # SIGTERM (make's or CI's) unwinds as an exception does: the second lane is stopped too.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    stop_on_signals()
     flags = sys.argv[2:]
     if sys.argv[1:2] == ["build"] and set(flags) <= {"--sdist-wheel", "--ahead"}:
         build(sdist_wheel="--sdist-wheel" in flags, ahead="--ahead" in flags)

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE_LIST = Path("/etc/apt/sources.list.d/pushwire-trixie-src.sources")
@@ -117,6 +118,16 @@ def interpreter() -> Path:
     return python(prefix)
 
 
+def venv_home(venv: Path) -> Optional[str]:
+    """The folder of the interpreter ``venv`` was made from (its pyvenv.cfg's ``home``)."""
+    try:
+        lines = (venv / "pyvenv.cfg").read_text().splitlines()
+    except OSError:
+        return None
+    fields = (line.partition("=") for line in lines)
+    return next((v.strip() for k, _, v in fields if k.strip() == "home"), None)
+
+
 def ready() -> str:
     """This tree's extension built for 3.13t (a debug build) and installed in a venv in
     target/py313t with the tests' dependencies; the venv's Python.
@@ -124,8 +135,9 @@ def ready() -> str:
     The build shares the development build's target directory: the dependencies that do not
     depend on pyo3 are already compiled there by `make develop`, and only pyo3's crates and
     this one are compiled again for 3.13t (under a minute, against three in a directory of its
-    own; the next `make develop` compiles those back for its CPython). `make dist --ahead`
-    runs this in its second lane, so that `make test-ft` after it finds it all made."""
+    own; the next `make develop` compiles those back for its CPython). `make dist
+    DIST_BUILD_ARGS=--ahead` runs this in its second lane (the interpreter's build too, if it
+    is not kept), so that `make test-ft` after it finds it all made."""
     py = interpreter()
     out = REPO / "target" / "py313t"
     env = {**os.environ, "UNSAFE_PYO3_SKIP_VERSION_CHECK": "1"}
@@ -134,7 +146,8 @@ def ready() -> str:
     maturin = Path(sys.executable).parent / "maturin"
     run([str(maturin), "build", "-q", "-i", str(py), "--out", str(wheels)], cwd=REPO, env=env)
     venv = out / "venv"
-    if not (venv / "bin" / "python").exists():
+    if venv_home(venv) != str(py.parent):  # none yet, or one of another interpreter
+        shutil.rmtree(venv, ignore_errors=True)
         run([str(py), "-m", "venv", str(venv)])
     vpy = str(venv / "bin" / "python")
     # Wheels only: the newest of each that has one for 3.13t or none to build.
