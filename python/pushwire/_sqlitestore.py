@@ -4,7 +4,6 @@ follows and the store a setting names, ``pushwire._keystores``'s."""
 
 from __future__ import annotations
 
-import concurrent.futures.thread  # noqa: F401  (its fork hook first: see the registration)
 import contextlib
 import gc
 import os
@@ -179,10 +178,6 @@ _kept: list[sqlite3.Connection] = []
 # process: a file has other names (a link, another spelling of its path), and a connection
 # opened to it under any of them shares the kept copy's record of the locks.
 _unusable: set[str] = set()
-# `before` hooks run last registered first. concurrent.futures.thread's takes a lock that is
-# not reentrant and holds it through the fork; registered after this one (imported later),
-# it would be held through this one's wait, and a signal handler's fork in that wait would
-# hang on it. Imported above, it is registered first and takes its lock after the wait.
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(
         before=_forks.before,
