@@ -38,8 +38,8 @@ $(VENV)/.zig: | $(PY)
 	touch $@
 
 # One manylinux2014 wheel per CPython 3.9-3.13 found, the CPython 3.14 and free-threaded 3.14t
-# ones (built without an interpreter: pyo3 is told the version), Alpine's musllinux_1_2 one
-# for CPython 3.13, and the sdist, into dist/. Two lanes at once (tools/dist.py says why);
+# ones (built without an interpreter: pyo3 is told the version), Alpine's musllinux_1_2 ones
+# for CPython 3.13 (x86_64, aarch64), and the sdist, into dist/. Two lanes at once (tools/dist.py says why);
 # DIST_BUILD_ARGS adds to the second: --sdist-wheel (dist-check's own) pip's build of the
 # sdist, --ahead what `make cross` and `make test-ft` build (.ci/run gives both).
 dist: $(VENV)/.maturin $(VENV)/.zig

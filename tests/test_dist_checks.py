@@ -1,5 +1,5 @@
-"""`make dist-check`'s check of the free-threaded 3.14t wheel, which no interpreter here can
-import: it must take a wheel built for 3.14t and refuse one built for 3.14 with the GIL that
+"""`make dist-check`'s checks of the wheels no interpreter here can import. The free-threaded
+3.14t one: it must take a wheel built for 3.14t and refuse one built for 3.14 with the GIL that
 only carries 3.14t's names (its file name, its extension's suffix, its WHEEL tags). The
 extensions are shared objects made here with the machine's C compiler, each calling what a
 build for its ABI calls."""
@@ -11,6 +11,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -84,3 +85,60 @@ def test_a_wheel_without_its_wheel_file_is_refused_saying_so(tmp_path: Path) -> 
                 out.writestr(name, src.read(name))
     with pytest.raises(ValueError, match="no .dist-info with METADATA and WHEEL"):
         dist.check_cp314t(bare)
+
+
+# The aarch64 musllinux wheel, which no CPython here can import: it must be an AArch64
+# extension named as that CPython imports it, needing musl's libc alone. The extensions are
+# made here with the machine's C compiler and marked AArch64 in their ELF header (the
+# dynamic section that names what they need reads the same for either machine).
+MUSL_ARM64 = f"pushwire-{dist.crate_version()}-cp313-cp313-musllinux_1_2_aarch64.whl"
+
+
+def elf(tmp: Path, libc: str, machine: Optional[int] = dist.AARCH64) -> bytes:
+    (tmp / "ext.c").write_text("void PyInit__core(void) {}\n")
+    built = tmp / "ext.so"
+    if libc == "musl":  # as musl's: a libc whose name is libc.so
+        (tmp / "libc.c").write_text("void malloc(void) {}\n")
+        stub = tmp / "stub" / "libc.so"
+        stub.parent.mkdir(exist_ok=True)
+        cc = ["cc", "-shared", "-fPIC", "-nostdlib", "-Wl,-soname,libc.so"]
+        subprocess.run([*cc, "-o", str(stub), str(tmp / "libc.c")], check=True)
+        link = ["-nostdlib", "-Wl,--no-as-needed", str(stub)]
+    else:  # this machine's glibc
+        link = ["-Wl,--no-as-needed", "-lc"]
+    cmd = ["cc", "-shared", "-fPIC", "-o", str(built), str(tmp / "ext.c"), *link]
+    subprocess.run(cmd, check=True)
+    data = bytearray(built.read_bytes())
+    if machine is not None:
+        data[18:20] = machine.to_bytes(2, "little")
+    return bytes(data)
+
+
+def musl_wheel(tmp: Path, extension: bytes, tag: str = "cp313-cp313-musllinux_1_2_aarch64") -> Path:
+    info = f"pushwire-{dist.crate_version()}.dist-info"
+    path = tmp / MUSL_ARM64
+    with zipfile.ZipFile(path, "w") as out:
+        out.writestr("pushwire/_core.cpython-313-aarch64-linux-musl.so", extension)
+        out.writestr(f"{info}/METADATA", f"Name: pushwire\nVersion: {dist.crate_version()}\n")
+        out.writestr(f"{info}/WHEEL", f"Wheel-Version: 1.0\nTag: {tag}\n")
+    return path
+
+
+def test_an_aarch64_extension_needing_musls_libc_alone_is_taken(tmp_path: Path) -> None:
+    dist.check_musl_arm64(musl_wheel(tmp_path, elf(tmp_path, "musl")))
+
+
+@pytest.mark.parametrize(
+    ("libc", "machine", "tag", "refused"),
+    [
+        ("glibc", dist.AARCH64, "cp313-cp313-musllinux_1_2_aarch64", "not musl's libc alone"),
+        ("musl", None, "cp313-cp313-musllinux_1_2_aarch64", "ELF machine 62, not AArch64's"),
+        ("musl", dist.AARCH64, "cp313-cp313-musllinux_1_2_x86_64", "WHEEL tags"),
+    ],
+    ids=["glibc", "x86_64", "tag"],
+)
+def test_a_musl_aarch64_wheel_that_is_not_is_refused_saying_why(
+    tmp_path: Path, libc: str, machine: Optional[int], tag: str, refused: str
+) -> None:
+    with pytest.raises(ValueError, match=refused):
+        dist.check_musl_arm64(musl_wheel(tmp_path, elf(tmp_path, libc, machine), tag=tag))

@@ -4,8 +4,9 @@ CPython from 3.9 to 3.13 found on this machine, on CPython 3.14, and on a musl C
 
     python tools/dist.py build [--sdist-wheel] [--ahead]  # dist/: one manylinux2014 wheel per
                                    # CPython found, the cp314 and cp314t wheels, the cp313
-                                   # musllinux_1_2 one, the sdist (and pip's build of it, for
-                                   # `check`; --ahead: what `.ci/run`'s later steps compile)
+                                   # musllinux_1_2 x86_64 and aarch64 ones, the sdist (and
+                                   # pip's build of it, for `check`; --ahead: what `.ci/run`'s
+                                   # later steps compile)
     python tools/dist.py build-cp314 DIR   # only the cp314 wheel, into DIR
     python tools/dist.py check [TESTS]     # a fresh venv per CPython: install, quick start,
                                    # smoke tests; TESTS (pytest's) run against the musl wheel too
@@ -18,11 +19,13 @@ free-threaded 3.14t can be had here: its wheel is built the same way and checked
 extension 3.14t imports; the free-threaded tests run under a free-threaded 3.13 built from
 Debian's source (tools/py313t.py, `make test-ft`).
 
-Alpine's wheel (musllinux_1_2, x86_64) is cross-built with zig and checked in a CPython 3.13
-linked to musl that tools/musl.py builds from Debian's sources: installed in a bare venv, the
-quick start, the smoke tests, the emulator command, then the async and extension tests with
-their dependencies' musllinux wheels. The release workflow builds the other versions and
-aarch64's, and runs the smoke tests in Alpine's images.
+Alpine's wheels (musllinux_1_2, CPython 3.13) are cross-built with zig. The x86_64 one is
+checked in a CPython 3.13 linked to musl that tools/musl.py builds from Debian's sources:
+installed in a bare venv, the quick start, the smoke tests, the emulator command, then the
+async and extension tests with their dependencies' musllinux wheels. No aarch64 musl CPython
+runs here: the aarch64 one is checked for what such a CPython loads (its tags, its
+extension's name, an aarch64 ELF that needs musl's libc and nothing of glibc's). The release
+workflow builds the other versions and runs the smoke tests in Alpine's images.
 
 One wheel per CPython version rather than one abi3 wheel: abi3 measured 3.5-10.7% slower in
 bench case 2 on this machine (README, "Performance"). The wheels are manylinux2014 (glibc
@@ -30,7 +33,7 @@ bench case 2 on this machine (README, "Performance"). The wheels are manylinux20
 so no Docker image is needed.
 
 The build runs in two lanes at once, each with its own target directory: the manylinux wheels,
-then the musl wheel and pip's build of the sdist. Each wheel's build spends about half its
+then the musl wheels and pip's build of the sdist. Each wheel's build spends about half its
 time in rustc's front end on this crate, which uses one core; the other lane's compiling
 fills the second. The manylinux lane takes about twice as long as the other (19.7 against
 9.3 minutes, measured from a fresh clone), so `--ahead` (`.ci/run`) puts in the second lane
@@ -65,9 +68,10 @@ DIST = ROOT / "dist"
 VERSIONS = ["3.9", "3.10", "3.11", "3.12", "3.13"]
 # Built whether or not this machine has it, and checked in a Debian root (tools/py314.py).
 CP314 = "3.14"
-# Alpine's (musl libc): the musllinux_1_2 x86_64 wheel of the CPython that tools/musl.py makes
-# and checks it in. The release workflow builds the rest (every version, aarch64 too).
+# Alpine's (musl libc): the musllinux_1_2 wheels of the CPython version that tools/musl.py makes
+# (and checks the x86_64 one in). The release workflow builds every version.
 MUSL_TARGET = "x86_64-unknown-linux-musl"
+MUSL_ARM64_TARGET = "aarch64-unknown-linux-musl"
 # The release builds' own target directory: zig as the C compiler would otherwise rebuild the
 # development build's C dependencies (and the next `make develop` rebuild them back). Every
 # wheel's build shares it, so the dependencies are compiled once for all the versions.
@@ -169,21 +173,20 @@ def build_cp314(out: Path, abi: str = "") -> Path:
     return wheels[0]
 
 
-def build_musl(out: Path) -> Path:
-    """The musllinux_1_2 x86_64 wheel for tools/musl.py's CPython, cross-built with zig as
-    the linker (musl-gcc would link it to glibc's libgcc_s). Returns the wheel."""
+def build_musl(out: Path, target: str = MUSL_TARGET) -> Path:
+    """The musllinux_1_2 wheel of `target` for tools/musl.py's CPython version, cross-built
+    with zig as the linker (musl-gcc would link it to glibc's libgcc_s). Returns the wheel."""
+    arch = target.split("-")[0]
+    env = dict(os.environ)
+    if arch == "aarch64":
+        # As the release workflow builds it: jemalloc told the largest page size of aarch64
+        # kernels (64 KiB), which a cross build cannot probe.
+        env["JEMALLOC_SYS_WITH_LG_PAGE"] = "16"
     if shutil.which("rustup"):
-        run(["rustup", "target", "add", MUSL_TARGET])
-    maturin_build(
-        out,
-        [f"python{musl.VERSION}"],
-        dict(os.environ),
-        "musllinux_1_2",
-        MUSL_TARGET,
-        CROSS_TARGET_DIR,
-    )
+        run(["rustup", "target", "add", target])
+    maturin_build(out, [f"python{musl.VERSION}"], env, "musllinux_1_2", target, CROSS_TARGET_DIR)
     tag = "cp" + musl.VERSION.replace(".", "")
-    wheels = sorted(out.glob(f"*-{tag}-{tag}-musllinux_1_2_x86_64.whl"))
+    wheels = sorted(out.glob(f"*-{tag}-{tag}-musllinux_1_2_{arch}.whl"))
     if len(wheels) != 1:
         sys.exit(f"the musl build left {[w.name for w in wheels]} in {out}, not one wheel")
     return wheels[0]
@@ -238,7 +241,7 @@ def build(sdist_wheel: bool, ahead: bool) -> None:
     lane = [sys.executable, __file__, "second-lane"]
     lane += ["--sdist-wheel", found[list(found)[-1]]] if sdist_wheel else []
     lane += ["--ahead"] if ahead else []
-    what = "the musl wheel" + (", the sdist's build" if sdist_wheel else "")
+    what = "the musl wheels" + (", the sdist's build" if sdist_wheel else "")
     what += ", `make cross`'s aarch64 wheel and `make test-ft`'s build" if ahead else ""
     with in_a_second_lane(lane, SECOND_LANE_LOG, what):
         maturin_build(DIST, list(found.values()), dict(os.environ))
@@ -395,8 +398,13 @@ def check(musl_tests: list[str]) -> None:
         (f"CPython {CP314}t", [w for w in wheels if "-cp314-cp314t-" in w.name], check_cp314t),
         (
             f"CPython {musl.VERSION} on musl",
-            [w for w in every if "musllinux" in w.name],
+            [w for w in every if "musllinux_1_2_x86_64" in w.name],
             lambda wheel: check_musl(wheel, musl_tests),
+        ),
+        (
+            f"CPython {musl.VERSION} on musl, aarch64",
+            [w for w in every if "musllinux_1_2_aarch64" in w.name],
+            check_musl_arm64,
         ),
     ]
     for name, found_wheels, check_one in checks:
@@ -500,6 +508,64 @@ def check_cp314t(path: Path) -> None:
     print(f"CPython {CP314}t: {path.name} holds {extension}, built for 3.14t", flush=True)
 
 
+# What an extension for a musl CPython must not need: glibc's libraries (a musllinux wheel
+# bundles any other library it needs).
+GLIBCS = ("libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "libgcc_s.so.1", "ld-linux")
+AARCH64 = 183  # ELF's e_machine of AArch64
+
+
+def check_musl_arm64(path: Path) -> None:
+    """The aarch64 musllinux wheel, as far as this machine can check it with no aarch64 musl
+    CPython to run it (the release workflow runs it in Alpine's image): each tag of its
+    WHEEL file is ``cp313-cp313-musllinux_1_2_aarch64``, its extension has the name that
+    CPython imports (``cpython-313-aarch64-linux-musl``), and it is a 64-bit little-endian
+    AArch64 ELF that needs musl's libc and none of glibc's libraries. Raises ValueError
+    saying what is wrong."""
+    import zipfile
+
+    tag = "cp" + musl.VERSION.replace(".", "")
+    extension = f"pushwire/_core.cpython-{tag[2:]}-aarch64-linux-musl.so"
+    with zipfile.ZipFile(path) as wheel:
+        names = wheel.namelist()
+        infos = [n.rsplit("/", 1)[0] for n in names if n.endswith(".dist-info/WHEEL")]
+        if not infos:
+            raise ValueError(f"{path.name} has no .dist-info/WHEEL")
+        tags = [
+            line.split(":", 1)[1].strip()
+            for line in wheel.read(f"{infos[0]}/WHEEL").decode().splitlines()
+            if line.startswith("Tag:")
+        ]
+        if not tags or any(t != f"{tag}-{tag}-musllinux_1_2_aarch64" for t in tags):
+            raise ValueError(f"{path.name}'s WHEEL tags are {tags}, not {tag}'s musllinux aarch64")
+        if extension not in names:
+            shown = [n for n in names if n.endswith(".so")]
+            raise ValueError(f"{path.name} has no {extension} (its extensions: {shown})")
+        elf = wheel.read(extension)
+    # e_ident: the magic, the class (2: 64-bit), the byte order (1: little-endian); e_machine.
+    if elf[:4] != b"\x7fELF" or elf[4:6] != b"\x02\x01":
+        raise ValueError(f"{extension} is not a 64-bit little-endian ELF")
+    machine = int.from_bytes(elf[18:20], "little")
+    if machine != AARCH64:
+        raise ValueError(f"{extension} is built for ELF machine {machine}, not AArch64's")
+    with tempfile.TemporaryDirectory(prefix="pushwire-musl-arm64-") as t:
+        so = Path(t) / "ext.so"
+        so.write_bytes(elf)
+        try:
+            listed = subprocess.run(
+                ["readelf", "-d", str(so)], capture_output=True, text=True, check=True
+            )
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise ValueError(f"{extension} could not be read by readelf: {e}") from e
+    needed = [
+        line.split("[", 1)[1].rstrip("]")
+        for line in listed.stdout.splitlines()
+        if "(NEEDED)" in line and "[" in line
+    ]
+    glibc = [n for n in needed if n.startswith(GLIBCS)]
+    if "libc.so" not in needed or glibc:
+        raise ValueError(f"{extension} needs {needed}: not musl's libc alone")
+
+
 def check_musl(wheel: Path, tests: list[str]) -> None:
     """The musllinux wheel in a fresh venv of the musl CPython that tools/musl.py keeps, with
     nothing else on PATH: installed alone, the quick start, the smoke tests and the
@@ -525,10 +591,11 @@ def check_musl(wheel: Path, tests: list[str]) -> None:
 
 
 def second_lane(sdist_python: Optional[str], ahead: bool) -> None:
-    """The second lane of `build`: the musl wheel, then pip's build of the sdist with
+    """The second lane of `build`: the musl wheels, then pip's build of the sdist with
     ``sdist_python`` if given, then (``ahead``) `make cross`'s aarch64 wheel and `make
     test-ft`'s extension (each tool's own step, as that tool runs it)."""
     build_musl(DIST)
+    build_musl(DIST, MUSL_ARM64_TARGET)
     if sdist_python:
         build_sdist_wheel(sdist_python)
     if ahead:
