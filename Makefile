@@ -48,9 +48,10 @@ dist: $(VENV)/.maturin $(VENV)/.zig
 # The wheels installed in a fresh venv per CPython found (no compiler or cargo on PATH), the
 # quick start and a smoke subset of the tests run against each; the cp314 one the same way in
 # Debian unstable's CPython 3.14, in a root kept outside the clone (tools/py314.py: needs root,
-# installs debootstrap); the cp314t one's extension checked; the musllinux one the same way in
-# a CPython 3.13 linked to musl (tools/musl.py: built once, about 5 minutes, kept in
-# ~/.cache/pushwire; needs root), then $(ASYNC_TESTS) against it; the sdist built by pip
+# installs debootstrap); the cp314t one's extension checked; the x86_64 musllinux one the same
+# way in a CPython 3.13 linked to musl (tools/musl.py: built once, about 5 minutes, kept in
+# ~/.cache/pushwire; needs root), then $(ASYNC_TESTS) against it; the aarch64 one's tags,
+# extension name and ELF checked (no CPython here runs it); the sdist built by pip
 # alone (in `make dist`'s second lane), installed and used.
 dist-check: DIST_BUILD_ARGS = --sdist-wheel
 dist-check: dist

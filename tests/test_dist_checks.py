@@ -94,31 +94,43 @@ def test_a_wheel_without_its_wheel_file_is_refused_saying_so(tmp_path: Path) -> 
 MUSL_ARM64 = f"pushwire-{dist.crate_version()}-cp313-cp313-musllinux_1_2_aarch64.whl"
 
 
-def elf(tmp: Path, libc: str, machine: Optional[int] = dist.AARCH64) -> bytes:
+def elf(
+    tmp: Path, libc: str, machine: Optional[int] = dist.AARCH64, also: Optional[str] = None
+) -> bytes:
+    """An extension needing this machine's glibc or a libc named as musl's (and ``also``, a
+    library of that name), marked as built for ``machine``."""
     (tmp / "ext.c").write_text("void PyInit__core(void) {}\n")
     built = tmp / "ext.so"
-    if libc == "musl":  # as musl's: a libc whose name is libc.so
-        (tmp / "libc.c").write_text("void malloc(void) {}\n")
-        stub = tmp / "stub" / "libc.so"
-        stub.parent.mkdir(exist_ok=True)
-        cc = ["cc", "-shared", "-fPIC", "-nostdlib", "-Wl,-soname,libc.so"]
-        subprocess.run([*cc, "-o", str(stub), str(tmp / "libc.c")], check=True)
-        link = ["-nostdlib", "-Wl,--no-as-needed", str(stub)]
-    else:  # this machine's glibc
-        link = ["-Wl,--no-as-needed", "-lc"]
-    cmd = ["cc", "-shared", "-fPIC", "-o", str(built), str(tmp / "ext.c"), *link]
-    subprocess.run(cmd, check=True)
+    (tmp / "stub.c").write_text("void stub(void) {}\n")
+    stubs = []
+    for name in ["libc.so" if libc == "musl" else None, also]:
+        if name is not None:
+            stub = tmp / "stubs" / name
+            stub.parent.mkdir(exist_ok=True)
+            cc = ["cc", "-shared", "-fPIC", "-nostdlib", f"-Wl,-soname,{name}"]
+            subprocess.run([*cc, "-o", str(stub), str(tmp / "stub.c")], check=True)
+            stubs.append(str(stub))
+    glibc = ["-lc"] if libc == "glibc" else ["-nostdlib"]
+    cmd = ["cc", "-shared", "-fPIC", "-o", str(built), str(tmp / "ext.c"), *glibc]
+    subprocess.run([*cmd, "-Wl,--no-as-needed", *stubs], check=True)
     data = bytearray(built.read_bytes())
     if machine is not None:
         data[18:20] = machine.to_bytes(2, "little")
     return bytes(data)
 
 
-def musl_wheel(tmp: Path, extension: bytes, tag: str = "cp313-cp313-musllinux_1_2_aarch64") -> Path:
+def musl_wheel(
+    tmp: Path,
+    extension: bytes,
+    tag: str = "cp313-cp313-musllinux_1_2_aarch64",
+    bundled: Optional[str] = None,
+) -> Path:
     info = f"pushwire-{dist.crate_version()}.dist-info"
     path = tmp / MUSL_ARM64
     with zipfile.ZipFile(path, "w") as out:
         out.writestr("pushwire/_core.cpython-313-aarch64-linux-musl.so", extension)
+        if bundled is not None:  # as auditwheel bundles a library: beside the package
+            out.writestr(f"pushwire.libs/{bundled}", b"")
         out.writestr(f"{info}/METADATA", f"Name: pushwire\nVersion: {dist.crate_version()}\n")
         out.writestr(f"{info}/WHEEL", f"Wheel-Version: 1.0\nTag: {tag}\n")
     return path
@@ -126,6 +138,16 @@ def musl_wheel(tmp: Path, extension: bytes, tag: str = "cp313-cp313-musllinux_1_
 
 def test_an_aarch64_extension_needing_musls_libc_alone_is_taken(tmp_path: Path) -> None:
     dist.check_musl_arm64(musl_wheel(tmp_path, elf(tmp_path, "musl")))
+
+
+def test_an_aarch64_extension_needing_a_library_its_wheel_bundles_is_taken(tmp_path: Path) -> None:
+    extension = elf(tmp_path, "musl", also="libz-1a2b3c4d.so.1")
+    dist.check_musl_arm64(musl_wheel(tmp_path, extension, bundled="libz-1a2b3c4d.so.1"))
+
+
+def test_an_aarch64_extension_needing_a_library_nothing_bundles_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"needs \['libc.so', 'libssl.so.3'\]"):
+        dist.check_musl_arm64(musl_wheel(tmp_path, elf(tmp_path, "musl", also="libssl.so.3")))
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,8 @@ CPython from 3.9 to 3.13 found on this machine, on CPython 3.14, and on a musl C
                                    # later steps compile)
     python tools/dist.py build-cp314 DIR   # only the cp314 wheel, into DIR
     python tools/dist.py check [TESTS]     # a fresh venv per CPython: install, quick start,
-                                   # smoke tests; TESTS (pytest's) run against the musl wheel too
+                                   # smoke tests; TESTS (pytest's) run against the x86_64
+                                   # musl wheel too
     python tools/dist.py smoke     # the same checks, in this interpreter, of the wheel installed
 
 CPython 3.14 needs no interpreter here to be built: pyo3 is told the version and maturin
@@ -35,13 +36,14 @@ so no Docker image is needed.
 The build runs in two lanes at once, each with its own target directory: the manylinux wheels,
 then the musl wheels and pip's build of the sdist. Each wheel's build spends about half its
 time in rustc's front end on this crate, which uses one core; the other lane's compiling
-fills the second. The manylinux lane takes about twice as long as the other (19.7 against
-9.3 minutes, measured from a fresh clone), so `--ahead` (`.ci/run`) puts in the second lane
-what CI's later steps compile: `make cross`'s aarch64 wheel (in the same target directory as
-the musl one, sharing its build scripts and macros) and `make test-ft`'s extension for the
-free-threaded 3.13, with its venv (and the interpreter, about 8 minutes, where it is not
-kept); each step finds them built. The manylinux lane builds the cp314 wheel last, so that
-`make test-py314`'s build of it after `make dist` finds everything compiled too.
+fills the second. The manylinux lane took about twice as long as the other (19.7 against 9.3
+minutes from a fresh clone, before the aarch64 musl wheel, which adds about 4), so `--ahead`
+(`.ci/run`) puts in the second lane what CI's later steps compile: `make cross`'s aarch64
+wheel (in the same target directory as the musl ones, sharing their build scripts and macros)
+and `make test-ft`'s extension for the free-threaded 3.13, with its venv (and the
+interpreter, about 8 minutes, where it is not kept); each step finds them built. The
+manylinux lane builds the cp314 wheel last, so that `make test-py314`'s build of it after
+`make dist` finds everything compiled too.
 """
 
 from __future__ import annotations
@@ -76,9 +78,9 @@ MUSL_ARM64_TARGET = "aarch64-unknown-linux-musl"
 # development build's C dependencies (and the next `make develop` rebuild them back). Every
 # wheel's build shares it, so the dependencies are compiled once for all the versions.
 TARGET_DIR = str(ROOT / "target" / "dist")
-# The builds for other targets (the musl wheel, `make cross`'s aarch64 one): apart from the
-# first lane's, since cargo holds a target directory's lock for a whole build; shared by the
-# two, whose build scripts and macros, compiled for this machine, are compiled once for both.
+# The builds for other targets (the two musl wheels, `make cross`'s aarch64 one): apart from
+# the first lane's, since cargo holds a target directory's lock for a whole build; shared by
+# them, whose build scripts and macros, compiled for this machine, are compiled once for all.
 # (The second lane's other builds, pip's of the sdist and the 3.13t extension, use target/.)
 CROSS_TARGET_DIR = str(ROOT / "target" / "dist-cross")
 SECOND_LANE_LOG = ROOT / "target" / "dist-second-lane.log"
@@ -226,7 +228,7 @@ def in_a_second_lane(argv: list[str], log_path: Path, what: str) -> Iterator[Non
 
 def build(sdist_wheel: bool, ahead: bool) -> None:
     """dist/, in two lanes (the module's docstring says why): the manylinux wheels here, the
-    musl wheel, (``sdist_wheel``) pip's build of the sdist and (``ahead``) CI's later builds
+    musl wheels, (``sdist_wheel``) pip's build of the sdist and (``ahead``) CI's later builds
     in a second process whose output is printed when it ends."""
     found = interpreters()
     report(found)
@@ -508,9 +510,6 @@ def check_cp314t(path: Path) -> None:
     print(f"CPython {CP314}t: {path.name} holds {extension}, built for 3.14t", flush=True)
 
 
-# What an extension for a musl CPython must not need: glibc's libraries (a musllinux wheel
-# bundles any other library it needs).
-GLIBCS = ("libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "libgcc_s.so.1", "ld-linux")
 AARCH64 = 183  # ELF's e_machine of AArch64
 
 
@@ -519,8 +518,8 @@ def check_musl_arm64(path: Path) -> None:
     CPython to run it (the release workflow runs it in Alpine's image): each tag of its
     WHEEL file is ``cp313-cp313-musllinux_1_2_aarch64``, its extension has the name that
     CPython imports (``cpython-313-aarch64-linux-musl``), and it is a 64-bit little-endian
-    AArch64 ELF that needs musl's libc and none of glibc's libraries. Raises ValueError
-    saying what is wrong."""
+    AArch64 ELF that needs musl's libc (``libc.so``, as zig links it) and nothing else but
+    libraries the wheel bundles. Raises ValueError saying what is wrong."""
     import zipfile
 
     tag = "cp" + musl.VERSION.replace(".", "")
@@ -541,6 +540,7 @@ def check_musl_arm64(path: Path) -> None:
             shown = [n for n in names if n.endswith(".so")]
             raise ValueError(f"{path.name} has no {extension} (its extensions: {shown})")
         elf = wheel.read(extension)
+        bundled = {n.rsplit("/", 1)[1] for n in names if ".libs/" in n}
     # e_ident: the magic, the class (2: 64-bit), the byte order (1: little-endian); e_machine.
     if elf[:4] != b"\x7fELF" or elf[4:6] != b"\x02\x01":
         raise ValueError(f"{extension} is not a 64-bit little-endian ELF")
@@ -561,13 +561,12 @@ def check_musl_arm64(path: Path) -> None:
         for line in listed.stdout.splitlines()
         if "(NEEDED)" in line and "[" in line
     ]
-    glibc = [n for n in needed if n.startswith(GLIBCS)]
-    if "libc.so" not in needed or glibc:
-        raise ValueError(f"{extension} needs {needed}: not musl's libc alone")
+    if "libc.so" not in needed or set(needed) - {"libc.so"} - bundled:
+        raise ValueError(f"{extension} needs {needed}: not musl's libc alone (and none bundled)")
 
 
 def check_musl(wheel: Path, tests: list[str]) -> None:
-    """The musllinux wheel in a fresh venv of the musl CPython that tools/musl.py keeps, with
+    """The x86_64 musllinux wheel in a fresh venv of the musl CPython that tools/musl.py keeps, with
     nothing else on PATH: installed alone, the quick start, the smoke tests and the
     `pushwire-emulator` command as for every wheel, then the clone's `tests` (the async and
     extension subset) against it, with the test dependencies from the registry (their
@@ -702,7 +701,7 @@ if __name__ == "__main__":
             old.unlink()
         print(f"built {build_cp314(out)}")
     elif sys.argv[1:2] == ["check"]:
-        # What follows `check`: the tests run against the musl wheel too (pytest's arguments).
+        # What follows `check`: the tests run against the x86_64 musl wheel too (pytest's).
         check(sys.argv[2:])
     elif sys.argv[1:] == ["smoke"]:
         # The release workflow, on each platform, after installing a wheel and pytest.
