@@ -458,6 +458,12 @@ def check_cp314(wheel: Path) -> None:
         smoke([*inside, str(bin_ / "python")], [*inside, str(bin_ / "pushwire-emulator")], env, tmp)
 
 
+def wheel_tags(wheel_file: str) -> list[str]:
+    """The tags a wheel's WHEEL file lists."""
+    lines = wheel_file.splitlines()
+    return [line.split(":", 1)[1].strip() for line in lines if line.startswith("Tag:")]
+
+
 def check_cp314t(path: Path) -> None:
     """The free-threaded 3.14t wheel, as far as this machine can check it with no 3.14t to
     run it (`make test-ft` runs the tests under a free-threaded 3.13 instead): each tag of
@@ -476,11 +482,7 @@ def check_cp314t(path: Path) -> None:
         if not infos or f"{infos[0]}/WHEEL" not in names:
             raise ValueError(f"{path.name} has no .dist-info with METADATA and WHEEL")
         fields = wheel.read(f"{infos[0]}/METADATA").decode()
-        tags = [
-            line.split(":", 1)[1].strip()
-            for line in wheel.read(f"{infos[0]}/WHEEL").decode().splitlines()
-            if line.startswith("Tag:")
-        ]
+        tags = wheel_tags(wheel.read(f"{infos[0]}/WHEEL").decode())
         if extension not in names:
             shown = [n for n in names if n.endswith(".so")]
             raise ValueError(f"{path.name} has no {extension} (its extensions: {shown})")
@@ -529,11 +531,7 @@ def check_musl_arm64(path: Path) -> None:
         infos = [n.rsplit("/", 1)[0] for n in names if n.endswith(".dist-info/WHEEL")]
         if not infos:
             raise ValueError(f"{path.name} has no .dist-info/WHEEL")
-        tags = [
-            line.split(":", 1)[1].strip()
-            for line in wheel.read(f"{infos[0]}/WHEEL").decode().splitlines()
-            if line.startswith("Tag:")
-        ]
+        tags = wheel_tags(wheel.read(f"{infos[0]}/WHEEL").decode())
         if not tags or any(t != f"{tag}-{tag}-musllinux_1_2_aarch64" for t in tags):
             raise ValueError(f"{path.name}'s WHEEL tags are {tags}, not {tag}'s musllinux aarch64")
         if extension not in names:
